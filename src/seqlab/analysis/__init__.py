@@ -1,0 +1,1 @@
+"""Measurement tools: gradient by lag, softmax saturation, parameter counts, cost."""

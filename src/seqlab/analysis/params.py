@@ -1,0 +1,46 @@
+"""Parameter counts and the closed-form formulas they must equal."""
+from __future__ import annotations
+
+import torch.nn as nn
+
+__all__ = ["count_parameters", "recurrent_parameters", "multihead_parameters", "encoder_layer_parameters",
+           "decoder_layer_parameters", "GATE_BLOCKS"]
+
+#: number of weight blocks per recurrent cell: RNN 1, GRU 3 (r, z, n), LSTM 4 (i, f, g, o)
+GATE_BLOCKS = {"rnn": 1, "gru": 3, "lstm": 4}
+
+
+def count_parameters(module: nn.Module) -> int:
+    """Number of scalar parameters (shared tensors counted once)."""
+    return sum(p.numel() for p in module.parameters())
+
+
+def recurrent_parameters(cell: str, hidden_size: int, input_size: int, bias_vectors: int = 2) -> int:
+    """g d (d + m) + bias_vectors * g d for g gate blocks, d = hidden_size, m = input_size.
+
+    PyTorch keeps two bias vectors per block (b_ih and b_hh), so ``bias_vectors=2``
+    equals its count; ``bias_vectors=1`` is the textbook single-bias form.
+    """
+    g = GATE_BLOCKS[cell.lower()]
+    d, m = hidden_size, input_size
+    return g * d * (d + m) + bias_vectors * g * d
+
+
+def multihead_parameters(d_model: int, bias: bool = False) -> int:
+    """4 d^2 (+ 4 d with biases): W^Q, W^K, W^V, W^O, independent of the head count."""
+    return 4 * d_model * d_model + (4 * d_model if bias else 0)
+
+
+def encoder_layer_parameters(d_model: int, d_ff: int, bias: bool = True) -> int:
+    """Self-attention 4d^2 + FFN 2 d d_ff + two LayerNorms (+ biases)."""
+    b = 1 if bias else 0
+    attn = multihead_parameters(d_model, bias)
+    ffn = 2 * d_model * d_ff + b * (d_ff + d_model)
+    norms = 2 * (d_model + b * d_model)
+    return attn + ffn + norms
+
+
+def decoder_layer_parameters(d_model: int, d_ff: int, bias: bool = True) -> int:
+    """Encoder layer + a cross-attention block and a third LayerNorm."""
+    b = 1 if bias else 0
+    return encoder_layer_parameters(d_model, d_ff, bias) + multihead_parameters(d_model, bias) + d_model + b * d_model

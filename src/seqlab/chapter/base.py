@@ -1,0 +1,119 @@
+"""SectionResult, the run context, and the registry keyed by the chapter's section numbers."""
+from __future__ import annotations
+
+import importlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+__all__ = ["SectionResult", "Context", "section", "registry", "get_section", "run_section", "UnknownSectionError"]
+
+
+class UnknownSectionError(KeyError):
+    """Raised for a section id that the chapter does not have."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return self.args[0]
+
+
+@dataclass
+class SectionResult:
+    section: str
+    title: str
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    figures: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+@dataclass
+class Context:
+    """What a section needs from the caller: where figures go and an optional seed override.
+
+    ``seed(default)`` returns the chapter's seed unless the user passed ``--seed``;
+    with an override every seed the section uses is shifted by the same amount, so
+    seeds that differ in the chapter still differ.
+    """
+
+    out: Path
+    seed_override: int | None = None
+    figures: bool = True
+    _base: int | None = None
+
+    def seed(self, chapter_seed: int) -> int:
+        if self.seed_override is None:
+            return chapter_seed
+        if self._base is None:
+            self._base = chapter_seed
+        return self.seed_override + (chapter_seed - self._base)
+
+    def save(self, name: str, gg, fig) -> list[Path]:
+        """Write a static figure and its interactive twin; no-op when figures are off."""
+        if not self.figures:
+            return []
+        from ..plotting import write_pair
+
+        return write_pair(gg, fig, self.out / name)
+
+    def save_plotly(self, name: str, fig) -> list[Path]:
+        if not self.figures:
+            return []
+        from ..plotting import write_plotly
+
+        return [write_plotly(fig, self.out / f"{name}.html")]
+
+
+@dataclass(frozen=True)
+class _Entry:
+    id: str
+    title: str
+    module: str
+    func: Callable[[Context], SectionResult] | None = None
+
+
+_SECTIONS: dict[str, _Entry] = {}
+
+#: section id -> module, in the chapter's order; modules are imported on first use
+_MODULES = [
+    ("14.45", "s14_45"), ("14.46", "s14_46"), ("14.46.1", "s14_46_1"), ("14.47", "s14_47"),
+    ("14.47.1", "s14_47_1"), ("14.48", "s14_48"), ("14.49", "s14_49"),
+    ("14.50", "s14_50"), ("14.50.2", "s14_50_2"), ("14.51", "s14_51"), ("14.52", "s14_52"),
+    ("14.53", "s14_53"), ("14.54", "s14_54"), ("14.55", "s14_55"),
+]
+
+
+def section(id: str, title: str):
+    """Register ``func(ctx) -> (tables, figures, notes)`` as chapter section ``id``."""
+
+    def wrap(func):
+        _SECTIONS[id] = _Entry(id, title, func.__module__, func)
+        return func
+
+    return wrap
+
+
+def registry() -> dict[str, _Entry]:
+    """All sections in chapter order."""
+    for sid, mod in _MODULES:
+        if sid not in _SECTIONS:
+            importlib.import_module(f"{__package__}.{mod}")
+    return {sid: _SECTIONS[sid] for sid, _ in _MODULES}
+
+
+def get_section(id: str) -> _Entry:
+    reg = registry()
+    if id not in reg:
+        raise UnknownSectionError(f"unknown section {id!r}; `seqlab list` shows the {len(reg)} sections")
+    return reg[id]
+
+
+def run_section(id: str, out: Path | str, seed: int | None = None, figures: bool = True) -> SectionResult:
+    """Run one section; figures are written under ``out``."""
+    entry = get_section(id)
+    ctx = Context(Path(out), seed, figures)
+    t0 = time.perf_counter()
+    tables, figs, notes = entry.func(ctx)
+    return SectionResult(entry.id, entry.title, tables, figs, notes, time.perf_counter() - t0)

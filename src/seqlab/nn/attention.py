@@ -1,0 +1,167 @@
+"""Attention from its equations: alignment scores, masks, scaled dot-product.
+
+Mask polarity (one convention across seqlab, the same as
+``torch.nn.functional.scaled_dot_product_attention``): a boolean mask is
+``True`` where a query MAY attend to a key. A floating-point mask is added to
+the logits (0 to keep, ``-inf`` to block). A query whose every key is blocked
+gets an all-zero weight row and a zero output, never NaN, in both paths.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+__all__ = [
+    "causal_mask",
+    "padding_mask",
+    "dot_attention",
+    "AdditiveAttention",
+    "scaled_dot_product_attention",
+]
+
+
+def causal_mask(t_query: int, t_key: int | None = None, device=None) -> torch.Tensor:
+    """Boolean causal mask, ``True`` where ``j <= i`` (eq. e_ij <- -inf for j > i).
+
+    With ``t_key > t_query`` (new queries against a key-value cache) the mask is
+    aligned bottom-right: query ``i`` sits at absolute position
+    ``t_key - t_query + i``. SDPA's ``is_causal`` aligns top-left, which is wrong
+    for that case, so seqlab never relies on it when the lengths differ.
+    """
+    t_key = t_query if t_key is None else t_key
+    if t_query < 1 or t_key < t_query:
+        raise ValueError(f"causal_mask needs 1 <= t_query <= t_key, got {t_query}, {t_key}")
+    offset = t_key - t_query
+    q = torch.arange(t_query, device=device).unsqueeze(1) + offset
+    k = torch.arange(t_key, device=device).unsqueeze(0)
+    return k <= q  # (t_query, t_key)
+
+
+def padding_mask(lengths: torch.Tensor, t_key: int) -> torch.Tensor:
+    """Boolean key mask ``(B, 1, 1, t_key)``: ``True`` for real tokens, ``False`` for padding."""
+    lengths = torch.as_tensor(lengths)
+    if lengths.dim() != 1:
+        raise ValueError("lengths must be a 1-D tensor of sequence lengths")
+    if (lengths < 0).any() or (lengths > t_key).any():
+        raise ValueError(f"lengths must lie in [0, {t_key}]")
+    keep = torch.arange(t_key, device=lengths.device).unsqueeze(0) < lengths.unsqueeze(1)
+    return keep[:, None, None, :]  # (B, 1, 1, T_k)
+
+
+def dot_attention(s: torch.Tensor, H: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Dot-product alignment e_tj = s_{t-1}^T h_j, softmax, context c_t = sum_j alpha_tj h_j.
+
+    ``s``: (B, d) decoder state; ``H``: (B, T, d) encoder states.
+    Returns ``(context (B, d), weights (B, T))``. No parameters.
+    """
+    scores = torch.bmm(H, s.unsqueeze(2)).squeeze(2)  # (B, T)
+    alpha = scores.softmax(dim=-1)
+    context = torch.bmm(alpha.unsqueeze(1), H).squeeze(1)  # (B, d)
+    return context, alpha
+
+
+class AdditiveAttention(nn.Module):
+    """Additive (Bahdanau) alignment e_tj = v^T tanh(W_s s_{t-1} + W_h h_j)."""
+
+    def __init__(self, state_size: int, key_size: int, attn_size: int):
+        super().__init__()
+        for name, v in (("state_size", state_size), ("key_size", key_size), ("attn_size", attn_size)):
+            if v < 1:
+                raise ValueError(f"{name} must be >= 1, got {v}")
+        self.W_s = nn.Linear(state_size, attn_size, bias=False)
+        self.W_h = nn.Linear(key_size, attn_size, bias=False)
+        self.v = nn.Linear(attn_size, 1, bias=False)
+
+    def forward(self, s: torch.Tensor, H: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``s``: (B, d_s), ``H``: (B, T, d_h) -> (context (B, d_h), weights (B, T))."""
+        hidden = torch.tanh(self.W_s(s).unsqueeze(1) + self.W_h(H))  # (B, T, attn)
+        alpha = self.v(hidden).squeeze(-1).softmax(dim=-1)  # (B, T)
+        context = torch.bmm(alpha.unsqueeze(1), H).squeeze(1)  # (B, d_h)
+        return context, alpha
+
+
+def _blocked_rows(mask: torch.Tensor | None) -> torch.Tensor | None:
+    """``(..., T_q, 1)`` True where a query has no key it may attend to."""
+    if mask is None:
+        return None
+    if mask.dtype == torch.bool:
+        return ~mask.any(dim=-1, keepdim=True)
+    return torch.isneginf(mask).all(dim=-1, keepdim=True)
+
+
+def _check_mask(mask: torch.Tensor | None, q: torch.Tensor) -> None:
+    if mask is None:
+        return
+    if not (mask.dtype == torch.bool or mask.is_floating_point()):
+        raise TypeError(f"mask must be bool (True = attend) or float (additive), got {mask.dtype}")
+
+
+def scaled_dot_product_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    *,
+    is_causal: bool = False,
+    dropout_p: float = 0.0,
+    scale: float | None = None,
+    fused: bool = False,
+    need_weights: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V.
+
+    Shapes: ``q`` (..., T_q, d_k), ``k`` (..., T_k, d_k), ``v`` (..., T_k, d_v).
+    ``mask`` broadcasts to (..., T_q, T_k). ``is_causal`` builds the bottom-right
+    aligned causal mask and combines it with ``mask``.
+
+    ``fused=False`` computes the weights explicitly and returns them (for
+    teaching and plots). ``fused=True`` calls PyTorch's fused kernel, which never
+    materialises the T_q x T_k matrix when no mask is given; it returns ``None``
+    for the weights.
+    """
+    _check_mask(mask, q)
+    if not 0.0 <= dropout_p < 1.0:
+        raise ValueError(f"dropout_p must lie in [0, 1), got {dropout_p}")
+    d_k = q.size(-1)
+    scale = 1.0 / math.sqrt(d_k) if scale is None else scale
+    t_q, t_k = q.size(-2), k.size(-2)
+    pure_causal = is_causal and mask is None and t_q == t_k
+
+    if is_causal:
+        cm = causal_mask(t_q, t_k, device=q.device)
+        if mask is None:
+            mask = cm
+        elif mask.dtype == torch.bool:
+            mask = mask & cm
+        else:
+            mask = mask.masked_fill(~cm, float("-inf"))
+
+    blocked = _blocked_rows(mask)
+
+    if fused:
+        if mask is None:
+            out = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, scale=scale)
+        elif pure_causal:
+            # square causal self-attention: the kernel can skip the masked half
+            out = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=True, scale=scale)
+        else:
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale)
+        if blocked is not None and bool(blocked.any()):
+            out = out.masked_fill(blocked, 0.0)
+        return out, None
+
+    scores = torch.matmul(q, k.transpose(-2, -1)) * scale  # (..., T_q, T_k)
+    if mask is not None:
+        if mask.dtype == torch.bool:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        else:
+            scores = scores + mask
+    weights = scores.softmax(dim=-1)
+    if blocked is not None:
+        weights = weights.masked_fill(blocked, 0.0)
+    attn = F.dropout(weights, p=dropout_p) if dropout_p > 0 else weights
+    out = torch.matmul(attn, v)  # (..., T_q, d_v)
+    return out, (weights if need_weights else None)

@@ -1,0 +1,131 @@
+"""Multi-head attention with separate W^Q, W^K, W^V, W^O and an optional key-value cache."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .attention import scaled_dot_product_attention
+from .positional import RotaryEmbedding
+
+__all__ = ["KVCache", "MultiHeadAttention"]
+
+
+@dataclass
+class KVCache:
+    """Keys and values of the positions decoded so far, one entry per layer.
+
+    Each entry holds tensors of shape (B, h, T_past, d_k). ``length`` is the
+    number of cached positions, which is also the absolute position of the next
+    token (used by positional encodings).
+    """
+
+    keys: list[torch.Tensor | None] = field(default_factory=list)
+    values: list[torch.Tensor | None] = field(default_factory=list)
+
+    @property
+    def length(self) -> int:
+        for k in self.keys:
+            if k is not None:
+                return k.size(-2)
+        return 0
+
+    def update(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        while len(self.keys) <= layer:
+            self.keys.append(None)
+            self.values.append(None)
+        if self.keys[layer] is not None:
+            k = torch.cat((self.keys[layer], k), dim=-2)  # (B, h, T_past + T_new, d_k)
+            v = torch.cat((self.values[layer], v), dim=-2)
+        self.keys[layer], self.values[layer] = k, v
+        return k, v
+
+
+class MultiHeadAttention(nn.Module):
+    """MultiHead(Q, K, V) = Concat(head_1..head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V).
+
+    d_k = d_v = d_model / h, so the projections hold 4 d_model^2 weights (plus
+    4 d_model biases when ``bias=True``) whatever the number of heads.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        *,
+        bias: bool = False,
+        dropout: float = 0.0,
+        fused: bool = True,
+        rotary: bool = False,
+        layer_idx: int = 0,
+    ):
+        super().__init__()
+        if d_model < 1 or n_heads < 1:
+            raise ValueError(f"d_model and n_heads must be >= 1, got {d_model}, {n_heads}")
+        if d_model % n_heads:
+            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
+        self.d_model, self.n_heads, self.d_k = d_model, n_heads, d_model // n_heads
+        self.dropout, self.fused, self.layer_idx = dropout, fused, layer_idx
+        self.Wq = nn.Linear(d_model, d_model, bias=bias)
+        self.Wk = nn.Linear(d_model, d_model, bias=bias)
+        self.Wv = nn.Linear(d_model, d_model, bias=bias)
+        self.Wo = nn.Linear(d_model, d_model, bias=bias)
+        self.rope = RotaryEmbedding(self.d_k) if rotary else None
+
+    def _split(self, z: torch.Tensor) -> torch.Tensor:
+        B, T, _ = z.shape
+        return z.view(B, T, self.n_heads, self.d_k).transpose(1, 2)  # (B, h, T, d_k)
+
+    def _project_qkv(self, query, key, value):
+        if key is query and value is query:
+            # self-attention: one matmul over the stacked weights
+            w = torch.cat((self.Wq.weight, self.Wk.weight, self.Wv.weight), dim=0)  # (3d, d)
+            b = None if self.Wq.bias is None else torch.cat((self.Wq.bias, self.Wk.bias, self.Wv.bias))
+            return F.linear(query, w, b).chunk(3, dim=-1)
+        return self.Wq(query), self.Wk(key), self.Wv(value)
+
+    def forward(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor | None = None,
+        value: torch.Tensor | None = None,
+        *,
+        mask: torch.Tensor | None = None,
+        is_causal: bool = False,
+        cache: KVCache | None = None,
+        need_weights: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``query`` (B, T_q, d_model); ``key``/``value`` default to ``query`` (self-attention).
+
+        ``mask``: bool (True = attend) or additive, broadcast to (B, h, T_q, T_k).
+        ``cache``: append this call's keys and values and attend over all of them;
+        with ``is_causal`` the new queries are aligned to the end of the cache.
+        ``need_weights`` forces the explicit path and returns (B, h, T_q, T_k).
+        """
+        key = query if key is None else key
+        value = key if value is None else value
+        if query.dim() != 3 or query.size(-1) != self.d_model:
+            raise ValueError(f"query must be (B, T, {self.d_model}), got {tuple(query.shape)}")
+        q, k, v = self._project_qkv(query, key, value)
+        q, k, v = self._split(q), self._split(k), self._split(v)  # (B, h, T, d_k)
+        offset = cache.length if cache is not None else 0
+        if self.rope is not None:
+            q, k = self.rope(q, offset), self.rope(k, offset)
+        if cache is not None:
+            k, v = cache.update(self.layer_idx, k, v)  # (B, h, T_past + T_q, d_k)
+        if mask is not None and mask.dim() == 3:
+            mask = mask.unsqueeze(1)  # (B, 1, T_q, T_k): same mask for every head
+        # a single new query may see every cached key: no mask needed
+        causal = is_causal and q.size(-2) > 1
+        out, weights = scaled_dot_product_attention(
+            q, k, v, mask, is_causal=causal,
+            dropout_p=self.dropout if self.training else 0.0,
+            fused=self.fused and not need_weights, need_weights=need_weights,
+        )
+        B, _, T_q, _ = out.shape
+        merged = out.transpose(1, 2).contiguous().view(B, T_q, self.d_model)  # (B, T_q, d_model)
+        return self.Wo(merged), weights

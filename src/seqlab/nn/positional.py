@@ -1,0 +1,79 @@
+"""Positional encodings: sinusoidal (fixed), learned, and rotary (RoPE)."""
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+
+__all__ = [
+    "sinusoidal_encoding",
+    "SinusoidalPositionalEncoding",
+    "LearnedPositionalEncoding",
+    "RotaryEmbedding",
+]
+
+
+def sinusoidal_encoding(t_len: int, d: int, base: float = 10000.0) -> torch.Tensor:
+    """PE(pos, 2i) = sin(pos / base^{2i/d}), PE(pos, 2i+1) = cos(pos / base^{2i/d}); shape (T, d)."""
+    if t_len < 1 or d < 2 or d % 2:
+        raise ValueError(f"need t_len >= 1 and an even d >= 2, got t_len={t_len}, d={d}")
+    pos = torch.arange(0, t_len, dtype=torch.float32).unsqueeze(1)  # (T, 1)
+    i2 = torch.arange(0, d, 2, dtype=torch.float32)  # (d/2,)
+    denom = torch.pow(torch.tensor(base), i2 / d)
+    pe = torch.zeros(t_len, d)
+    pe[:, 0::2] = torch.sin(pos / denom)
+    pe[:, 1::2] = torch.cos(pos / denom)
+    return pe
+
+
+class SinusoidalPositionalEncoding(nn.Module):
+    """Adds the fixed sinusoidal code to (B, T, d) embeddings; no parameters."""
+
+    def __init__(self, d_model: int, max_len: int = 4096):
+        super().__init__()
+        self.register_buffer("pe", sinusoidal_encoding(max_len, d_model), persistent=False)
+
+    def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
+        t = x.size(1)
+        if offset + t > self.pe.size(0):
+            raise ValueError(f"positions up to {offset + t} exceed max_len={self.pe.size(0)}")
+        return x + self.pe[offset : offset + t].to(x.dtype)
+
+
+class LearnedPositionalEncoding(nn.Module):
+    """Adds a trained vector per absolute position (GPT-2 style)."""
+
+    def __init__(self, d_model: int, max_len: int):
+        super().__init__()
+        self.max_len = max_len
+        self.embedding = nn.Embedding(max_len, d_model)
+
+    def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
+        t = x.size(1)
+        if offset + t > self.max_len:
+            raise ValueError(f"positions up to {offset + t} exceed max_len={self.max_len}")
+        pos = torch.arange(offset, offset + t, device=x.device)
+        return x + self.embedding(pos)
+
+
+class RotaryEmbedding(nn.Module):
+    """RoPE: rotate each (2i, 2i+1) pair of q and k by angle pos * base^{-2i/d}.
+
+    Then <R(m) q, R(n) k> depends on m - n only, so attention sees relative offsets.
+    """
+
+    def __init__(self, head_dim: int, base: float = 10000.0):
+        super().__init__()
+        if head_dim < 2 or head_dim % 2:
+            raise ValueError(f"head_dim must be even and >= 2, got {head_dim}")
+        inv_freq = 1.0 / base ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+    def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
+        """``x``: (..., T, head_dim), positions ``offset .. offset + T - 1``."""
+        t = x.size(-2)
+        pos = torch.arange(offset, offset + t, device=x.device, dtype=torch.float32)
+        angles = torch.outer(pos, self.inv_freq)  # (T, d/2)
+        cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+        x_even, x_odd = x[..., 0::2], x[..., 1::2]  # (..., T, d/2)
+        rotated = torch.stack((x_even * cos - x_odd * sin, x_even * sin + x_odd * cos), dim=-1)
+        return rotated.flatten(-2)  # (..., T, d)

@@ -1,0 +1,89 @@
+"""Recurrent encoder-decoder, with or without attention over the encoder states (§14.48-§14.49)."""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn as nn
+
+__all__ = ["Seq2Seq"]
+
+_ATTENTION = (None, "general")
+
+
+class Seq2Seq(nn.Module):
+    """GRU encoder-decoder for token sequences.
+
+    Without attention the decoder sees the source only through the encoder's
+    final state c = h_T (the bottleneck). With ``attention="general"`` every
+    decoder step t builds its own context c_t = sum_j alpha_tj h_j from scores
+    (W s_t)^T h_j / sqrt(d) and the output head reads [s_t, c_t].
+
+    Modules are created in the order embedding, encoder, decoder, query
+    projection, head, so that a seeded construction draws its initial weights
+    in the same order as the chapter's code.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        embed_dim: int,
+        hidden_size: int,
+        *,
+        attention: str | None = None,
+        init_decoder_from_encoder: bool = True,
+        start_token: int = 1,
+    ):
+        super().__init__()
+        if attention not in _ATTENTION:
+            raise ValueError(f"attention must be one of {_ATTENTION}, got {attention!r}")
+        if not 0 <= start_token < vocab_size:
+            raise ValueError(f"start_token {start_token} outside the vocabulary of {vocab_size}")
+        self.vocab_size, self.hidden_size = vocab_size, hidden_size
+        self.attention, self.start_token = attention, start_token
+        self.init_decoder_from_encoder = init_decoder_from_encoder
+        self.embedding = nn.Embedding(vocab_size, embed_dim)
+        self.encoder = nn.GRU(embed_dim, hidden_size, batch_first=True)
+        self.decoder = nn.GRU(embed_dim, hidden_size, batch_first=True)
+        self.query_proj = nn.Linear(hidden_size, hidden_size) if attention else None
+        self.head = nn.Linear(2 * hidden_size if attention else hidden_size, vocab_size)
+
+    def encode(self, src: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``src`` (B, T) -> encoder states (B, T, d), final state (1, B, d)."""
+        return self.encoder(self.embedding(src))
+
+    def _readout(self, S, H):
+        if self.attention is None:
+            return self.head(S), None
+        scores = torch.bmm(self.query_proj(S), H.transpose(1, 2)) / math.sqrt(self.hidden_size)  # (B, T_out, T_in)
+        alpha = scores.softmax(dim=-1)
+        context = torch.bmm(alpha, H)  # (B, T_out, d)
+        return self.head(torch.cat((S, context), dim=-1)), alpha
+
+    def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Teacher forcing: the decoder reads [start, y_1 .. y_{T'-1}].
+
+        Returns logits (B, T', V) and attention weights (B, T', T) or ``None``.
+        """
+        H, h_T = self.encode(src)
+        start = torch.full((tgt.size(0), 1), self.start_token, dtype=torch.long, device=tgt.device)
+        dec_in = self.embedding(torch.cat((start, tgt[:, :-1]), dim=1))  # (B, T', e)
+        h0 = h_T if self.init_decoder_from_encoder else None
+        S, _ = self.decoder(dec_in, h0)  # (B, T', d)
+        return self._readout(S, H)
+
+    @torch.no_grad()
+    def greedy_decode(self, src: torch.Tensor, length: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Free-running decoding: each step feeds back the model's own previous prediction."""
+        H, h_T = self.encode(src)
+        h = h_T if self.init_decoder_from_encoder else None
+        token = torch.full((src.size(0), 1), self.start_token, dtype=torch.long, device=src.device)
+        outputs, alphas = [], []
+        for _ in range(length):
+            s, h = self.decoder(self.embedding(token), h)  # (B, 1, d)
+            logits, alpha = self._readout(s, H)
+            token = logits.argmax(dim=-1)  # (B, 1)
+            outputs.append(token)
+            if alpha is not None:
+                alphas.append(alpha)
+        return torch.cat(outputs, dim=1), (torch.cat(alphas, dim=1) if alphas else None)

@@ -1,0 +1,201 @@
+"""Transformer blocks (pre-LN and post-LN), the three attention patterns, and a small GPT."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .multihead import KVCache, MultiHeadAttention
+from .positional import LearnedPositionalEncoding, SinusoidalPositionalEncoding
+
+__all__ = [
+    "FeedForward",
+    "EncoderLayer",
+    "DecoderLayer",
+    "GPTConfig",
+    "GPT",
+]
+
+_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+
+
+class FeedForward(nn.Module):
+    """Position-wise FFN(x) = W_2 act(W_1 x + b_1) + b_2, applied to every position alike."""
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu", bias: bool = True):
+        super().__init__()
+        if activation not in _ACTIVATIONS:
+            raise ValueError(f"activation must be one of {sorted(_ACTIVATIONS)}, got {activation!r}")
+        self.linear1 = nn.Linear(d_model, d_ff, bias=bias)
+        self.linear2 = nn.Linear(d_ff, d_model, bias=bias)
+        self.act = _ACTIVATIONS[activation]
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.linear2(self.dropout(self.act(self.linear1(x))))
+
+
+def _check_block_args(d_model: int, n_heads: int, d_ff: int, dropout: float) -> None:
+    if d_ff < 1:
+        raise ValueError(f"d_ff must be >= 1, got {d_ff}")
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
+
+
+class EncoderLayer(nn.Module):
+    """One Transformer block: x + SelfAttn(LN x), x + FFN(LN x) (pre-LN) or LN(x + Sublayer(x)) (post-LN).
+
+    With ``is_causal=True`` in forward it is the decoder-only (GPT) block.
+    Parameter and module names follow torch.nn.TransformerEncoderLayer so the
+    two can be compared weight for weight.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        d_ff: int,
+        dropout: float = 0.0,
+        *,
+        norm_first: bool = True,
+        activation: str = "relu",
+        bias: bool = True,
+        layer_norm_eps: float = 1e-5,
+        rotary: bool = False,
+        layer_idx: int = 0,
+    ):
+        super().__init__()
+        _check_block_args(d_model, n_heads, d_ff, dropout)
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, n_heads, bias=bias, dropout=dropout, rotary=rotary, layer_idx=layer_idx)
+        self.ff = FeedForward(d_model, d_ff, dropout, activation, bias)
+        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.dropout1 = nn.Dropout(dropout)
+        self.dropout2 = nn.Dropout(dropout)
+
+    def _sa(self, x, mask, is_causal, cache):
+        return self.dropout1(self.self_attn(x, mask=mask, is_causal=is_causal, cache=cache)[0])
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *, is_causal: bool = False,
+                cache: KVCache | None = None) -> torch.Tensor:
+        if self.norm_first:
+            x = x + self._sa(self.norm1(x), mask, is_causal, cache)
+            return x + self.dropout2(self.ff(self.norm2(x)))
+        x = self.norm1(x + self._sa(x, mask, is_causal, cache))
+        return self.norm2(x + self.dropout2(self.ff(x)))
+
+
+class DecoderLayer(nn.Module):
+    """Encoder-decoder block: causal self-attention, cross-attention to the encoder memory, FFN."""
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.0, *,
+                 norm_first: bool = True, activation: str = "relu", bias: bool = True, layer_norm_eps: float = 1e-5):
+        super().__init__()
+        _check_block_args(d_model, n_heads, d_ff, dropout)
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, n_heads, bias=bias, dropout=dropout)
+        self.cross_attn = MultiHeadAttention(d_model, n_heads, bias=bias, dropout=dropout)
+        self.ff = FeedForward(d_model, d_ff, dropout, activation, bias)
+        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.norm3 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, memory: torch.Tensor, memory_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """``x`` (B, T_tgt, d), ``memory`` (B, T_src, d); ``memory_mask`` (B, 1, 1, T_src) for padded sources."""
+        sa = lambda z: self.dropout(self.self_attn(z, is_causal=True)[0])  # noqa: E731
+        ca = lambda z: self.dropout(self.cross_attn(z, memory, memory, mask=memory_mask)[0])  # noqa: E731
+        if self.norm_first:
+            x = x + sa(self.norm1(x))
+            x = x + ca(self.norm2(x))
+            return x + self.dropout(self.ff(self.norm3(x)))
+        x = self.norm1(x + sa(x))
+        x = self.norm2(x + ca(x))
+        return self.norm3(x + self.dropout(self.ff(x)))
+
+
+@dataclass
+class GPTConfig:
+    """Configuration of the decoder-only language model."""
+
+    vocab_size: int
+    block_size: int = 128
+    n_layer: int = 4
+    n_head: int = 4
+    d_model: int = 128
+    d_ff: int | None = None  # default 4 * d_model
+    dropout: float = 0.0
+    bias: bool = True
+    positional: str = "learned"  # "learned" | "sinusoidal" | "rotary"
+    activation: str = "gelu"
+    tie_weights: bool = True
+
+    def __post_init__(self):
+        if self.vocab_size < 1 or self.block_size < 1 or self.n_layer < 1:
+            raise ValueError("vocab_size, block_size and n_layer must be >= 1")
+        if self.positional not in ("learned", "sinusoidal", "rotary"):
+            raise ValueError(f"positional must be learned, sinusoidal or rotary, got {self.positional!r}")
+        if self.d_ff is None:
+            self.d_ff = 4 * self.d_model
+
+
+class GPT(nn.Module):
+    """Token embedding + position + pre-LN causal blocks + final LN + (tied) output head."""
+
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        c = self.config = config
+        self.tok_emb = nn.Embedding(c.vocab_size, c.d_model)
+        if c.positional == "learned":
+            self.pos = LearnedPositionalEncoding(c.d_model, c.block_size)
+        elif c.positional == "sinusoidal":
+            self.pos = SinusoidalPositionalEncoding(c.d_model, c.block_size)
+        else:
+            self.pos = None
+        self.drop = nn.Dropout(c.dropout)
+        self.blocks = nn.ModuleList(
+            EncoderLayer(c.d_model, c.n_head, c.d_ff, c.dropout, norm_first=True, activation=c.activation,
+                         bias=c.bias, rotary=c.positional == "rotary", layer_idx=i)
+            for i in range(c.n_layer)
+        )
+        self.ln_f = nn.LayerNorm(c.d_model, bias=c.bias)
+        self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)
+        if c.tie_weights:
+            self.lm_head.weight = self.tok_emb.weight
+        self.apply(self._init_weights)
+        # GPT-2: scale the residual projections by 1/sqrt(2 n_layer)
+        for name, p in self.named_parameters():
+            if name.endswith("Wo.weight") or name.endswith("linear2.weight"):
+                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * c.n_layer))
+
+    @staticmethod
+    def _init_weights(module: nn.Module) -> None:
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+
+    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None, *,
+                cache: KVCache | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``idx`` (B, T) token ids -> logits (B, T, vocab), and the mean cross-entropy if ``targets``."""
+        B, T = idx.shape
+        offset = cache.length if cache is not None else 0
+        if offset + T > self.config.block_size:
+            raise ValueError(f"sequence of {offset + T} tokens exceeds block_size={self.config.block_size}")
+        x = self.tok_emb(idx)  # (B, T, d)
+        if self.pos is not None:
+            x = self.pos(x, offset)
+        x = self.drop(x)
+        for block in self.blocks:
+            x = block(x, is_causal=True, cache=cache)
+        logits = self.lm_head(self.ln_f(x))  # (B, T, vocab)
+        loss = None
+        if targets is not None:
+            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1))
+        return logits, loss

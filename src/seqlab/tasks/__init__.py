@@ -1,0 +1,1 @@
+"""Synthetic sequence tasks (copy, reversal) and their training loop."""
