@@ -45,7 +45,7 @@ def run(ctx):
                                             "heldout_teacher_forced": "held-out, teacher-forced",
                                             "heldout_free_running": "held-out, free-running"})
         gg, fig = line_pair(long, "sequence_length", "accuracy", "model", facet="measure", points=True, log_x=True,
-                            title="Copying a sequence through a fixed-size vector, and with attention",
+                            title="Copying through a fixed-size vector, and with attention",
                             subtitle="Hidden size 24. The fixed vector loses the source as it grows; attention keeps it",
                             xlab="Sequence length (log scale)", ylab="Token-level copy accuracy",
                             colors={"fixed vector (chapter)": "steelblue", "with attention": "#D8433B"})

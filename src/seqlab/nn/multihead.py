@@ -27,9 +27,12 @@ class KVCache:
 
     @property
     def length(self) -> int:
-        for k in self.keys:
-            if k is not None:
-                return k.size(-2)
+        """Positions cached by the first layer (before a forward pass: by every layer)."""
+        return self.layer_length(0)
+
+    def layer_length(self, layer: int) -> int:
+        if layer < len(self.keys) and self.keys[layer] is not None:
+            return self.keys[layer].size(-2)
         return 0
 
     def update(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -112,7 +115,7 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(f"query must be (B, T, {self.d_model}), got {tuple(query.shape)}")
         q, k, v = self._project_qkv(query, key, value)
         q, k, v = self._split(q), self._split(k), self._split(v)  # (B, h, T, d_k)
-        offset = cache.length if cache is not None else 0
+        offset = cache.layer_length(self.layer_idx) if cache is not None else 0
         if self.rope is not None:
             q, k = self.rope(q, offset), self.rope(k, offset)
         if cache is not None:

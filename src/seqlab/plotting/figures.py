@@ -56,13 +56,20 @@ def heatmap_pair(df: pd.DataFrame, x: str, y: str, fill: str, *, title: str, sub
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
     from plotnine import (aes, coord_fixed, facet_wrap, geom_abline, geom_tile, ggplot, labs, scale_fill_cmap,
-                          scale_fill_gradient2, scale_y_reverse)
+                          scale_fill_gradient2, scale_x_continuous, scale_y_reverse)
 
-    g = ggplot(df, aes(x, y, fill=fill)) + geom_tile() + scale_y_reverse() + labs(
-        title=title, subtitle=subtitle, x=xlab, y=ylab, fill="")
+    def few(col):
+        u = sorted(df[col].unique())
+        return u if len(u) <= 16 else None
+
+    g = ggplot(df, aes(x, y, fill=fill)) + geom_tile() + labs(title=title, subtitle=subtitle, x=xlab, y=ylab, fill="")
+    g += scale_y_reverse(breaks=few(y)) if few(y) else scale_y_reverse()
+    if few(x):
+        g += scale_x_continuous(breaks=few(x))
     g += scale_fill_gradient2(low="#3B7DD8", mid="white", high="#D8433B") if diverging else scale_fill_cmap(cmap)
     if antidiagonal is not None:
-        g += geom_abline(slope=-1, intercept=antidiagonal + 1, color="white", linetype="dashed", size=0.6)
+        # drawn in the reversed-y scale's space, where y is stored as -y: -y = x - (n + 1)
+        g += geom_abline(slope=1, intercept=-(antidiagonal + 1), color="white", linetype="dashed", size=0.6)
     if facet:
         g += facet_wrap(facet, nrow=1)
     if not diverging:

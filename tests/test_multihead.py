@@ -1,0 +1,95 @@
+import pytest
+import torch
+import torch.nn as nn
+
+from seqlab.analysis.params import count_parameters, multihead_parameters
+from seqlab.nn import KVCache, MultiHeadAttention, causal_mask
+
+
+def copy_to_torch(ours: MultiHeadAttention, ref: nn.MultiheadAttention):
+    with torch.no_grad():
+        ref.in_proj_weight.copy_(torch.cat([ours.Wq.weight, ours.Wk.weight, ours.Wv.weight]))
+        ref.in_proj_bias.copy_(torch.cat([ours.Wq.bias, ours.Wk.bias, ours.Wv.bias]))
+        ref.out_proj.weight.copy_(ours.Wo.weight)
+        ref.out_proj.bias.copy_(ours.Wo.bias)
+
+
+@pytest.mark.parametrize("fused", [False, True])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("heads", [1, 4])
+def test_equals_torch_multihead_attention(fused, causal, heads):
+    torch.manual_seed(0)
+    d, T = 32, 9
+    ours = MultiHeadAttention(d, heads, bias=True, fused=fused).eval()
+    ref = nn.MultiheadAttention(d, heads, batch_first=True).eval()
+    copy_to_torch(ours, ref)
+    x = torch.randn(3, T, d)
+    with torch.no_grad():
+        got, _ = ours(x, is_causal=causal)
+        # torch's attn_mask polarity is the opposite: True = blocked
+        want, _ = ref(x, x, x, attn_mask=~causal_mask(T) if causal else None, need_weights=False)
+    torch.testing.assert_close(got, want, atol=1e-6, rtol=0)
+
+
+def test_cross_attention_equals_torch():
+    torch.manual_seed(1)
+    ours = MultiHeadAttention(16, 2, bias=True).eval()
+    ref = nn.MultiheadAttention(16, 2, batch_first=True).eval()
+    copy_to_torch(ours, ref)
+    q, mem = torch.randn(2, 4, 16), torch.randn(2, 7, 16)
+    with torch.no_grad():
+        torch.testing.assert_close(ours(q, mem, mem)[0], ref(q, mem, mem, need_weights=False)[0], atol=1e-6, rtol=0)
+
+
+def test_weights_are_returned_per_head_and_match_torch_average():
+    torch.manual_seed(2)
+    ours = MultiHeadAttention(16, 4, bias=True).eval()
+    ref = nn.MultiheadAttention(16, 4, batch_first=True).eval()
+    copy_to_torch(ours, ref)
+    x = torch.randn(2, 5, 16)
+    with torch.no_grad():
+        _, w = ours(x, need_weights=True)
+        _, w_ref = ref(x, x, x, need_weights=True, average_attn_weights=True)
+    assert w.shape == (2, 4, 5, 5)
+    torch.testing.assert_close(w.mean(1), w_ref, atol=1e-6, rtol=0)
+
+
+@pytest.mark.parametrize("heads", [1, 2, 4, 8, 16])
+def test_parameters_do_not_depend_on_head_count(heads):
+    assert count_parameters(MultiHeadAttention(256, heads)) == multihead_parameters(256) == 262144
+
+
+@pytest.mark.parametrize("rotary", [False, True])
+@pytest.mark.parametrize("fused", [False, True])
+def test_kv_cache_decoding_equals_full_causal_pass(rotary, fused):
+    torch.manual_seed(3)
+    m = MultiHeadAttention(24, 3, rotary=rotary, fused=fused).eval()
+    x = torch.randn(2, 10, 24)
+    with torch.no_grad():
+        full, _ = m(x, is_causal=True)
+        cache = KVCache()
+        first, _ = m(x[:, :4], is_causal=True, cache=cache)  # a prompt of 4, then one token at a time
+        steps = [first] + [m(x[:, t : t + 1], is_causal=True, cache=cache)[0] for t in range(4, 10)]
+    torch.testing.assert_close(torch.cat(steps, dim=1), full, atol=1e-6, rtol=1e-5)
+    assert cache.length == 10
+
+
+def test_chunked_decoding_with_cache_needs_bottom_right_mask():
+    torch.manual_seed(4)
+    m = MultiHeadAttention(16, 2).eval()
+    x = torch.randn(1, 8, 16)
+    with torch.no_grad():
+        full, _ = m(x, is_causal=True)
+        cache = KVCache()
+        a, _ = m(x[:, :5], is_causal=True, cache=cache)
+        b, _ = m(x[:, 5:], is_causal=True, cache=cache)  # 3 queries against 8 keys
+    torch.testing.assert_close(torch.cat([a, b], 1), full, atol=1e-6, rtol=1e-5)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError):
+        MultiHeadAttention(30, 4)
+    with pytest.raises(ValueError):
+        MultiHeadAttention(32, 4, dropout=1.5)
+    with pytest.raises(ValueError):
+        MultiHeadAttention(32, 4)(torch.randn(2, 3, 16))

@@ -1,0 +1,55 @@
+import math
+
+import pytest
+import torch
+
+from seqlab.nn import LearnedPositionalEncoding, RotaryEmbedding, SinusoidalPositionalEncoding, sinusoidal_encoding
+
+
+def test_sinusoidal_hand_worked_values():
+    pe = sinusoidal_encoding(3, 4)
+    # position 1: sin(1), cos(1), sin(1/100), cos(1/100)
+    torch.testing.assert_close(pe[1], torch.tensor([math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)]))
+    torch.testing.assert_close(pe[0], torch.tensor([0.0, 1.0, 0.0, 1.0]))
+
+
+@pytest.mark.parametrize("k", [1, 7, 30])
+def test_sinusoidal_shift_is_a_rotation(k):
+    d = 32
+    pe = sinusoidal_encoding(100, d).double()
+    for j in range(d // 2):
+        th = k / 10000 ** (2 * j / d)
+        # (sin, cos)(a + th) = (sin a, cos a) @ [[cos th, -sin th], [sin th, cos th]]
+        R = torch.tensor([[math.cos(th), -math.sin(th)], [math.sin(th), math.cos(th)]], dtype=torch.float64)
+        pair = pe[:, 2 * j : 2 * j + 2]
+        torch.testing.assert_close(pair[:-k] @ R, pair[k:], atol=2e-5, rtol=0)
+
+
+def test_rope_dot_product_depends_only_on_offset():
+    rope = RotaryEmbedding(16)
+    torch.manual_seed(0)
+    q, k = torch.randn(1, 16), torch.randn(1, 16)
+    dots = [(rope(q, m) * rope(k, m - 4)).sum() for m in (4, 9, 40, 200)]
+    for d in dots[1:]:
+        torch.testing.assert_close(d, dots[0], atol=1e-4, rtol=1e-5)
+    assert not torch.allclose((rope(q, 10) * rope(k, 3)).sum(), dots[0])
+
+
+def test_rope_preserves_norm_and_is_identity_at_zero():
+    rope = RotaryEmbedding(8)
+    x = torch.randn(2, 5, 8)
+    torch.testing.assert_close(rope(x).norm(dim=-1), x.norm(dim=-1))
+    torch.testing.assert_close(rope(x[:, :1]), x[:, :1])
+
+
+def test_modules_add_positions_and_check_length():
+    x = torch.zeros(2, 6, 8)
+    torch.testing.assert_close(SinusoidalPositionalEncoding(8, 16)(x)[0], sinusoidal_encoding(6, 8))
+    learned = LearnedPositionalEncoding(8, 6)
+    assert learned(x).shape == x.shape
+    with pytest.raises(ValueError):
+        learned(x, offset=1)
+    with pytest.raises(ValueError):
+        sinusoidal_encoding(4, 7)
+    with pytest.raises(ValueError):
+        RotaryEmbedding(5)

@@ -1,0 +1,67 @@
+import pytest
+import torch
+import torch.nn as nn
+
+from seqlab.analysis.params import count_parameters, decoder_layer_parameters, encoder_layer_parameters
+from seqlab.chapter.s14_53 import copy_into_torch
+from seqlab.nn import GPT, DecoderLayer, EncoderLayer, GPTConfig, KVCache
+
+
+@pytest.mark.parametrize("norm_first", [True, False])
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+def test_encoder_layer_equals_torch(norm_first, activation):
+    torch.manual_seed(0)
+    ours = EncoderLayer(32, 4, 64, norm_first=norm_first, activation=activation).eval()
+    ref = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, activation=activation, batch_first=True,
+                                     norm_first=norm_first).eval()
+    copy_into_torch(ours, ref)
+    x = torch.randn(3, 7, 32)
+    with torch.no_grad():
+        torch.testing.assert_close(ours(x), ref(x), atol=1e-5, rtol=1e-5)
+        causal = ref(x, src_mask=nn.Transformer.generate_square_subsequent_mask(7), is_causal=True)
+        torch.testing.assert_close(ours(x, is_causal=True), causal, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("d,d_ff", [(32, 128), (64, 256)])
+def test_layer_parameter_formulas(d, d_ff):
+    assert count_parameters(EncoderLayer(d, 4, d_ff)) == encoder_layer_parameters(d, d_ff)
+    assert count_parameters(DecoderLayer(d, 4, d_ff)) == decoder_layer_parameters(d, d_ff)
+
+
+def test_decoder_layer_is_causal():
+    torch.manual_seed(1)
+    dec = DecoderLayer(16, 2, 32).eval()
+    tgt, mem = torch.randn(1, 6, 16), torch.randn(1, 4, 16)
+    with torch.no_grad():
+        a = dec(tgt, mem)
+        tgt2 = tgt.clone()
+        tgt2[:, 3:] = torch.randn(1, 3, 16)
+        b = dec(tgt2, mem)
+    torch.testing.assert_close(a[:, :3], b[:, :3])
+    assert not torch.allclose(a[:, 3:], b[:, 3:])
+
+
+@pytest.mark.parametrize("positional", ["learned", "sinusoidal", "rotary"])
+def test_gpt_cache_equals_full_forward(positional):
+    torch.manual_seed(2)
+    model = GPT(GPTConfig(vocab_size=11, block_size=16, n_layer=2, n_head=2, d_model=16, positional=positional)).eval()
+    idx = torch.randint(0, 11, (2, 12))
+    with torch.no_grad():
+        full, _ = model(idx)
+        cache = KVCache()
+        parts = [model(idx[:, :5], cache=cache)[0]] + [model(idx[:, t : t + 1], cache=cache)[0] for t in range(5, 12)]
+    torch.testing.assert_close(torch.cat(parts, 1), full, atol=1e-5, rtol=1e-5)
+
+
+def test_gpt_loss_and_limits():
+    torch.manual_seed(3)
+    model = GPT(GPTConfig(vocab_size=7, block_size=8, n_layer=1, n_head=1, d_model=8))
+    idx = torch.randint(0, 7, (2, 8))
+    logits, loss = model(idx, idx)
+    assert logits.shape == (2, 8, 7)
+    assert abs(loss.item() - torch.log(torch.tensor(7.0)).item()) < 0.2  # near uniform at initialization
+    assert model.lm_head.weight is model.tok_emb.weight
+    with pytest.raises(ValueError):
+        model(torch.zeros(1, 9, dtype=torch.long))
+    with pytest.raises(ValueError):
+        GPTConfig(vocab_size=5, positional="alibi")
