@@ -26,6 +26,8 @@ class _Parser(argparse.ArgumentParser):
 def _jsonable(v):
     if isinstance(v, (np.integer,)):
         return int(v)
+    if isinstance(v, np.float32):
+        v = float(str(v))  # shortest decimal that round-trips in float32: 0.304, not 0.30399999
     if isinstance(v, (np.floating, float)):
         v = float(v)
         return None if math.isnan(v) or math.isinf(v) else v
@@ -34,16 +36,24 @@ def _jsonable(v):
     return v
 
 
+def _records(df) -> list[dict]:
+    df = df.copy()
+    for c in df.columns:
+        if df[c].dtype == np.float32:  # keep float32's own shortest decimals through the float64 JSON
+            df[c] = [float(str(x)) for x in df[c].to_numpy()]
+    return [{str(k): _jsonable(v) for k, v in row.items()} for row in df.to_dict(orient="records")]
+
+
 def result_to_dict(res) -> dict:
-    tables = {name: [{str(k): _jsonable(v) for k, v in row.items()} for row in df.to_dict(orient="records")]
-              for name, df in res.tables.items()}
+    tables = {name: _records(df) for name, df in res.tables.items()}
     return {"section": res.section, "title": res.title, "tables": tables, "figures": [str(p) for p in res.figures],
             "notes": list(res.notes), "seconds": round(res.seconds, 3)}
 
 
-def _print_text(res, out=sys.stdout) -> None:
+def _print_text(res, out=None) -> None:
     import pandas as pd
 
+    out = sys.stdout if out is None else out
     print(f"\n§{res.section} {res.title}  ({res.seconds:.1f} s)", file=out)
     with pd.option_context("display.width", 140, "display.max_columns", 20, "display.max_rows", 30):
         for name, df in res.tables.items():

@@ -1,0 +1,88 @@
+"""Part II sections: printed outputs, claims, and the measured cost trade-off."""
+import math
+
+import numpy as np
+import pytest
+
+
+def t(section_results, sid, name):
+    df = section_results(sid).tables[name]
+    assert len(df)
+    return df
+
+
+def test_14_50_spread_and_saturation(section_results):
+    sp = t(section_results, "14.50", "logit_spread")
+    assert np.allclose(sp.sd_unscaled / sp.sqrt_d_k, 1, atol=0.05)
+    assert np.allclose(sp.sd_scaled, 1, atol=0.05)
+    sat = t(section_results, "14.50", "saturation")
+    u = sat[sat.scaled == "unscaled"].set_index("d_k")
+    s = sat[sat.scaled != "unscaled"].set_index("d_k")
+    assert u.max_attention_weight.is_monotonic_increasing and u.attention_entropy.is_monotonic_decreasing
+    assert u.logit_gradient_norm[512] < 0.5 * s.logit_gradient_norm[512]
+    assert s.attention_entropy.min() > 2.5
+    assert sat.gradient_norm.max() < 1e-4  # the chapter's probe is rounding noise
+    ridge = t(section_results, "14.50", "entropy_ridge")
+    assert ridge.entropy.max() - ridge.entropy.min() < 0.25 and ridge.entropy.max() < math.log(32)
+
+
+def test_14_50_2_causal(section_results):
+    w = t(section_results, "14.50.2", "causal_weights")
+    M = w[[f"k{j}" for j in range(1, 7)]].to_numpy()
+    assert np.all(np.triu(M, 1) == 0)
+    assert M[1, 0] == pytest.approx(0.304) and M[5, 5] == pytest.approx(0.738)
+    c = t(section_results, "14.50.2", "causal_checks").iloc[0]
+    assert c.fused_vs_explicit_max_abs < 1e-6 and c.mask_after_softmax_row_sum_min < 0.99
+
+
+def test_14_51_heads(section_results):
+    hp = t(section_results, "14.51", "head_parameters")
+    assert set(hp.parameters) == {262144}
+    d = t(section_results, "14.51", "head_diversity").iloc[0]
+    assert d.mean_pairwise_correlation == pytest.approx(0.0618, abs=5e-5)
+    assert d.max_pairwise_correlation == pytest.approx(0.202, abs=5e-4)
+
+
+def test_14_52_positional(section_results):
+    assert t(section_results, "14.52", "permutation_equivariance").max_abs_difference[0] < 1e-6
+    assert t(section_results, "14.52", "pe_rotation").max_rotation_error[0] == pytest.approx(3.31e-6, abs=5e-8)
+    rope = t(section_results, "14.52", "rope_offsets")
+    spread = rope.groupby("offset").dot.agg(lambda s: s.max() - s.min())
+    assert (spread < 1e-4).all()
+
+
+def test_14_53_block(section_results):
+    p = t(section_results, "14.53", "block_parameters")
+    assert (p.parameters == p.formula_value).all()
+    eq = t(section_results, "14.53", "torch_equality")
+    assert (eq.iloc[:, 1] < 1e-5).all()
+    g = t(section_results, "14.53", "ln_gradients").pivot(index="layer", columns="variant", values="grad_norm")
+    assert g["post-LN"].iloc[-1] > g["post-LN"].iloc[0]  # post-LN: gradient grows toward the output
+
+
+def test_14_54_patterns(section_results):
+    pat = t(section_results, "14.54", "attention_patterns").set_index("pattern")
+    assert pat.loc["self (encoder)", "weights_shape"] == "4 x 7 x 7"
+    assert pat.loc["causal self (decoder)", "weights_shape"] == "4 x 5 x 5"
+    assert pat.loc["cross (decoder -> encoder)", "weights_shape"] == "4 x 5 x 7"
+    p = t(section_results, "14.54", "layer_parameters")
+    assert (p.parameters == p.formula_value).all()
+    c = t(section_results, "14.54", "causality_check").iloc[0]
+    assert c.future_leak_max_abs == 0 and c.causal_weights_above_diagonal == 0
+
+
+def test_14_55_cost(section_results):
+    grid = t(section_results, "14.55", "cost_grid")
+    assert set(grid["T"]) >= {16, 2048} and set(grid.d) == {32, 64, 128, 256}
+    # attention's time grows faster than linearly in T; the LSTM's about linearly
+    for d, sub in grid.groupby("d"):
+        sub = sub.sort_values("T")
+        a = np.polyfit(np.log(sub["T"][-3:]), np.log(sub.attention_ms[-3:]), 1)[0]
+        r = np.polyfit(np.log(sub["T"][-3:]), np.log(sub.lstm_ms[-3:]), 1)[0]
+        assert a > 1.4 and 0.7 < r < 1.3, (d, a, r)
+    cross = t(section_results, "14.55", "crossover")
+    ts = cross.measured_T_star.to_numpy(dtype=float)
+    assert np.all(np.diff(ts) > 0)  # wider models push the crossover to longer sequences
+    mem = t(section_results, "14.55", "attention_memory")
+    big = mem[mem["T"] == 2048].set_index("path").peak_mb
+    assert big["fused"] < 0.1 * big["explicit"]

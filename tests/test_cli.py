@@ -1,0 +1,70 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from seqlab.cli import main
+
+
+def run_cli(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "seqlab", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_list_shows_every_section(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "14.46.1" in out and "14.55" in out and len(out.strip().splitlines()) == 14
+
+
+def test_run_json_contract(tmp_path):
+    p = run_cli("run", "14.50.2", "--json", "--out", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    obj = json.loads(p.stdout)  # exactly one JSON object
+    assert set(obj) == {"section", "title", "tables", "figures", "notes", "seconds"}
+    assert obj["section"] == "14.50.2" and isinstance(obj["seconds"], float)
+    rows = obj["tables"]["causal_weights"]
+    assert [r["query"] for r in rows] == [1, 2, 3, 4, 5, 6] and rows[1]["k1"] == 0.304
+
+
+def test_run_writes_both_figure_twins(tmp_path):
+    p = run_cli("run", "14.46.1", "--json", "--out", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    figs = json.loads(p.stdout)["figures"]
+    assert any(f.endswith("grad_by_lag.png") for f in figs) and any(f.endswith("grad_by_lag.html") for f in figs)
+    html = (tmp_path / "grad_by_lag.html").read_text()
+    assert 'src="plotly.min.js"' in html and "cdn.plot.ly" not in html  # works offline
+    assert (tmp_path / "plotly.min.js").stat().st_size > 1_000_000
+    assert (tmp_path / "grad_by_lag.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_seed_changes_results_and_is_deterministic(capsys):
+    def weights(seed):
+        assert main(["run", "14.50.2", "--json", "--no-figures", "--seed", str(seed)]) == 0
+        return json.loads(capsys.readouterr().out)["tables"]["causal_weights"]
+
+    assert weights(5) == weights(5)
+    assert weights(5) != weights(67)
+
+
+def test_text_output(capsys):
+    assert main(["run", "14.46", "--no-figures"]) == 0
+    out = capsys.readouterr().out
+    assert "rnn_shapes" in out and "8 x 25 x 16" in out
+
+
+@pytest.mark.parametrize("args", [["run", "14.99"], ["run", "14.46", "--seed", "x"], ["frobnicate"], [],
+                                  ["run"], ["run", "14.46", "--bogus"]])
+def test_bad_input_one_line_exit_2(args):
+    p = run_cli(*args, timeout=60)
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("seqlab: error:"), p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_out_that_is_a_file_is_refused(tmp_path):
+    f = tmp_path / "file.txt"
+    f.write_text("keep me")
+    p = run_cli("run", "14.46", "--out", str(f), timeout=60)
+    assert p.returncode == 2 and f.read_text() == "keep me"

@@ -1,0 +1,17 @@
+"""The chapter's printed outputs, checked by the shared tool against the installed CLI."""
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, SHARED
+
+TOOL = SHARED / "tools" / "check_printed_outputs.py"
+
+
+@pytest.mark.skipif(not TOOL.exists(), reason="shared/tools/check_printed_outputs.py is not beside the checkout")
+def test_check_printed_outputs_passes():
+    p = subprocess.run([sys.executable, str(TOOL), "--seqlab", f"{sys.executable} -m seqlab"], cwd=REPO,
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.strip().splitlines()[-1] == "10 passed, 0 failed"
