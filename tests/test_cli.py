@@ -68,3 +68,18 @@ def test_out_that_is_a_file_is_refused(tmp_path):
     f.write_text("keep me")
     p = run_cli("run", "14.46", "--out", str(f), timeout=60)
     assert p.returncode == 2 and f.read_text() == "keep me"
+
+
+def test_at_most_six_3d_figures_in_the_part(tmp_path):
+    """The chapter budgets six interactive 3D figures per part; count the surfaces seqlab writes."""
+    from seqlab.chapter import registry, run_section
+
+    n3d = 0
+    for sid in ("14.47", "14.50", "14.52", "14.55"):
+        res = run_section(sid, tmp_path)
+        n3d += sum(1 for f in res.figures if f.name.endswith("_3d.html"))
+        for f in res.figures:
+            if f.name.endswith("_3d.html"):
+                assert '"type":"surface"' in f.read_text().replace(" ", "")
+    assert 1 <= n3d <= 6
+    assert len(registry()) == 14
