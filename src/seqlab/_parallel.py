@@ -34,8 +34,23 @@ def _single_threaded(fn, args):
 
 def pmap(fn, arg_tuples: list[tuple], workers: int | None = None) -> list:
     """``[fn(*a) for a in arg_tuples]``, in order, spread over worker processes."""
+    return run_calls([(fn, a) for a in arg_tuples], workers)
+
+
+def run_calls(calls: list[tuple], workers: int | None = None, cost=None) -> list:
+    """Results of ``fn(*args)`` for each ``(fn, args)`` in ``calls``, in the order given.
+
+    ``cost(fn, args)`` estimates a call's run time; the most expensive calls are
+    started first (longest-processing-time scheduling), which keeps both workers
+    busy until the end.
+    """
     workers = default_workers() if workers is None else workers
-    if workers <= 1 or len(arg_tuples) <= 1:
-        return [_single_threaded(fn, a) for a in arg_tuples]
-    with ProcessPoolExecutor(max_workers=min(workers, len(arg_tuples)), mp_context=get_context("spawn")) as ex:
-        return list(ex.map(_single_threaded, [fn] * len(arg_tuples), arg_tuples))
+    if workers <= 1 or len(calls) <= 1:
+        return [_single_threaded(fn, a) for fn, a in calls]
+    order = sorted(range(len(calls)), key=lambda i: -cost(*calls[i])) if cost else list(range(len(calls)))
+    results = [None] * len(calls)
+    with ProcessPoolExecutor(max_workers=min(workers, len(calls)), mp_context=get_context("spawn")) as ex:
+        futures = {i: ex.submit(_single_threaded, *calls[i]) for i in order}
+        for i, fut in futures.items():
+            results[i] = fut.result()
+    return results

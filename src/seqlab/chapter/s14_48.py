@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .._parallel import pmap
-from ..tasks.seq2seq import copy_experiment
+from .._parallel import run_calls
+from ..tasks.seq2seq import copy_experiment, remember_reversal, reversal_experiment
 from .base import section
 
 LENGTHS = (4, 8, 16, 32)
@@ -13,8 +13,17 @@ LENGTHS = (4, 8, 16, 32)
 @section("14.48", "Encoder-decoder and the bottleneck")
 def run(ctx):
     seed = ctx.seed(41)
-    jobs = [(T, att, seed) for att in (None, "general") for T in LENGTHS]
-    results = pd.DataFrame(pmap(copy_experiment, jobs))
+    calls = [(copy_experiment, (T, att, seed)) for att in (None, "general") for T in LENGTHS]
+    # §14.49's reversal training is independent of this section; started in the same pool it fills the
+    # second core while the long copy runs finish (its result is reused when §14.49 runs in this process)
+    prefetch = ctx.seed_override is None
+    if prefetch:
+        calls.append((reversal_experiment, (53,)))
+    cost = lambda fn, args: 40 if fn is reversal_experiment else args[0] * (1.2 if args[1] else 1.0)  # noqa: E731
+    out = run_calls(calls, cost=cost)
+    if prefetch:
+        remember_reversal(53, out.pop())
+    results = pd.DataFrame(out)
     chapter = results[results.attention == "none"]
     copy_task = chapter[["sequence_length", "copy_accuracy"]].assign(copy_accuracy=lambda d: d.copy_accuracy.round(4))
     comparison = results.assign(model=results.attention.map({"none": "fixed vector (chapter)",

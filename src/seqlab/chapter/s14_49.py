@@ -7,7 +7,7 @@ import torch
 
 from ..analysis.params import count_parameters
 from ..nn.attention import AdditiveAttention, dot_attention
-from ..tasks.seq2seq import reversal_experiment
+from ..tasks.seq2seq import reversal_experiment_cached
 from ._util import shape_str, signif
 from .base import section
 
@@ -28,12 +28,7 @@ def run(ctx):
                                         weights_sum_to_one=signif(w_add[0].sum().item(), 6),
                                         parameters_in_additive_attention=count_parameters(additive))])
 
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)  # the same single-threaded arithmetic as the worker processes elsewhere
-    try:
-        r = reversal_experiment(seed=ctx.seed(53))
-    finally:
-        torch.set_num_threads(before)
+    r = reversal_experiment_cached(seed=ctx.seed(53))
     reversal = pd.DataFrame([dict(final_loss=signif(r["final_loss"], 4), token_accuracy=round(r["token_accuracy"], 4),
                                   heldout_free_running=round(r["heldout_free_running"], 4))])
     A = r["alpha"]  # (T_out, T_in)
@@ -55,7 +50,9 @@ def run(ctx):
         f"Reversal: final loss {r['final_loss']:.4g} and teacher-forced token accuracy {r['token_accuracy']:.4f} "
         "(chapter: 0.06029 and 0.9908). The data and initial weights come from torch's generator in the chapter's "
         "order; the loss differs because the chapter's digits come from R torch's own training arithmetic.",
-        f"Held-out reversal with free-running decoding: {r['heldout_free_running']:.4f} token accuracy.",
+        f"Held-out reversal with free-running decoding: {r['heldout_free_running']:.4f} token accuracy (chance 0.1). "
+        "The chapter's 0.99 is teacher-forced on its own 500 training sequences; after 400 full-batch steps the "
+        "model has fitted those sequences, not the reversal rule.",
         f"Erratum (alignment): the chapter says the model discovers the anti-diagonal. Measured on its first "
         f"training example, the arg-max input of only {on_anti:.0%} of the output steps is the mirrored position; "
         f"for {one_later:.0%} of output steps 2..{n} it is the position one step later (output t attends input "

@@ -77,6 +77,26 @@ def copy_experiment(T: int, attention: str | None = None, seed: int = 41, d_hidd
                 heldout_free_running=token_accuracy(test_free, X_test))
 
 
+_REVERSAL_CACHE: dict[tuple, dict] = {}
+
+
+def reversal_experiment_cached(seed: int = 53) -> dict:
+    """``reversal_experiment(seed)``, reusing a result computed earlier in this process (see ``remember_reversal``)."""
+    if (seed,) not in _REVERSAL_CACHE:
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)  # the same single-threaded arithmetic as in a worker process
+        try:
+            _REVERSAL_CACHE[(seed,)] = reversal_experiment(seed)
+        finally:
+            torch.set_num_threads(before)
+    return _REVERSAL_CACHE[(seed,)]
+
+
+def remember_reversal(seed: int, result: dict) -> None:
+    """Store a reversal result computed elsewhere (a worker process) for ``reversal_experiment_cached``."""
+    _REVERSAL_CACHE[(seed,)] = result
+
+
 def reversal_experiment(seed: int = 53, T: int = 12, vocab: int = 10, n: int = 500, epochs: int = 400,
                         lr: float = 3e-3) -> dict:
     """§14.49's reversal task: GRU encoder-decoder with scaled general attention; the decoder starts at zero.
