@@ -44,19 +44,20 @@ def run(ctx):
     try:
         grid = measure_grid(ctx.seed(97))
         mem_rows = []
-        d = 64
-        for T in (256, 1024, 2048):
-            x = torch.randn(1, T, d)
-            for fused in (False, True):
-                m = MultiHeadAttention(d, 4, fused=fused).eval()
-                with torch.no_grad():
-                    peak = peak_cpu_memory(lambda: m(x))
-                mem_rows.append(dict(T=T, d=d, path="fused" if fused else "explicit", peak_mb=peak / 2 ** 20,
-                                     weights_matrix_mb=4 * T * T * 4 / 2 ** 20))
-            lstm = nn.LSTM(d, d, batch_first=True).eval()
-            with torch.no_grad():
-                mem_rows.append(dict(T=T, d=d, path="LSTM", peak_mb=peak_cpu_memory(lambda: lstm(x)) / 2 ** 20,
-                                     weights_matrix_mb=0.0))
+        for d in D_GRID:
+            recurrent = {"RNN": nn.RNN(d, d, batch_first=True).eval(), "LSTM": nn.LSTM(d, d, batch_first=True).eval()}
+            for T in (256, 1024, 2048):
+                x = torch.randn(1, T, d)
+                for fused in (False, True):
+                    m = MultiHeadAttention(d, 4, fused=fused).eval()
+                    with torch.no_grad():
+                        peak = peak_cpu_memory(lambda: m(x))
+                    mem_rows.append(dict(T=T, d=d, path="fused" if fused else "explicit", peak_mb=peak / 2 ** 20,
+                                         weights_matrix_mb=4 * T * T * 4 / 2 ** 20))
+                for name, module in recurrent.items():
+                    with torch.no_grad():
+                        peak = peak_cpu_memory(lambda: module(x))
+                    mem_rows.append(dict(T=T, d=d, path=name, peak_mb=peak / 2 ** 20, weights_matrix_mb=0.0))
     finally:
         torch.set_num_threads(before)
     memory = pd.DataFrame(mem_rows)
@@ -85,8 +86,10 @@ def run(ctx):
         f"At T = {max(T_GRID)} the attention/LSTM time ratio is "
         + ", ".join(f"{r:.2f}" for r in big.ratio_attention_to_lstm) + f" for d = {', '.join(map(str, D_GRID))}.",
         "Memory: the explicit path holds h x T x T weights; the fused kernel never materializes them "
-        f"(T = 2048: {memory[(memory['T'] == 2048) & (memory.path == 'explicit')].peak_mb.iloc[0]:.0f} MB explicit vs "
-        f"{memory[(memory['T'] == 2048) & (memory.path == 'fused')].peak_mb.iloc[0]:.1f} MB fused).",
+        f"(T = 2048, d = 64: {memory[(memory['T'] == 2048) & (memory.d == 64) & (memory.path == 'explicit')].peak_mb.iloc[0]:.0f} MB "
+        f"explicit vs {memory[(memory['T'] == 2048) & (memory.d == 64) & (memory.path == 'fused')].peak_mb.iloc[0]:.1f} MB "
+        "fused; the recurrent layers hold O(T d)). Peak memory is one forward pass without gradients, from the "
+        "profiler's allocation events.",
         "Timings depend on this machine and on what else runs; the ratios, measured in one run, are what carry over.",
     ]
     figs = []
