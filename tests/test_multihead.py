@@ -6,14 +6,6 @@ from seqlab.analysis.params import count_parameters, multihead_parameters
 from seqlab.nn import KVCache, MultiHeadAttention, causal_mask
 
 
-def copy_to_torch(ours: MultiHeadAttention, ref: nn.MultiheadAttention):
-    with torch.no_grad():
-        ref.in_proj_weight.copy_(torch.cat([ours.Wq.weight, ours.Wk.weight, ours.Wv.weight]))
-        ref.in_proj_bias.copy_(torch.cat([ours.Wq.bias, ours.Wk.bias, ours.Wv.bias]))
-        ref.out_proj.weight.copy_(ours.Wo.weight)
-        ref.out_proj.bias.copy_(ours.Wo.bias)
-
-
 @pytest.mark.parametrize("fused", [False, True])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("heads", [1, 4])
@@ -21,8 +13,7 @@ def test_equals_torch_multihead_attention(fused, causal, heads):
     torch.manual_seed(0)
     d, T = 32, 9
     ours = MultiHeadAttention(d, heads, bias=True, fused=fused).eval()
-    ref = nn.MultiheadAttention(d, heads, batch_first=True).eval()
-    copy_to_torch(ours, ref)
+    ref = ours.to_torch().eval()
     x = torch.randn(3, T, d)
     with torch.no_grad():
         got, _ = ours(x, is_causal=causal)
@@ -34,8 +25,7 @@ def test_equals_torch_multihead_attention(fused, causal, heads):
 def test_cross_attention_equals_torch():
     torch.manual_seed(1)
     ours = MultiHeadAttention(16, 2, bias=True).eval()
-    ref = nn.MultiheadAttention(16, 2, batch_first=True).eval()
-    copy_to_torch(ours, ref)
+    ref = ours.to_torch().eval()
     q, mem = torch.randn(2, 4, 16), torch.randn(2, 7, 16)
     with torch.no_grad():
         torch.testing.assert_close(ours(q, mem, mem)[0], ref(q, mem, mem, need_weights=False)[0], atol=1e-6, rtol=0)
@@ -44,8 +34,7 @@ def test_cross_attention_equals_torch():
 def test_weights_are_returned_per_head_and_match_torch_average():
     torch.manual_seed(2)
     ours = MultiHeadAttention(16, 4, bias=True).eval()
-    ref = nn.MultiheadAttention(16, 4, batch_first=True).eval()
-    copy_to_torch(ours, ref)
+    ref = ours.to_torch().eval()
     x = torch.randn(2, 5, 16)
     with torch.no_grad():
         _, w = ours(x, need_weights=True)

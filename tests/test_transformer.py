@@ -3,7 +3,6 @@ import torch
 import torch.nn as nn
 
 from seqlab.analysis.params import count_parameters, decoder_layer_parameters, encoder_layer_parameters
-from seqlab.chapter.s14_53 import copy_into_torch
 from seqlab.nn import GPT, DecoderLayer, EncoderLayer, GPTConfig, KVCache
 
 
@@ -12,9 +11,8 @@ from seqlab.nn import GPT, DecoderLayer, EncoderLayer, GPTConfig, KVCache
 def test_encoder_layer_equals_torch(norm_first, activation):
     torch.manual_seed(0)
     ours = EncoderLayer(32, 4, 64, norm_first=norm_first, activation=activation).eval()
-    ref = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, activation=activation, batch_first=True,
-                                     norm_first=norm_first).eval()
-    copy_into_torch(ours, ref)
+    ref = ours.to_torch().eval()
+    assert isinstance(ref, nn.TransformerEncoderLayer) and ref is not ours
     x = torch.randn(3, 7, 32)
     with torch.no_grad():
         torch.testing.assert_close(ours(x), ref(x), atol=1e-5, rtol=1e-5)

@@ -13,20 +13,6 @@ from .base import section
 D_MODEL, N_HEADS, D_FF, DEPTH = 64, 4, 256, 12
 
 
-def copy_into_torch(ours: EncoderLayer, ref: nn.TransformerEncoderLayer) -> None:
-    """Copy seqlab's weights into torch's layer (packed in_proj = [W^Q; W^K; W^V])."""
-    a = ours.self_attn
-    with torch.no_grad():
-        ref.self_attn.in_proj_weight.copy_(torch.cat([a.Wq.weight, a.Wk.weight, a.Wv.weight]))
-        ref.self_attn.in_proj_bias.copy_(torch.cat([a.Wq.bias, a.Wk.bias, a.Wv.bias]))
-        ref.self_attn.out_proj.weight.copy_(a.Wo.weight)
-        ref.self_attn.out_proj.bias.copy_(a.Wo.bias)
-        for mine, theirs in ((ours.ff.linear1, ref.linear1), (ours.ff.linear2, ref.linear2),
-                             (ours.norm1, ref.norm1), (ours.norm2, ref.norm2)):
-            theirs.weight.copy_(mine.weight)
-            theirs.bias.copy_(mine.bias)
-
-
 def layer_gradients(norm_first: bool, seed: int) -> list[float]:
     """Gradient norm of each block's parameters in a fresh 12-block stack, for a fixed random linear loss."""
     torch.manual_seed(seed)
@@ -79,9 +65,7 @@ def run(ctx):
     for norm_first in (True, False):
         torch.manual_seed(seed)
         ours = EncoderLayer(D_MODEL, N_HEADS, D_FF, norm_first=norm_first).eval()
-        ref = nn.TransformerEncoderLayer(D_MODEL, N_HEADS, D_FF, dropout=0.0, batch_first=True,
-                                         norm_first=norm_first).eval()
-        copy_into_torch(ours, ref)
+        ref = ours.to_torch().eval()
         with torch.no_grad():
             diff = (ours(x) - ref(x)).abs().max().item()
         checks.append(dict(variant="pre-LN" if norm_first else "post-LN",

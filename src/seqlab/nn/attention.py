@@ -92,7 +92,7 @@ def _blocked_rows(mask: torch.Tensor | None) -> torch.Tensor | None:
     return torch.isneginf(mask).all(dim=-1, keepdim=True)
 
 
-def _check_mask(mask: torch.Tensor | None, q: torch.Tensor) -> None:
+def _check_mask(mask: torch.Tensor | None) -> None:
     if mask is None:
         return
     if not (mask.dtype == torch.bool or mask.is_floating_point()):
@@ -122,7 +122,7 @@ def scaled_dot_product_attention(
     materialises the T_q x T_k matrix when no mask is given; it returns ``None``
     for the weights.
     """
-    _check_mask(mask, q)
+    _check_mask(mask)
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must lie in [0, 1), got {dropout_p}")
     d_k = q.size(-1)

@@ -79,6 +79,22 @@ class MultiHeadAttention(nn.Module):
         self.Wo = nn.Linear(d_model, d_model, bias=bias)
         self.rope = RotaryEmbedding(self.d_k) if rotary else None
 
+    def to_torch(self) -> nn.MultiheadAttention:
+        """An equivalent ``torch.nn.MultiheadAttention`` (batch_first) holding copies of these weights.
+
+        torch packs W^Q, W^K, W^V into one ``in_proj_weight``; its boolean masks
+        use the opposite polarity (True = blocked).
+        """
+        bias = self.Wq.bias is not None
+        ref = nn.MultiheadAttention(self.d_model, self.n_heads, dropout=self.dropout, bias=bias, batch_first=True)
+        with torch.no_grad():
+            ref.in_proj_weight.copy_(torch.cat([self.Wq.weight, self.Wk.weight, self.Wv.weight]))
+            ref.out_proj.weight.copy_(self.Wo.weight)
+            if bias:
+                ref.in_proj_bias.copy_(torch.cat([self.Wq.bias, self.Wk.bias, self.Wv.bias]))
+                ref.out_proj.bias.copy_(self.Wo.bias)
+        return ref
+
     def _split(self, z: torch.Tensor) -> torch.Tensor:
         B, T, _ = z.shape
         return z.view(B, T, self.n_heads, self.d_k).transpose(1, 2)  # (B, h, T, d_k)

@@ -77,6 +77,22 @@ class EncoderLayer(nn.Module):
         self.dropout1 = nn.Dropout(dropout)
         self.dropout2 = nn.Dropout(dropout)
 
+    def to_torch(self) -> nn.TransformerEncoderLayer:
+        """An equivalent ``torch.nn.TransformerEncoderLayer`` (batch_first) holding copies of these weights."""
+        act = "relu" if self.ff.act is F.relu else "gelu"
+        ref = nn.TransformerEncoderLayer(self.ff.linear1.in_features, self.self_attn.n_heads,
+                                         self.ff.linear1.out_features, dropout=self.dropout1.p, activation=act,
+                                         layer_norm_eps=self.norm1.eps, batch_first=True, norm_first=self.norm_first,
+                                         bias=self.norm1.bias is not None)
+        ref.self_attn = self.self_attn.to_torch()
+        with torch.no_grad():
+            for mine, theirs in ((self.ff.linear1, ref.linear1), (self.ff.linear2, ref.linear2),
+                                 (self.norm1, ref.norm1), (self.norm2, ref.norm2)):
+                theirs.weight.copy_(mine.weight)
+                if mine.bias is not None:
+                    theirs.bias.copy_(mine.bias)
+        return ref
+
     def _sa(self, x, mask, is_causal, cache):
         return self.dropout1(self.self_attn(x, mask=mask, is_causal=is_causal, cache=cache)[0])
 
