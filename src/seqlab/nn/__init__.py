@@ -1,5 +1,6 @@
 """Reusable PyTorch modules: attention, multi-head attention, positional encodings, Transformer blocks."""
 from .attention import AdditiveAttention, causal_mask, dot_attention, padding_mask, scaled_dot_product_attention
+from .lstm_lm import LSTMConfig, LSTMLanguageModel, RecurrentState
 from .multihead import KVCache, MultiHeadAttention
 from .positional import LearnedPositionalEncoding, RotaryEmbedding, SinusoidalPositionalEncoding, sinusoidal_encoding
 from .seq2seq import Seq2Seq
@@ -7,7 +8,7 @@ from .transformer import GPT, DecoderLayer, EncoderLayer, FeedForward, GPTConfig
 
 __all__ = [
     "AdditiveAttention", "causal_mask", "dot_attention", "padding_mask", "scaled_dot_product_attention",
-    "KVCache", "MultiHeadAttention",
+    "KVCache", "MultiHeadAttention", "LSTMConfig", "LSTMLanguageModel", "RecurrentState",
     "LearnedPositionalEncoding", "RotaryEmbedding", "SinusoidalPositionalEncoding", "sinusoidal_encoding",
     "Seq2Seq", "GPT", "GPTConfig", "DecoderLayer", "EncoderLayer", "FeedForward",
 ]

@@ -188,6 +188,13 @@ class GPT(nn.Module):
             if name.endswith("Wo.weight") or name.endswith("linear2.weight"):
                 nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * c.n_layer))
 
+    @property
+    def block_size(self) -> int:
+        return self.config.block_size
+
+    def new_cache(self) -> KVCache:
+        return KVCache()
+
     @staticmethod
     def _init_weights(module: nn.Module) -> None:
         if isinstance(module, nn.Linear):

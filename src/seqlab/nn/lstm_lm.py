@@ -1,0 +1,68 @@
+"""The recurrent baseline language model: embedding, stacked LSTM, linear head."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+__all__ = ["LSTMConfig", "LSTMLanguageModel", "RecurrentState"]
+
+
+@dataclass
+class LSTMConfig:
+    vocab_size: int
+    d_model: int = 128
+    hidden_size: int = 256
+    num_layers: int = 2
+    dropout: float = 0.0
+    block_size: int = 256  # training context; generation can run longer by carrying the state
+
+    def __post_init__(self):
+        if min(self.vocab_size, self.d_model, self.hidden_size, self.num_layers, self.block_size) < 1:
+            raise ValueError("vocab_size, d_model, hidden_size, num_layers and block_size must be >= 1")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout must lie in [0, 1), got {self.dropout}")
+
+
+class RecurrentState:
+    """The LSTM's (h, c), carried between calls: the recurrent counterpart of a key-value cache."""
+
+    def __init__(self):
+        self.hc: tuple[torch.Tensor, torch.Tensor] | None = None
+        self.length = 0
+
+
+class LSTMLanguageModel(nn.Module):
+    """Next-token model p(x_t | x_<t) from an LSTM's hidden state."""
+
+    def __init__(self, config: LSTMConfig):
+        super().__init__()
+        c = self.config = config
+        self.embedding = nn.Embedding(c.vocab_size, c.d_model)
+        self.lstm = nn.LSTM(c.d_model, c.hidden_size, num_layers=c.num_layers, batch_first=True,
+                            dropout=c.dropout if c.num_layers > 1 else 0.0)
+        self.drop = nn.Dropout(c.dropout)
+        self.head = nn.Linear(c.hidden_size, c.vocab_size)
+        with torch.no_grad():  # forget-gate bias 1 (Jozefowicz et al., 2015; §14.47)
+            for name, p in self.lstm.named_parameters():
+                if name.startswith("bias_ih"):
+                    p[c.hidden_size : 2 * c.hidden_size].fill_(1.0)
+
+    block_size = None  # no positional limit
+
+    def new_cache(self) -> RecurrentState:
+        return RecurrentState()
+
+    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None, *,
+                cache: RecurrentState | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        x = self.drop(self.embedding(idx))  # (B, T, d)
+        out, hc = self.lstm(x, cache.hc if cache is not None else None)  # (B, T, hidden)
+        if cache is not None:
+            cache.hc, cache.length = hc, cache.length + idx.size(1)
+        logits = self.head(self.drop(out))  # (B, T, V)
+        loss = None
+        if targets is not None:
+            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
+        return logits, loss

@@ -1,0 +1,196 @@
+"""One training loop for every language model: AdamW, warm-up + cosine, clipping, evaluation, checkpoints."""
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+
+from .checkpoint import CHECKPOINT_FILE, load_checkpoint, save_checkpoint
+
+__all__ = ["TrainConfig", "TrainingDiverged", "TrainResult", "lr_at", "make_optimizer", "get_batch", "estimate_loss",
+           "train_lm"]
+
+LN2 = math.log(2.0)
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss became NaN or infinite; the last good checkpoint is left as it was."""
+
+
+@dataclass
+class TrainConfig:
+    max_iters: int = 2000
+    batch_size: int = 12
+    block_size: int = 64
+    learning_rate: float = 1e-3
+    min_lr: float = 1e-4
+    warmup_iters: int = 100
+    lr_decay_iters: int | None = None  # default: max_iters
+    weight_decay: float = 0.1
+    beta1: float = 0.9
+    beta2: float = 0.99
+    grad_clip: float = 1.0  # 0 disables clipping
+    eval_interval: int = 250
+    eval_iters: int = 20
+    checkpoint_interval: int | None = None  # default: eval_interval
+    seed: int = 1337
+
+    def __post_init__(self):
+        for name in ("max_iters", "batch_size", "block_size", "eval_interval", "eval_iters"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.learning_rate <= 0 or self.min_lr < 0 or self.min_lr > self.learning_rate:
+            raise ValueError("need learning_rate > 0 and 0 <= min_lr <= learning_rate")
+        if self.warmup_iters < 0 or self.weight_decay < 0 or self.grad_clip < 0:
+            raise ValueError("warmup_iters, weight_decay and grad_clip must be >= 0")
+        if not (0 <= self.beta1 < 1 and 0 <= self.beta2 < 1):
+            raise ValueError("beta1 and beta2 must lie in [0, 1)")
+        if self.lr_decay_iters is None:
+            self.lr_decay_iters = self.max_iters
+        if self.checkpoint_interval is None:
+            self.checkpoint_interval = self.eval_interval
+
+
+def lr_at(it: int, c: TrainConfig) -> float:
+    """Linear warm-up to learning_rate, then a cosine down to min_lr at lr_decay_iters, flat after."""
+    if it < c.warmup_iters:
+        return c.learning_rate * (it + 1) / (c.warmup_iters + 1)
+    if it >= c.lr_decay_iters:
+        return c.min_lr
+    frac = (it - c.warmup_iters) / max(1, c.lr_decay_iters - c.warmup_iters)
+    return c.min_lr + 0.5 * (1 + math.cos(math.pi * frac)) * (c.learning_rate - c.min_lr)
+
+
+def make_optimizer(model: torch.nn.Module, c: TrainConfig) -> torch.optim.AdamW:
+    """AdamW with weight decay on matrices and embeddings only (biases and norm gains are not decayed)."""
+    params = {id(p): p for p in model.parameters() if p.requires_grad}.values()
+    decay = [p for p in params if p.dim() >= 2]
+    no_decay = [p for p in params if p.dim() < 2]
+    groups = [{"params": decay, "weight_decay": c.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=c.learning_rate, betas=(c.beta1, c.beta2))
+
+
+def get_batch(ids: torch.Tensor, batch_size: int, block_size: int, generator: torch.Generator):
+    """Random windows: inputs (B, T) and the same windows shifted by one as targets."""
+    if len(ids) <= block_size:
+        raise ValueError(f"the text has {len(ids)} tokens, fewer than the context of {block_size} + 1")
+    start = torch.randint(len(ids) - block_size, (batch_size,), generator=generator)
+    offsets = torch.arange(block_size)
+    x = ids[start[:, None] + offsets]  # (B, T)
+    y = ids[start[:, None] + offsets + 1]
+    return x, y
+
+
+@torch.no_grad()
+def estimate_loss(model, ids: torch.Tensor, c: TrainConfig, seed: int = 0) -> float:
+    """Mean cross-entropy (nats) over ``eval_iters`` fixed random batches (the same batches every call)."""
+    was = model.training
+    model.eval()
+    g = torch.Generator().manual_seed(seed)
+    losses = [model(*get_batch(ids, c.batch_size, c.block_size, g))[1].item() for _ in range(c.eval_iters)]
+    model.train(was)
+    return sum(losses) / len(losses)
+
+
+@dataclass
+class TrainResult:
+    model: torch.nn.Module
+    history: list[dict] = field(default_factory=list)
+    iterations: int = 0
+    resumed_from: int | None = None
+
+    @property
+    def final_val_loss(self) -> float:
+        return self.history[-1]["val_loss"]
+
+
+def _progress(it, total, loss, tps, stream):
+    width = 24
+    done = int(width * it / total)
+    stream.write(f"\r[{'#' * done}{'.' * (width - done)}] {it}/{total} loss {loss:.4f} {tps:,.0f} tok/s ")
+    stream.flush()
+
+
+def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: TrainConfig, *, checkpoint_dir=None,
+             tokenizer=None, resume: bool = True, progress: bool = False, time_budget_s: float | None = None,
+             log=None) -> TrainResult:
+    """Train ``model`` (GPT or LSTM language model) on token ids; return the model and its loss history.
+
+    With ``checkpoint_dir`` a checkpoint is written atomically every
+    ``checkpoint_interval`` iterations and at the end; with ``resume`` an existing
+    checkpoint there is loaded (weights, optimizer, data-order RNG, history) and
+    training continues from its iteration, giving the same losses as an
+    uninterrupted run. A NaN or infinite loss raises :class:`TrainingDiverged`.
+    ``time_budget_s`` stops early (after an evaluation) once the wall-clock budget is used.
+    """
+    c = config
+    train_ids, val_ids = torch.as_tensor(train_ids, dtype=torch.long), torch.as_tensor(val_ids, dtype=torch.long)
+    for name, ids in (("training", train_ids), ("validation", val_ids)):
+        if len(ids) <= c.block_size:
+            raise ValueError(f"the {name} text has {len(ids)} tokens, fewer than the context of {c.block_size} + 1")
+    torch.manual_seed(c.seed)
+    g = torch.Generator().manual_seed(c.seed)
+    optimizer = make_optimizer(model, c)
+    history: list[dict] = []
+    start_it, resumed = 0, None
+    ckpt = Path(checkpoint_dir) if checkpoint_dir else None
+    if ckpt is not None and resume and (ckpt / CHECKPOINT_FILE).is_file():
+        loaded, _, state = load_checkpoint(ckpt, optimizer_factory=lambda m: make_optimizer(m, c))
+        model.load_state_dict(loaded.state_dict())
+        optimizer.load_state_dict(state["optimizer"].state_dict())
+        start_it, history, resumed = state["iteration"], state["history"], state["iteration"]
+        if "batch" in state["rng"]:
+            g.set_state(state["rng"]["batch"])
+        if "torch" in state["rng"]:
+            torch.set_rng_state(state["rng"]["torch"])
+
+    def checkpoint(it):
+        if ckpt is not None:
+            save_checkpoint(ckpt, model, optimizer, tokenizer=tokenizer, iteration=it, train_config=asdict(c),
+                            history=history, rng={"batch": g.get_state(), "torch": torch.get_rng_state()})
+
+    model.train()
+    t0 = time.perf_counter()
+    elapsed0 = history[-1]["seconds"] if history else 0.0
+    running, n_running, tokens = 0.0, 0, 0
+    it = start_it
+    for it in range(start_it, c.max_iters):
+        for group in optimizer.param_groups:
+            group["lr"] = lr_at(it, c)
+        x, y = get_batch(train_ids, c.batch_size, c.block_size, g)
+        _, loss = model(x, y)
+        if not torch.isfinite(loss):
+            where = f"; {ckpt} keeps its last good checkpoint" if ckpt is not None else ""
+            raise TrainingDiverged(f"loss became {loss.item()} at iteration {it}; training stopped{where}")
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if c.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), c.grad_clip)
+        optimizer.step()
+        running += loss.item()
+        n_running += 1
+        tokens += x.numel()
+        done = it + 1
+        elapsed = elapsed0 + time.perf_counter() - t0
+        if progress and (done % 10 == 0 or done == c.max_iters):
+            _progress(done, c.max_iters, running / n_running, tokens / max(1e-9, time.perf_counter() - t0), sys.stderr)
+        out_of_time = time_budget_s is not None and elapsed >= time_budget_s
+        if done % c.eval_interval == 0 or done == c.max_iters or out_of_time:
+            val = estimate_loss(model, val_ids, c, seed=c.seed + 1)
+            row = dict(iter=done, lr=lr_at(it, c), train_loss=running / n_running, val_loss=val, val_bpc=val / LN2,
+                       seconds=elapsed, tokens_per_s=tokens / max(1e-9, time.perf_counter() - t0))
+            history.append(row)
+            running, n_running = 0.0, 0
+            if log is not None:
+                log(row)
+            if done % c.checkpoint_interval == 0 or done == c.max_iters or out_of_time:
+                checkpoint(done)
+            if out_of_time:
+                break
+    if progress:
+        sys.stderr.write("\n")
+    return TrainResult(model, history, iterations=history[-1]["iter"] if history else start_it, resumed_from=resumed)

@@ -1,0 +1,185 @@
+import json
+
+import pytest
+import torch
+
+from seqlab.nn import GPT, GPTConfig, LSTMConfig, LSTMLanguageModel
+from seqlab.text import CharTokenizer
+from seqlab.text.checkpoint import CHECKPOINT_FILE, CheckpointError, load_checkpoint, save_checkpoint
+from seqlab.text.corpus import CorpusError, load_tinyshakespeare, read_text_file, split_train_val
+from seqlab.text.generation import generate
+from seqlab.text.sampling import build_processors
+from seqlab.text.training import TrainConfig, TrainingDiverged, lr_at, make_optimizer, train_lm
+
+TEXT = ("To be, or not to be, that is the question: whether 'tis nobler in the mind to suffer "
+        "the slings and arrows of outrageous fortune. ") * 20
+
+
+def tiny_gpt(vocab, block=16):
+    torch.manual_seed(0)
+    return GPT(GPTConfig(vocab_size=vocab, block_size=block, n_layer=1, n_head=2, d_model=16))
+
+
+@pytest.fixture
+def data():
+    tok = CharTokenizer().train(TEXT)
+    ids = torch.tensor(tok.encode(TEXT))
+    return tok, *split_train_val(ids)
+
+
+def test_packaged_corpus_is_the_published_one():
+    text = load_tinyshakespeare()
+    assert len(text) == 1115394 and text.startswith("First Citizen:")
+
+
+@pytest.mark.parametrize("content,msg", [(b"", "empty"), (b"ab\x00\x01cd", "binary"), (b"\xff\xfeabc", "UTF-8")])
+def test_bad_text_files(tmp_path, content, msg):
+    p = tmp_path / "t.txt"
+    p.write_bytes(content)
+    with pytest.raises(CorpusError, match=msg):
+        read_text_file(p)
+
+
+def test_wrong_file_fails_the_checksum(tmp_path):
+    p = tmp_path / "t.txt"
+    p.write_text("not shakespeare")
+    with pytest.raises(CorpusError, match="sha256"):
+        load_tinyshakespeare(p)
+
+
+def test_download_offline_says_so(tmp_path):
+    from seqlab.text.corpus import download_tinyshakespeare
+
+    with pytest.raises(CorpusError, match="offline"):
+        download_tinyshakespeare(tmp_path, url=(tmp_path / "missing.txt").as_uri())
+
+
+def test_download_checks_sha(tmp_path):
+    from seqlab.text.corpus import download_tinyshakespeare
+
+    src = tmp_path / "copy.txt"
+    src.write_text(load_tinyshakespeare(), encoding="utf-8")
+    path = download_tinyshakespeare(tmp_path / "cache", url=src.as_uri())
+    assert path.read_text(encoding="utf-8") == src.read_text(encoding="utf-8")
+    bad = tmp_path / "bad.txt"
+    bad.write_text("x")
+    with pytest.raises(CorpusError, match="sha256"):
+        download_tinyshakespeare(tmp_path / "cache2", url=bad.as_uri())
+
+
+def test_lr_schedule_shape():
+    c = TrainConfig(max_iters=1000, warmup_iters=100, learning_rate=1e-3, min_lr=1e-4)
+    assert lr_at(0, c) < lr_at(50, c) < lr_at(99, c) <= 1e-3
+    assert lr_at(100, c) == pytest.approx(1e-3)
+    assert lr_at(550, c) == pytest.approx(5.5e-4, rel=1e-2)
+    assert lr_at(1000, c) == pytest.approx(1e-4) and lr_at(5000, c) == pytest.approx(1e-4)
+
+
+def test_weight_decay_groups():
+    m = tiny_gpt(10)
+    opt = make_optimizer(m, TrainConfig())
+    decay, no_decay = opt.param_groups
+    assert all(p.dim() >= 2 for p in decay["params"]) and all(p.dim() < 2 for p in no_decay["params"])
+    assert no_decay["weight_decay"] == 0 and decay["weight_decay"] == 0.1
+    assert sum(p.numel() for g in opt.param_groups for p in g["params"]) == sum(p.numel() for p in m.parameters())
+
+
+@pytest.mark.parametrize("kind", ["gpt", "lstm"])
+def test_training_lowers_loss_and_is_deterministic(data, kind):
+    tok, tr, va = data
+
+    def make():
+        torch.manual_seed(0)
+        if kind == "gpt":
+            return tiny_gpt(tok.vocab_size)
+        return LSTMLanguageModel(LSTMConfig(vocab_size=tok.vocab_size, d_model=16, hidden_size=32, num_layers=1))
+
+    c = TrainConfig(max_iters=60, batch_size=8, block_size=16, eval_interval=30, eval_iters=4, warmup_iters=5,
+                    learning_rate=3e-3)
+    a = train_lm(make(), tr, va, c)
+    b = train_lm(make(), tr, va, c)
+    assert [r["val_loss"] for r in a.history] == [r["val_loss"] for r in b.history]
+    assert a.history[-1]["val_loss"] < a.history[0]["val_loss"] < 4.0
+    assert a.history[-1]["val_bpc"] == pytest.approx(a.history[-1]["val_loss"] / 0.6931471805599453)
+
+
+def test_resume_gives_the_same_losses_as_an_uninterrupted_run(data, tmp_path):
+    tok, tr, va = data
+    c = TrainConfig(max_iters=40, batch_size=4, block_size=16, eval_interval=10, eval_iters=2, warmup_iters=5)
+    full = train_lm(tiny_gpt(tok.vocab_size), tr, va, c)
+    # "killed" after 20 iterations: a run with a 20-iteration budget leaves its checkpoint
+    short = TrainConfig(**{**c.__dict__, "max_iters": 20})
+    train_lm(tiny_gpt(tok.vocab_size), tr, va, short, checkpoint_dir=tmp_path, tokenizer=tok)
+    state = json.loads((tmp_path / "trainer_state.json").read_text())
+    assert state["iteration"] == 20
+    resumed = train_lm(tiny_gpt(tok.vocab_size), tr, va, c, checkpoint_dir=tmp_path, tokenizer=tok)
+    assert resumed.resumed_from == 20
+    got = [round(r["val_loss"], 5) for r in resumed.history]
+    want = [round(r["val_loss"], 5) for r in full.history]
+    assert got == want
+
+
+def test_nan_loss_stops_and_keeps_the_good_checkpoint(data, tmp_path):
+    tok, tr, va = data
+    c = TrainConfig(max_iters=10, batch_size=4, block_size=16, eval_interval=5, eval_iters=2, warmup_iters=1)
+    m = tiny_gpt(tok.vocab_size)
+    train_lm(m, tr, va, c, checkpoint_dir=tmp_path, tokenizer=tok)
+    good = (tmp_path / CHECKPOINT_FILE).read_bytes()
+    with torch.no_grad():
+        m.tok_emb.weight.fill_(float("nan"))
+    c2 = TrainConfig(**{**c.__dict__, "max_iters": 20})
+    with pytest.raises(TrainingDiverged, match="iteration 0; training stopped.*last good checkpoint"):
+        train_lm(m, tr, va, c2, checkpoint_dir=tmp_path, tokenizer=tok, resume=False)
+    assert (tmp_path / CHECKPOINT_FILE).read_bytes() == good
+
+
+@pytest.mark.parametrize("kind", ["gpt", "lstm"])
+def test_checkpoint_round_trip(tmp_path, kind):
+    tok = CharTokenizer().train(TEXT)
+    torch.manual_seed(1)
+    m = tiny_gpt(tok.vocab_size) if kind == "gpt" else LSTMLanguageModel(LSTMConfig(vocab_size=tok.vocab_size))
+    save_checkpoint(tmp_path, m, tokenizer=tok, iteration=7)
+    m2, tok2, state = load_checkpoint(tmp_path)
+    assert state["iteration"] == 7 and tok2.encode("to be") == tok.encode("to be")
+    x = torch.randint(0, tok.vocab_size, (2, 8))
+    with torch.no_grad():
+        torch.testing.assert_close(m2(x)[0], m(x)[0])
+    if kind == "gpt":
+        assert m2.lm_head.weight is m2.tok_emb.weight
+
+
+@pytest.mark.parametrize("damage", ["missing", "truncated", "garbage"])
+def test_corrupt_checkpoint_is_a_clear_error(tmp_path, damage):
+    tok = CharTokenizer().train(TEXT)
+    save_checkpoint(tmp_path, tiny_gpt(tok.vocab_size), tokenizer=tok)
+    f = tmp_path / CHECKPOINT_FILE
+    if damage == "missing":
+        f.unlink()
+    elif damage == "truncated":
+        f.write_bytes(f.read_bytes()[:100])
+    else:
+        f.write_bytes(b"\x00" * 64)
+    with pytest.raises(CheckpointError):
+        load_checkpoint(tmp_path)
+
+
+def test_corpus_shorter_than_context(data):
+    tok, tr, va = data
+    with pytest.raises(ValueError, match="fewer than the context"):
+        train_lm(tiny_gpt(tok.vocab_size, block=16), tr[:10], va, TrainConfig(block_size=16))
+
+
+@pytest.mark.parametrize("kind", ["gpt", "lstm"])
+@pytest.mark.parametrize("greedy", [True, False])
+def test_cached_generation_equals_uncached_token_for_token(kind, greedy):
+    torch.manual_seed(2)
+    if kind == "gpt":
+        m = GPT(GPTConfig(vocab_size=30, block_size=24, n_layer=2, n_head=2, d_model=32))
+    else:
+        m = LSTMLanguageModel(LSTMConfig(vocab_size=30, d_model=16, hidden_size=32))
+    idx = torch.randint(0, 30, (3, 6))
+    procs = build_processors(temperature=0.9, top_k=12, top_p=0.95)
+    # 40 new tokens run past the GPT's 24-token window, exercising the re-encode path too
+    a = generate(m, idx, 40, procs, greedy=greedy, generator=torch.Generator().manual_seed(3), use_cache=True)
+    b = generate(m, idx, 40, procs, greedy=greedy, generator=torch.Generator().manual_seed(3), use_cache=False)
+    assert a.shape == (3, 46) and torch.equal(a, b)
