@@ -101,6 +101,119 @@ def _cmd_run(args) -> int:
     return 0
 
 
+def _positive_int(v):
+    try:
+        n = int(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {v!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {n}")
+    return n
+
+
+def _cmd_lm_train(args) -> int:
+    import torch
+
+    from .nn import GPT, GPTConfig, LSTMConfig, LSTMLanguageModel
+    from .text import BPETokenizer, CharTokenizer
+    from .text.checkpoint import CHECKPOINT_FILE, load_checkpoint
+    from .text.corpus import read_text_file, split_train_val
+    from .text.training import TrainConfig, train_lm
+
+    text = read_text_file(args.text)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} exists and is not a directory")
+    existing = (out / CHECKPOINT_FILE).is_file() and not args.restart
+    if existing:  # resume with the checkpoint's own tokenizer
+        _, tok, _ = load_checkpoint(out)
+    else:
+        tok = CharTokenizer().train(text) if args.tokenizer == "char" else BPETokenizer().train(text, args.vocab_size)
+    ids = torch.tensor(tok.encode(text))
+    train_ids, val_ids = split_train_val(ids)
+    if min(len(train_ids), len(val_ids)) <= args.block_size:
+        raise UsageError(f"{args.text}: {len(ids)} tokens is too short for a context of {args.block_size} "
+                         "(the 10% validation part must be longer than the context)")
+    cfg = TrainConfig(max_iters=args.max_iters, batch_size=args.batch_size, block_size=args.block_size,
+                      learning_rate=args.lr, min_lr=args.lr / 10, warmup_iters=min(args.warmup, args.max_iters),
+                      eval_interval=args.eval_interval, seed=args.seed)
+    torch.manual_seed(args.seed)
+    if args.model == "gpt":
+        model = GPT(GPTConfig(vocab_size=tok.vocab_size, block_size=args.block_size, n_layer=args.n_layer,
+                              n_head=args.n_head, d_model=args.d_model, bias=False))
+    else:
+        model = LSTMLanguageModel(LSTMConfig(vocab_size=tok.vocab_size, d_model=args.d_model,
+                                             hidden_size=2 * args.d_model, num_layers=2, block_size=args.block_size))
+    log = lambda r: print(f"iter {r['iter']:>6}  train {r['train_loss']:.4f}  val {r['val_loss']:.4f} "  # noqa: E731
+                          f"({r['val_bpc']:.3f} bits/token)  {r['tokens_per_s']:,.0f} tok/s", flush=True)
+    try:
+        res = train_lm(model, train_ids, val_ids, cfg, checkpoint_dir=out, tokenizer=tok, resume=not args.restart,
+                       progress=sys.stderr.isatty(), log=log)
+    except KeyboardInterrupt:
+        print(f"seqlab: interrupted; {out} keeps the last checkpoint, run the same command to resume",
+              file=sys.stderr)
+        return 130
+    if res.resumed_from is not None:
+        print(f"(resumed from iteration {res.resumed_from})")
+    print(f"checkpoint: {out}")
+    return 0
+
+
+def _cmd_lm_sample(args) -> int:
+    import torch
+
+    from .text.checkpoint import load_checkpoint
+    from .text.generation import stream
+    from .text.sampling import build_processors
+
+    procs = build_processors(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, min_p=args.min_p)
+    model, tok, _ = load_checkpoint(args.checkpoint)
+    if tok is None:
+        raise UsageError(f"{args.checkpoint}: checkpoint has no tokenizer.txt")
+    prompt_ids = tok.encode(args.prompt or "\n")  # an empty prompt starts from a new line
+    sys.stdout.write(args.prompt)
+    g = torch.Generator().manual_seed(args.seed)
+    pending: list[int] = []
+    for nxt in stream(model, torch.tensor([prompt_ids]), args.max_new_tokens, procs, greedy=args.greedy, generator=g):
+        pending.append(int(nxt))
+        piece = tok.decode(pending)
+        if "\ufffd" not in piece:  # wait for the rest of a multi-byte character
+            sys.stdout.write(piece)
+            sys.stdout.flush()
+            pending = []
+    sys.stdout.write("\n")
+    return 0
+
+
+def _cmd_forecast_evaluate(args) -> int:
+    import pandas as pd
+
+    from .forecast import Forecaster, evaluate, read_series_csv, summarize
+    from .forecast.core import MODEL_NAMES
+
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    unknown = [m for m in models if m not in MODEL_NAMES]
+    if unknown:
+        raise UsageError(f"unknown model {unknown[0]!r}; choose from {', '.join(MODEL_NAMES)}")
+    df = read_series_csv(args.csv)
+    need = args.horizon * args.windows + args.season + 1
+    short = df.groupby("unique_id").size()
+    if (short < need).any():
+        uid = short[short < need].index[0]
+        raise UsageError(f"series {uid!r} has {short[uid]} observations; {args.windows} window(s) of horizon "
+                         f"{args.horizon} with season {args.season} need at least {need}")
+    freq = pd.infer_freq(df[df.unique_id == df.unique_id.iloc[0]].ds) if pd.api.types.is_datetime64_any_dtype(df.ds) \
+        else 1
+    if freq is None:
+        raise UsageError("cannot infer the time step of the ds column; use integer periods or regular dates")
+    fc = Forecaster(models, freq=freq, season_length=args.season)
+    cv = fc.cross_validation(df, args.horizon, n_windows=args.windows, step_size=args.step)
+    table = summarize(evaluate(cv, df, args.season, fc.names), naive2="Naive2" if "Naive2" in models else None)
+    with pd.option_context("display.width", 140):
+        print(table.to_string(index=False))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="seqlab", description="Companion to Chapter 14, Part 3: recurrence and attention.")
     p.add_argument("--version", action="version", version=f"seqlab {__version__}")
@@ -113,18 +226,68 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, help="replace the chapter's seed(s); shifts every seed by the same amount")
     r.add_argument("--no-figures", action="store_true", help="compute tables only")
     r.set_defaults(func=_cmd_run)
+
+    lm = sub.add_parser("lm", help="train and sample language models").add_subparsers(dest="lm_command",
+                                                                                       parser_class=_Parser)
+    t = lm.add_parser("train", help="train a character (or BPE) language model on a text file")
+    t.add_argument("--text", required=True, help="UTF-8 text file")
+    t.add_argument("--out", default="checkpoints/lm", help="checkpoint folder (resumed if it holds one)")
+    t.add_argument("--model", choices=("gpt", "lstm"), default="gpt")
+    t.add_argument("--tokenizer", choices=("char", "bpe"), default="char")
+    t.add_argument("--vocab-size", type=_positive_int, default=512, help="BPE vocabulary size")
+    t.add_argument("--max-iters", type=_positive_int, default=1600)
+    t.add_argument("--batch-size", type=_positive_int, default=24)
+    t.add_argument("--block-size", type=_positive_int, default=64)
+    t.add_argument("--n-layer", type=_positive_int, default=4)
+    t.add_argument("--n-head", type=_positive_int, default=4)
+    t.add_argument("--d-model", type=_positive_int, default=128)
+    t.add_argument("--lr", type=float, default=3e-3)
+    t.add_argument("--warmup", type=int, default=50)
+    t.add_argument("--eval-interval", type=_positive_int, default=100)
+    t.add_argument("--seed", type=int, default=1337)
+    t.add_argument("--restart", action="store_true", help="ignore an existing checkpoint in --out and start over")
+    t.set_defaults(func=_cmd_lm_train)
+    s = lm.add_parser("sample", help="generate text from a checkpoint, streaming to stdout")
+    s.add_argument("--checkpoint", required=True)
+    s.add_argument("--prompt", default="")
+    s.add_argument("--max-new-tokens", type=int, default=300)
+    s.add_argument("--temperature", type=float, default=1.0)
+    s.add_argument("--top-k", type=int, default=None)
+    s.add_argument("--top-p", type=float, default=None)
+    s.add_argument("--min-p", type=float, default=None)
+    s.add_argument("--greedy", action="store_true")
+    s.add_argument("--seed", type=int, default=0)
+    s.set_defaults(func=_cmd_lm_sample)
+
+    fp = sub.add_parser("forecast", help="evaluate forecasters").add_subparsers(dest="forecast_command",
+                                                                                 parser_class=_Parser)
+    e = fp.add_parser("evaluate", help="rolling-origin MASE table for a long or wide CSV")
+    e.add_argument("--csv", required=True, help="long (unique_id, ds, y) or wide (time column + one per series)")
+    e.add_argument("--horizon", type=_positive_int, required=True)
+    e.add_argument("--season", type=_positive_int, default=1)
+    e.add_argument("--windows", type=_positive_int, default=1)
+    e.add_argument("--step", type=_positive_int, default=None, help="step between windows (default: horizon)")
+    e.add_argument("--models", default="Naive,SeasonalNaive,Naive2,AutoETS,AutoTheta",
+                   help="comma-separated model names")
+    e.set_defaults(func=_cmd_forecast_evaluate)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     from .chapter import UnknownSectionError
+    from .report.artifacts import ArtifactError
+    from .text.training import TrainingDiverged
 
     try:
         args = build_parser().parse_args(argv)
         if args.command is None:
             raise UsageError("missing command; try `seqlab list` or `seqlab run SECTION`")
+        if args.command == "forecast" and getattr(args, "forecast_command", None) is None:
+            raise UsageError("missing forecast command: `seqlab forecast evaluate`")
+        if args.command == "lm" and getattr(args, "lm_command", None) is None:
+            raise UsageError("missing lm command: `seqlab lm train` or `seqlab lm sample`")
         return args.func(args)
-    except (UsageError, UnknownSectionError, ValueError, FileNotFoundError, OSError) as e:
+    except (UsageError, UnknownSectionError, ArtifactError, TrainingDiverged, ValueError, OSError) as e:
         print(f"seqlab: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -27,6 +27,8 @@ class SectionResult:
     figures: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: name -> plotly Figure of every figure written (for embedding; not part of the JSON contract)
+    interactive: dict = field(default_factory=dict, repr=False)
 
 
 @dataclass
@@ -42,6 +44,7 @@ class Context:
     seed_override: int | None = None
     figures: bool = True
     _base: int | None = None
+    interactive: dict = field(default_factory=dict)
 
     def seed(self, chapter_seed: int) -> int:
         if self.seed_override is None:
@@ -56,6 +59,7 @@ class Context:
             return []
         from ..plotting import write_pair
 
+        self.interactive[name] = fig
         return write_pair(gg, fig, self.out / name)
 
     def save_plotly(self, name: str, fig) -> list[Path]:
@@ -63,6 +67,7 @@ class Context:
             return []
         from ..plotting import write_plotly
 
+        self.interactive[name] = fig
         return [write_plotly(fig, self.out / f"{name}.html")]
 
 
@@ -82,6 +87,8 @@ _MODULES = [
     ("14.47.1", "s14_47_1"), ("14.48", "s14_48"), ("14.49", "s14_49"),
     ("14.50", "s14_50"), ("14.50.2", "s14_50_2"), ("14.51", "s14_51"), ("14.52", "s14_52"),
     ("14.53", "s14_53"), ("14.54", "s14_54"), ("14.55", "s14_55"),
+    ("14.56", "s14_56"), ("14.57", "s14_57"), ("14.58", "s14_58"), ("14.59", "s14_59"), ("14.60", "s14_60"),
+    ("14.61", "s14_61"), ("14.62", "s14_62"), ("14.63", "s14_63"),
 ]
 
 
@@ -116,4 +123,4 @@ def run_section(id: str, out: Path | str, seed: int | None = None, figures: bool
     ctx = Context(Path(out), seed, figures)
     t0 = time.perf_counter()
     tables, figs, notes = entry.func(ctx)
-    return SectionResult(entry.id, entry.title, tables, figs, notes, time.perf_counter() - t0)
+    return SectionResult(entry.id, entry.title, tables, figs, notes, time.perf_counter() - t0, ctx.interactive)

@@ -50,6 +50,7 @@ def build_model(kind: str, config: dict):
 def _atomic(path: Path, write) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     os.close(fd)
+    os.chmod(tmp, 0o644)
     try:
         write(tmp)
         os.replace(tmp, path)

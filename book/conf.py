@@ -1,0 +1,35 @@
+"""Sphinx configuration of the rendered chapter (MyST pages executed by myst-nb)."""
+import os
+
+project = "Chapter 14, Part 3: Recurrence and Attention (seqlab)"
+author = "seqlab"
+extensions = ["myst_nb"]
+exclude_patterns = ["_build", "_figures", "**.ipynb_checkpoints", "README.md"]
+only_pages = os.environ.get("SEQLAB_BOOK_PAGES")  # comma-separated docnames: a small build for tests
+if only_pages:
+    keep = set(only_pages.split(",")) | {"index"}
+    exclude_patterns += [f"{p[:-3]}" + ".md" for p in os.listdir(os.path.dirname(__file__) or ".")
+                         if p.endswith(".md") and p[:-3] not in keep]
+
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
+myst_dmath_double_inline = True
+nb_execution_mode = "cache"
+nb_execution_cache_path = os.environ.get("SEQLAB_BOOK_CACHE", "_build/.jupyter_cache")
+nb_execution_raise_on_error = True
+nb_execution_timeout = 900
+nb_execution_show_tb = True
+nb_merge_streams = True
+
+html_theme = "sphinx_book_theme"
+html_title = "Recurrence and Attention"
+html_static_path = ["_static"]
+html_css_files = ["seqlab.css"]
+html_js_files = ["plotly.min.js", "seqlab.js"]
+html_extra_path = ["_figures"]
+mathjax_path = "mathjax/tex-chtml.js"  # vendored under _static by the build: no CDN
+html_theme_options = {"show_toc_level": 2}
+html_permalinks = True
+numfig = True
+math_numfig = True
+math_eqref_format = "({number})"
+suppress_warnings = ["mystnb.unknown_mime_type"]

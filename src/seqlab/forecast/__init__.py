@@ -1,0 +1,10 @@
+"""Forecasting: long-format data, MASE/sMAPE/OWA, rolling-origin validation, classical and neural models."""
+from .core import MODEL_NAMES, Forecaster, rolling_origin_splits
+from .data import ForecastDataError, air_passengers, competition, read_series_csv, validate_long
+from .evaluation import bootstrap_difference, evaluate, per_horizon, summarize
+from .metrics import mase, owa, smape
+from .neural import NeuralConfig, NeuralForecaster
+
+__all__ = ["MODEL_NAMES", "Forecaster", "rolling_origin_splits", "ForecastDataError", "air_passengers", "competition",
+           "read_series_csv", "validate_long", "bootstrap_difference", "evaluate", "per_horizon", "summarize", "mase",
+           "owa", "smape", "NeuralConfig", "NeuralForecaster"]

@@ -1,0 +1,60 @@
+"""Scoring rolling-origin forecasts: MASE per series/window/horizon, sMAPE, OWA, and a paired bootstrap."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .metrics import mase_scale, smape
+
+__all__ = ["evaluate", "summarize", "per_horizon", "bootstrap_difference"]
+
+
+def evaluate(cv: pd.DataFrame, history: pd.DataFrame, season_length: int, models: list[str]) -> pd.DataFrame:
+    """One row per (unique_id, cutoff, model, step) with the absolute scaled error, plus sMAPE terms.
+
+    The MASE scale of each window is the in-sample seasonal-naive MAE of that
+    window's own training part (everything up to its cutoff), so no window sees
+    its own test values.
+    """
+    rows = []
+    hist = {uid: g for uid, g in history.groupby("unique_id", sort=False)}
+    for (uid, cutoff), w in cv.groupby(["unique_id", "cutoff"], sort=False):
+        g = hist[uid]
+        scale = mase_scale(g.loc[g["ds"] <= cutoff, "y"].to_numpy(), season_length)
+        y = w["y"].to_numpy(float)
+        for m in models:
+            f = w[m].to_numpy(float)
+            denom = np.abs(y) + np.abs(f)
+            rows.append(pd.DataFrame({"unique_id": uid, "cutoff": cutoff, "model": m, "step": np.arange(1, len(y) + 1),
+                                      "scaled_error": np.abs(y - f) / scale if scale > 0 else np.nan,
+                                      "smape_term": 200 * np.divide(np.abs(y - f), denom, out=np.zeros_like(y),
+                                                                    where=denom > 0)}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def summarize(errors: pd.DataFrame, naive2: str | None = "Naive2") -> pd.DataFrame:
+    """Mean MASE and sMAPE per model over series and windows, and OWA against ``naive2`` when present."""
+    per = errors.groupby(["model", "unique_id", "cutoff"]).agg(mase=("scaled_error", "mean"),
+                                                                smape=("smape_term", "mean")).reset_index()
+    out = per.groupby("model").agg(mase=("mase", "mean"), smape=("smape", "mean"),
+                                   series=("unique_id", "nunique"), windows=("cutoff", "nunique")).reset_index()
+    if naive2 is not None and naive2 in set(out.model):
+        ref = out.set_index("model").loc[naive2]
+        out["owa"] = 0.5 * (out.smape / ref.smape + out.mase / ref.mase)
+    return out.sort_values("mase").reset_index(drop=True)
+
+
+def per_horizon(errors: pd.DataFrame) -> pd.DataFrame:
+    """MASE by forecast step: mean scaled error at each horizon h = 1 .. H."""
+    return errors.groupby(["model", "step"]).scaled_error.mean().rename("mase").reset_index()
+
+
+def bootstrap_difference(errors: pd.DataFrame, a: str, b: str, n_boot: int = 5000, seed: int = 0) -> dict:
+    """Paired bootstrap over series of mean MASE(a) - mean MASE(b); a 95% interval excluding 0 is significant."""
+    per = errors.groupby(["model", "unique_id"]).scaled_error.mean().unstack("model")[[a, b]].dropna()
+    d = (per[a] - per[b]).to_numpy()
+    rng = np.random.default_rng(seed)
+    boots = d[rng.integers(0, len(d), size=(n_boot, len(d)))].mean(axis=1)
+    lo, hi = np.percentile(boots, [2.5, 97.5])
+    return dict(model=a, against=b, mean_difference=float(d.mean()), ci_low=float(lo), ci_high=float(hi),
+                share_of_series_better=float((d < 0).mean()), series=len(d), significant=bool(lo > 0 or hi < 0))

@@ -1,0 +1,78 @@
+"""§14.63's comparison: classical baselines against global neural forecasters on competition data.
+
+``HEAVY_EVAL=1`` recomputes it (several minutes) and rewrites
+``seqlab/artifacts/forecast``; otherwise the committed, manifest-verified CSVs load.
+"""
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+
+from ..report.artifacts import heavy_eval, read_artifact_csv, verify_artifacts, write_artifacts
+from .core import Forecaster
+from .data import air_passengers, competition
+from .evaluation import bootstrap_difference, evaluate, per_horizon, summarize
+from .neural import NeuralConfig, NeuralForecaster
+
+__all__ = ["DATASETS", "CLASSICAL_MODELS", "experiment_config", "run_forecast_experiment", "forecast_results"]
+
+NAME = "forecast"
+CLASSICAL_MODELS = ["Naive", "SeasonalNaive", "RandomWalkWithDrift", "Naive2", "AutoETS", "Theta", "AutoTheta"]
+NEURAL = {"GRU": "gru", "Transformer": "transformer"}
+#: name -> (loader, windows); competition sets use their official hold-out as the single window
+DATASETS = {"AirPassengers": ("air", 4), "M3 monthly": ("M3/monthly", 1), "M3 yearly": ("M3/yearly", 1),
+            "Tourism quarterly": ("Tourism/quarterly", 1), "M1 yearly": ("M1/yearly", 1)}
+NEURAL_CONFIG = NeuralConfig(hidden_size=64, max_steps=1500, batch_size=256, learning_rate=1e-3, val_check_steps=100,
+                             patience=5, seed=1)
+
+
+def experiment_config() -> dict:
+    from dataclasses import asdict
+
+    return {"datasets": {k: list(v) for k, v in DATASETS.items()}, "classical": CLASSICAL_MODELS,
+            "neural": NEURAL, "neural_config": asdict(NEURAL_CONFIG), "airpassengers_h": 12}
+
+
+def _load(key: str):
+    if key == "air":
+        df = air_passengers()
+        return df, None, 12, 12
+    name, group = key.split("/")
+    return competition(name, group)
+
+
+def run_forecast_experiment(root=None, log=print) -> None:
+    config = experiment_config()
+    summaries, horizons, tests, timings = [], [], [], []
+    for label, (key, windows) in DATASETS.items():
+        train, test, season, h = _load(key)
+        neural = [NeuralForecaster(arch, name=name, config=NEURAL_CONFIG, season_length=season)
+                  for name, arch in NEURAL.items()]
+        fc = Forecaster(CLASSICAL_MODELS + neural, freq=1 if key != "air" else "MS", season_length=season)
+        t0 = time.perf_counter()
+        cv = fc.cross_validation(train, h, n_windows=windows, test_df=test)
+        secs = time.perf_counter() - t0
+        history = train if test is None else pd.concat([train, test])
+        err = evaluate(cv, history, season, fc.names)
+        s = summarize(err).assign(dataset=label, horizon=h, season_length=season)
+        summaries.append(s)
+        horizons.append(per_horizon(err).assign(dataset=label))
+        best_classical = s[s.model.isin(CLASSICAL_MODELS)].sort_values("mase").model.iloc[0]
+        for name in NEURAL:
+            tests.append(bootstrap_difference(err, name, best_classical) | {"dataset": label})
+        timings.append(dict(dataset=label, series=train.unique_id.nunique(), seconds=secs))
+        log(f"{label}: {secs:.0f} s\n{s[['model', 'mase', 'smape', 'owa']].to_string(index=False)}")
+    files = {"summary.csv": pd.concat(summaries), "per_horizon.csv": pd.concat(horizons),
+             "significance.csv": pd.DataFrame(tests), "timings.csv": pd.DataFrame(timings)}
+    write_artifacts(NAME, {k: v.to_csv(index=False).encode() for k, v in files.items()}, config, root)
+
+
+def forecast_results(root=None):
+    """``(summary, per_horizon, significance, timings, mode)``; recomputed first under HEAVY_EVAL=1."""
+    mode = "recomputed now (HEAVY_EVAL=1)" if heavy_eval() else "loaded from verified artifacts"
+    if heavy_eval():
+        run_forecast_experiment(root)
+    verify_artifacts(NAME, experiment_config(), root)
+    return (*(read_artifact_csv(NAME, f, root) for f in ("summary.csv", "per_horizon.csv", "significance.csv",
+                                                          "timings.csv")), mode)

@@ -1,0 +1,129 @@
+"""The chapter's language-model experiment (§14.57-§14.59): train, sample, score, and store as artifacts.
+
+``HEAVY_EVAL=1`` runs :func:`run_lm_experiment` (about five minutes on two cores)
+and rewrites ``seqlab/artifacts/lm``; otherwise :func:`load_lm_artifacts`
+verifies and loads the committed results.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+import pandas as pd
+import torch
+
+from ..nn import GPT, GPTConfig, LSTMConfig, LSTMLanguageModel
+from ..report.artifacts import artifact_dir, heavy_eval, read_artifact_csv, read_artifact_json, verify_artifacts, \
+    write_artifacts
+from .checkpoint import CHECKPOINT_FILE, load_checkpoint, save_checkpoint
+from .corpus import TINY_SHAKESPEARE_SHA256, load_tinyshakespeare, split_train_val
+from .generation import generate
+from .metrics import distinct_n, mean_nll, repetition_rate
+from .sampling import build_processors
+from .tokenizers import CharTokenizer
+from .training import TrainConfig, train_lm
+
+__all__ = ["CHAPTER_TRAIN", "chapter_gpt_config", "chapter_lstm_config", "experiment_config", "run_lm_experiment",
+           "load_lm_artifacts", "lm_results", "STRATEGIES", "PROMPT"]
+
+NAME = "lm"
+PROMPT = "ROMEO:\n"
+#: seqlab's defaults for the chapter's model: a larger batch and learning rate than nanoGPT's CPU recipe
+CHAPTER_TRAIN = TrainConfig(max_iters=1600, batch_size=24, block_size=64, learning_rate=3e-3, min_lr=3e-4,
+                            warmup_iters=50, eval_interval=100, eval_iters=20, seed=1337)
+STRATEGIES = {
+    "greedy": dict(greedy=True),
+    "temperature 0.5": dict(temperature=0.5),
+    "temperature 1.0": dict(temperature=1.0),
+    "temperature 1.5": dict(temperature=1.5),
+    "top-k 10": dict(top_k=10),
+    "top-p 0.9": dict(top_p=0.9),
+    "min-p 0.1": dict(min_p=0.1),
+}
+TEMPERATURES = (0.5, 0.7, 0.9, 1.0, 1.2, 1.5)
+TOP_PS = (0.5, 0.7, 0.8, 0.9, 0.95, 1.0)
+
+
+def chapter_gpt_config(vocab_size: int) -> GPTConfig:
+    return GPTConfig(vocab_size=vocab_size, block_size=64, n_layer=4, n_head=4, d_model=128, dropout=0.0, bias=False)
+
+
+def chapter_lstm_config(vocab_size: int) -> LSTMConfig:
+    return LSTMConfig(vocab_size=vocab_size, d_model=128, hidden_size=256, num_layers=2, block_size=64)
+
+
+def experiment_config() -> dict:
+    return {"corpus_sha256": TINY_SHAKESPEARE_SHA256, "tokenizer": "char", "val_fraction": 0.1,
+            "gpt": asdict(chapter_gpt_config(1)) | {"vocab_size": "from tokenizer"},
+            "lstm": asdict(chapter_lstm_config(1)) | {"vocab_size": "from tokenizer"},
+            "train": asdict(CHAPTER_TRAIN), "prompt": PROMPT, "strategies": STRATEGIES,
+            "temperatures": list(TEMPERATURES), "top_ps": list(TOP_PS)}
+
+
+def _sample(model, tok, n_new: int, seed: int, **strategy) -> str:
+    greedy = strategy.pop("greedy", False)
+    procs = build_processors(**strategy)
+    idx = torch.tensor([tok.encode(PROMPT)])
+    out = generate(model, idx, n_new, procs, greedy=greedy, generator=torch.Generator().manual_seed(seed))
+    return tok.decode(out[0].tolist())
+
+
+def run_lm_experiment(root=None, log=print) -> None:
+    """Train both models with the same loop and budget, sample, score, and write the artifact set."""
+    config = experiment_config()  # fail before training, not after
+    text = load_tinyshakespeare()
+    tok = CharTokenizer().train(text)
+    train_ids, val_ids = split_train_val(torch.tensor(tok.encode(text)))
+    torch.manual_seed(CHAPTER_TRAIN.seed)
+    gpt = GPT(chapter_gpt_config(tok.vocab_size))
+    g_res = train_lm(gpt, train_ids, val_ids, CHAPTER_TRAIN, log=lambda r: log(f"gpt  {r}"))
+    torch.manual_seed(CHAPTER_TRAIN.seed)
+    lstm = LSTMLanguageModel(chapter_lstm_config(tok.vocab_size))
+    budget = g_res.history[-1]["seconds"]  # the same wall-clock budget as the Transformer
+    l_res = train_lm(lstm, train_ids, val_ids, CHAPTER_TRAIN, time_budget_s=budget, log=lambda r: log(f"lstm {r}"))
+    curves = pd.concat([pd.DataFrame(g_res.history).assign(model="GPT"),
+                        pd.DataFrame(l_res.history).assign(model="LSTM")])
+    samples = {name: _sample(gpt, tok, 300, seed=7, **dict(s)) for name, s in STRATEGIES.items()}
+
+    rows = []
+    settings = [("temperature", t, dict(temperature=t)) for t in TEMPERATURES] + \
+               [("top_p", p, dict(top_p=p)) for p in TOP_PS]
+    for knob, value, s in settings:
+        for seed in range(4):
+            txt = _sample(gpt, tok, 300, seed=100 + seed, **dict(s))
+            ids = tok.encode(txt)[len(PROMPT):]
+            rows.append(dict(knob=knob, value=value, seed=seed, distinct_1=distinct_n(ids, 1),
+                             distinct_2=distinct_n(ids, 2), distinct_3=distinct_n(ids, 3),
+                             repetition_rate=repetition_rate(ids, 8),
+                             nll_gpt=mean_nll(gpt, tok.encode(txt)), nll_lstm=mean_nll(lstm, tok.encode(txt))))
+    tradeoff = pd.DataFrame(rows)
+
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        save_checkpoint(tmp, gpt, tokenizer=tok, iteration=g_res.iterations, train_config=asdict(CHAPTER_TRAIN),
+                        history=g_res.history)
+        files = {f: (Path(tmp) / f).read_bytes() for f in (CHECKPOINT_FILE, "tokenizer.txt")}
+    files.update({
+        "loss_curves.csv": curves.to_csv(index=False).encode(),
+        "samples.json": json.dumps(samples, indent=1, ensure_ascii=False).encode("utf-8"),
+        "tradeoff.csv": tradeoff.to_csv(index=False).encode(),
+    })
+    write_artifacts(NAME, files, config, root)
+
+
+def load_lm_artifacts(root=None):
+    """Verified artifacts: ``(gpt, tokenizer, curves, samples, tradeoff, manifest)``."""
+    manifest = verify_artifacts(NAME, experiment_config(), root)
+    gpt, tok, _ = load_checkpoint(artifact_dir(NAME, root))
+    return (gpt, tok, read_artifact_csv(NAME, "loss_curves.csv", root), read_artifact_json(NAME, "samples.json", root),
+            read_artifact_csv(NAME, "tradeoff.csv", root), manifest)
+
+
+def lm_results(root=None):
+    """Recompute under HEAVY_EVAL=1, else load; returns load_lm_artifacts() plus the mode used."""
+    mode = "trained now (HEAVY_EVAL=1)" if heavy_eval() else "loaded from verified artifacts"
+    if heavy_eval():
+        run_lm_experiment(root)
+    return (*load_lm_artifacts(root), mode)

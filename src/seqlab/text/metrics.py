@@ -1,0 +1,41 @@
+"""Diversity and quality of generated text."""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+__all__ = ["distinct_n", "repetition_rate", "mean_nll"]
+
+
+def distinct_n(seq, n: int) -> float:
+    """Unique n-grams / all n-grams of a sequence (Li et al., 2016); 1 = no n-gram repeats."""
+    grams = [tuple(seq[i : i + n]) for i in range(len(seq) - n + 1)]
+    return len(set(grams)) / len(grams) if grams else 0.0
+
+
+def repetition_rate(seq, n: int = 8) -> float:
+    """Fraction of positions whose n-gram already occurred earlier in the same sequence (loops, copying)."""
+    seen, repeats, total = set(), 0, 0
+    for i in range(len(seq) - n + 1):
+        g = tuple(seq[i : i + n])
+        repeats += g in seen
+        total += 1
+        seen.add(g)
+    return repeats / total if total else 0.0
+
+
+@torch.no_grad()
+def mean_nll(model, ids: list[int], context: int | None = None) -> float:
+    """Mean negative log-likelihood (nats/token) of ``ids[1:]`` under ``model``, in windows of ``context``."""
+    model.eval()
+    t = torch.tensor(ids, dtype=torch.long).unsqueeze(0)
+    context = context or getattr(model, "block_size", None) or t.size(1)
+    total, count = 0.0, 0
+    for start in range(0, t.size(1) - 1, context):
+        x = t[:, start : start + context]
+        y = t[:, start + 1 : start + context + 1]
+        x = x[:, : y.size(1)]
+        logits, _ = model(x)
+        total += F.cross_entropy(logits[0], y[0], reduction="sum").item()
+        count += y.size(1)
+    return total / count

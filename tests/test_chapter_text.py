@@ -1,0 +1,95 @@
+"""§14.56-§14.60: tokenization, the language model (from verified artifacts) and decoding."""
+import shutil
+
+import numpy as np
+import pytest
+
+
+def t(section_results, sid, name):
+    df = section_results(sid).tables[name]
+    assert len(df)
+    return df
+
+
+def test_14_56_vocabulary_vs_length(section_results):
+    df = t(section_results, "14.56", "tokenizers").set_index("tokenizer")
+    assert df.loc["character", "vocab_size"] == 66 and df.loc["character", "tokens"] == 1115394
+    bpe = df[df.family == "bpe"].sort_values("vocab_size")
+    assert bpe.tokens.is_monotonic_decreasing and bpe.lossless.all() and (bpe.unk_rate == 0).all()
+    assert df.loc["byte BPE (256)", "tokens"] == 1115394  # bytes only: ASCII text, one token a byte
+    # the word tokenizer spends a token on every space; BPE folds the space into the word
+    assert df.loc["byte BPE (1024)", "tokens"] < df.loc["word (min_freq 1)", "tokens"] < df.loc["byte BPE (512)", "tokens"]
+    assert df.loc["word (min_freq 10)", "unk_rate"] > 0 and not df.loc["word (min_freq 10)", "lossless"]
+    assert (df.embedding_params == df.vocab_size * 128).all()
+
+
+def test_14_57_language_model(section_results):
+    s = t(section_results, "14.57", "lm_summary").set_index("model")
+    assert set(s.index) == {"GPT", "LSTM"}
+    assert (s.val_loss_nats < s.uniform_baseline_nats - 2).all()
+    assert s.loc["GPT", "val_loss_nats"] <= 1.75  # the chapter model's quality target
+    assert s.val_bits_per_char.round(3).equals((s.val_loss_nats / np.log(2)).round(3))
+    assert any("verified artifacts" in n or "HEAVY_EVAL=1" in n for n in section_results("14.57").notes)
+
+
+def test_14_58_temperature(section_results):
+    ent = t(section_results, "14.58", "temperature_entropy")
+    assert ent.entropy_nats.is_monotonic_increasing and ent.max_probability.is_monotonic_decreasing
+    s = t(section_results, "14.58", "samples").set_index("strategy")
+    assert s.repetition_rate["greedy"] > s.repetition_rate["temperature 1.0"]
+
+
+def test_14_59_truncation_and_tradeoff(section_results):
+    kept = t(section_results, "14.59", "tokens_kept").set_index("strategy").tokens_kept_of_top_12
+    assert kept["top-k 5"] == 5 and kept["full"] == 12 and 1 <= kept["top-p 0.9"] <= 12
+    tr = t(section_results, "14.59", "tradeoff")
+    temp = tr[tr.knob == "temperature"].set_index("value")
+    assert temp.distinct_3[1.5] > temp.distinct_3[0.5] and temp.nll_lstm[1.5] > temp.nll_lstm[0.5]
+
+
+def test_14_60_cache_is_exact(section_results):
+    c = t(section_results, "14.60", "generation_cost")
+    assert c.identical_tokens.all() and list(c.new_tokens) == [32, 64, 128, 256]
+
+
+def test_altered_artifact_is_refused(tmp_path):
+    from seqlab.report.artifacts import ROOT, ArtifactError
+    from seqlab.text.experiments import load_lm_artifacts
+
+    root = tmp_path / "artifacts"
+    shutil.copytree(ROOT / "lm", root / "lm")
+    load_lm_artifacts(root)  # intact copy loads
+    with open(root / "lm" / "tradeoff.csv", "a") as f:
+        f.write("temperature,9,9,0,0,0,0,0,0\n")
+    with pytest.raises(ArtifactError, match="does not match its manifest"):
+        load_lm_artifacts(root)
+    (root / "lm" / "samples.json").unlink()
+    with pytest.raises(ArtifactError, match="missing"):
+        load_lm_artifacts(root)
+
+
+def test_stale_artifact_is_refused(tmp_path, monkeypatch):
+    from seqlab.report.artifacts import ROOT, ArtifactError
+    from seqlab.text import experiments
+
+    root = tmp_path / "artifacts"
+    shutil.copytree(ROOT / "lm", root / "lm")
+    monkeypatch.setattr(experiments, "PROMPT", "JULIET:\n")  # the code now asks for something else
+    with pytest.raises(ArtifactError, match="stale"):
+        experiments.load_lm_artifacts(root)
+
+
+@pytest.mark.parametrize("value,expected", [("", False), ("0", False), ("1", True), ("true", True)])
+def test_heavy_eval_gate(monkeypatch, value, expected):
+    from seqlab.report.artifacts import heavy_eval
+
+    monkeypatch.setenv("HEAVY_EVAL", value)
+    assert heavy_eval() is expected
+
+
+def test_heavy_eval_rejects_nonsense(monkeypatch):
+    from seqlab.report.artifacts import heavy_eval
+
+    monkeypatch.setenv("HEAVY_EVAL", "maybe")
+    with pytest.raises(ValueError):
+        heavy_eval()

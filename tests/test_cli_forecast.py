@@ -1,0 +1,59 @@
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "seqlab", *args], capture_output=True, text=True, timeout=300)
+
+
+def monthly(n=60, series=("a", "b")):
+    t = np.arange(n)
+    return pd.DataFrame({"ds": pd.date_range("2000-01-01", periods=n, freq="MS"),
+                         **{s: 100 + t + 10 * np.sin(2 * np.pi * t / 12) + i for i, s in enumerate(series)}})
+
+
+@pytest.mark.parametrize("layout", ["wide", "long"])
+def test_evaluate_prints_a_mase_table(tmp_path, layout):
+    wide = monthly()
+    df = wide if layout == "wide" else wide.melt(id_vars="ds", var_name="unique_id", value_name="y")
+    f = tmp_path / "s.csv"
+    df.to_csv(f, index=False)
+    p = cli("forecast", "evaluate", "--csv", str(f), "--horizon", "6", "--season", "12", "--windows", "2",
+            "--models", "Naive,SeasonalNaive,Naive2")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.strip().splitlines()
+    assert lines[0].split()[:3] == ["model", "mase", "smape"]
+    assert {ln.split()[0] for ln in lines[1:]} == {"Naive", "SeasonalNaive", "Naive2"}
+
+
+def _write(tmp_path, df):
+    f = tmp_path / "bad.csv"
+    df.to_csv(f, index=False)
+    return f
+
+
+@pytest.mark.parametrize("case", ["missing", "duplicate", "unsorted", "non_numeric", "short", "model"])
+def test_bad_input_one_line_exit_2(tmp_path, case):
+    long = monthly().melt(id_vars="ds", var_name="unique_id", value_name="y")[["unique_id", "ds", "y"]]
+    models = "Naive,SeasonalNaive"
+    if case == "missing":
+        long.loc[5, "y"] = np.nan
+    elif case == "duplicate":
+        long = pd.concat([long, long.iloc[[3]]]).sort_values(["unique_id", "ds"], kind="stable")
+    elif case == "unsorted":
+        long = pd.concat([long.iloc[[1, 0]], long.iloc[2:]])
+    elif case == "non_numeric":
+        long["y"] = long.y.astype(object)
+        long.loc[7, "y"] = "n/a"
+    elif case == "short":
+        long = long.groupby("unique_id").head(20)
+    else:
+        models = "Naive,Oracle"
+    p = cli("forecast", "evaluate", "--csv", str(_write(tmp_path, long)), "--horizon", "6", "--season", "12",
+            "--windows", "2", "--models", models)
+    assert p.returncode == 2, p.stdout
+    assert len(p.stderr.strip().splitlines()) == 1 and p.stderr.startswith("seqlab: error:"), p.stderr

@@ -1,0 +1,114 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from seqlab.forecast import (Forecaster, ForecastDataError, NeuralConfig, NeuralForecaster, air_passengers, evaluate,
+                             mase, rolling_origin_splits, smape, summarize, validate_long)
+from seqlab.forecast.classical import naive2_forecast, seasonality_test
+from seqlab.forecast.neural import make_windows
+
+
+def test_mase_hand_worked():
+    # seasonal naive with m = 2 on [1, 2, 3, 4]: errors |3-1|, |4-2| -> scale 2
+    assert mase([5, 6], [4, 4], [1, 2, 3, 4], 2) == pytest.approx((1 + 2) / 2 / 2)
+    assert smape([100, 100], [100, 50]) == pytest.approx(100 * (0 + 50 / 150))
+
+
+def test_metrics_match_utilsforecast():
+    uf = pytest.importorskip("utilsforecast.losses")
+    rng = np.random.default_rng(0)
+    rows = []
+    for uid in ("a", "b", "c"):
+        y = rng.normal(100, 10, 40).cumsum()
+        rows.append(pd.DataFrame({"unique_id": uid, "ds": np.arange(40), "y": y}))
+    df = pd.concat(rows)
+    train, test = df[df.ds < 32], df[df.ds >= 32].copy()
+    test["model"] = test.y * (1 + rng.normal(0, 0.05, len(test)))
+    ref_mase = uf.mase(test, models=["model"], seasonality=4, train_df=train).set_index("unique_id")["model"]
+    ref_smape = uf.smape(test, models=["model"]).set_index("unique_id")["model"]
+    for uid in ("a", "b", "c"):
+        t, tr = test[test.unique_id == uid], train[train.unique_id == uid]
+        assert mase(t.y, t.model, tr.y, 4) == pytest.approx(ref_mase[uid], rel=1e-9)
+        # utilsforecast reports sMAPE on a 0-1 scale (mean of |e| / (|y| + |f|)); the M4 scale is 200 x that
+        assert smape(t.y, t.model) == pytest.approx(200 * ref_smape[uid], rel=1e-9)
+
+
+def test_rolling_origin_splits_hand_worked():
+    assert rolling_origin_splits(20, 3, 3) == [11, 14, 17]
+    assert rolling_origin_splits(20, 3, 2, step_size=1) == [16, 17]
+    with pytest.raises(ForecastDataError):
+        rolling_origin_splits(5, 3, 3)
+
+
+@pytest.mark.parametrize("mutate,msg", [
+    (lambda d: d.assign(y=d.y.astype(object).where(d.index != 3, "abc")), "non-numeric"),
+    (lambda d: d.assign(y=d.y.where(d.index != 3, np.nan)), "missing value"),
+    (lambda d: pd.concat([d, d.iloc[[2]]]), "duplicate"),
+    (lambda d: d.iloc[::-1], "not sorted"),
+    (lambda d: d.drop(columns="ds"), "missing column"),
+])
+def test_bad_long_frames(mutate, msg):
+    df = pd.DataFrame({"unique_id": "s", "ds": np.arange(10), "y": np.arange(10.0)})
+    with pytest.raises(ForecastDataError, match=msg):
+        validate_long(mutate(df))
+
+
+def test_naive2_on_a_seasonal_series():
+    t = np.arange(48)
+    y = (100 + t) * (1 + 0.3 * np.sin(2 * np.pi * t / 12))
+    assert seasonality_test(y, 12)
+    f = naive2_forecast(y, 12, 12)
+    assert np.corrcoef(f, y[-12:])[0, 1] > 0.9  # the seasonal shape carries into the forecast
+    assert np.all(naive2_forecast(np.arange(1.0, 30), 3, 1) == 29)
+
+
+def test_windows_never_see_the_validation_part():
+    y = np.arange(100.0)
+    X, Y, _ = make_windows([y], 12, 6, end_before=[94])
+    assert Y.max() <= 93 and X.max() <= 93
+    y2 = y.copy()
+    y2[94:] = 1e9  # changing the held-out part changes nothing the model trains on
+    X2, Y2, _ = make_windows([y2], 12, 6, end_before=[94])
+    assert np.array_equal(X, X2) and np.array_equal(Y, Y2)
+
+
+def test_neural_forecaster_is_deterministic_and_learns_a_seasonal_shape():
+    df = air_passengers()
+    train = df.iloc[:-12]
+    cfg = NeuralConfig(max_steps=300, batch_size=32, seed=3)
+    a = NeuralForecaster("gru", config=cfg, season_length=12).fit(train, 12).predict(train, 12)
+    b = NeuralForecaster("gru", config=cfg, season_length=12).fit(train, 12).predict(train, 12)
+    np.testing.assert_array_equal(a["AirPassengers"], b["AirPassengers"])
+    err = mase(df.y.iloc[-12:], a["AirPassengers"], train.y, 12)
+    assert err < 3.0  # far better than a flat guess at this scale
+
+
+@pytest.fixture(scope="module")
+def air_cv():
+    df = air_passengers()
+    fc = Forecaster(["Naive", "SeasonalNaive", "Naive2", "AutoTheta"], freq="MS", season_length=12)
+    return df, fc.cross_validation(df, 12, n_windows=4)
+
+
+def test_cross_validation_frame(air_cv):
+    df, cv = air_cv
+    assert list(cv.columns) == ["unique_id", "ds", "cutoff", "y", "Naive", "SeasonalNaive", "Naive2", "AutoTheta"]
+    assert len(cv) == 48 and cv.cutoff.nunique() == 4
+    assert (cv.ds > cv.cutoff).all()
+    first = cv[cv.cutoff == cv.cutoff.min()]
+    # seasonal naive repeats the last observed year
+    hist = df[df.ds <= first.cutoff.iloc[0]].y.to_numpy()
+    np.testing.assert_allclose(first.SeasonalNaive.to_numpy(), hist[-12:])
+
+
+def test_airpassengers_anchors(air_cv):
+    df, cv = air_cv
+    s = summarize(evaluate(cv, df, 12, ["Naive", "SeasonalNaive", "Naive2", "AutoTheta"])).set_index("model")
+    assert s.mase["SeasonalNaive"] == pytest.approx(1.25, abs=0.03)
+    assert s.mase["AutoTheta"] == pytest.approx(0.80, abs=0.05)
+    assert s.owa["Naive2"] == pytest.approx(1.0)
+
+
+def test_unknown_model_rejected():
+    with pytest.raises(ValueError, match="unknown model"):
+        Forecaster(["Prophet"])
