@@ -78,8 +78,9 @@ def test_neural_forecaster_is_deterministic_and_learns_a_seasonal_shape():
     cfg = NeuralConfig(max_steps=300, batch_size=32, seed=3)
     a = NeuralForecaster("gru", config=cfg, season_length=12).fit(train, 12).predict(train, 12)
     b = NeuralForecaster("gru", config=cfg, season_length=12).fit(train, 12).predict(train, 12)
-    np.testing.assert_array_equal(a["AirPassengers"], b["AirPassengers"])
-    err = mase(df.y.iloc[-12:], a["AirPassengers"], train.y, 12)
+    (uid,) = a
+    np.testing.assert_array_equal(a[uid], b[uid])
+    err = mase(df.y.iloc[-12:], a[uid], train.y, 12)
     assert err < 3.0  # far better than a flat guess at this scale
 
 

@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from seqlab.text.sampling import MinP, Temperature, TopK, TopP, apply_processors, build_processors, sample_next
+from seqlab.text.sampling import MinP, SuppressTokens, Temperature, TopK, TopP, apply_processors, build_processors, sample_next
 
 LOG = lambda *p: torch.log(torch.tensor([p]))  # noqa: E731  logits of a probability vector
 
@@ -90,3 +90,10 @@ def test_temperature_limits():
     sharp = Temperature(0.05)(logits).softmax(-1)
     flat = Temperature(100.0)(logits).softmax(-1)
     assert sharp[0, 0] > 0.99 and math.isclose(flat[0, 0].item(), 1 / 3, abs_tol=0.01)
+
+
+def test_suppress_tokens():
+    out = SuppressTokens([0, 2])(torch.tensor([[5.0, 1.0, 9.0]]))
+    assert kept(out) == [False, True, False]
+    with pytest.raises(ValueError):
+        SuppressTokens([])

@@ -164,12 +164,15 @@ def _cmd_lm_sample(args) -> int:
 
     from .text.checkpoint import load_checkpoint
     from .text.generation import stream
-    from .text.sampling import build_processors
+    from .text.sampling import SuppressTokens, build_processors
+    from .text.tokenizers import UNK
 
     procs = build_processors(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, min_p=args.min_p)
     model, tok, _ = load_checkpoint(args.checkpoint)
     if tok is None:
         raise UsageError(f"{args.checkpoint}: checkpoint has no tokenizer.txt")
+    if UNK in tok.token_to_id:  # the unknown token is a placeholder, not text
+        procs.insert(0, SuppressTokens([tok.token_to_id[UNK]]))
     prompt_ids = tok.encode(args.prompt or "\n")  # an empty prompt starts from a new line
     sys.stdout.write(args.prompt)
     g = torch.Generator().manual_seed(args.seed)
@@ -181,7 +184,7 @@ def _cmd_lm_sample(args) -> int:
             sys.stdout.write(piece)
             sys.stdout.flush()
             pending = []
-    sys.stdout.write("\n")
+    sys.stdout.write(tok.decode(pending) + "\n")
     return 0
 
 
@@ -212,6 +215,13 @@ def _cmd_forecast_evaluate(args) -> int:
     with pd.option_context("display.width", 140):
         print(table.to_string(index=False))
     return 0
+
+
+def _cmd_chapter_build(args) -> int:
+    from .report.build import main as build_main
+
+    argv = ["--out", args.out] + (["--pages", args.pages] if args.pages else [])
+    return build_main(argv)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -270,6 +280,13 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--models", default="Naive,SeasonalNaive,Naive2,AutoETS,AutoTheta",
                    help="comma-separated model names")
     e.set_defaults(func=_cmd_forecast_evaluate)
+
+    cp = sub.add_parser("chapter", help="the rendered chapter").add_subparsers(dest="chapter_command",
+                                                                              parser_class=_Parser)
+    b = cp.add_parser("build", help="build the offline HTML chapter (needs the [book] extra)")
+    b.add_argument("--out", default="build/chapter")
+    b.add_argument("--pages", default="", help="comma-separated page names (default: all)")
+    b.set_defaults(func=_cmd_chapter_build)
     return p
 
 
@@ -282,6 +299,8 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if args.command is None:
             raise UsageError("missing command; try `seqlab list` or `seqlab run SECTION`")
+        if args.command == "chapter" and getattr(args, "chapter_command", None) is None:
+            raise UsageError("missing chapter command: `seqlab chapter build`")
         if args.command == "forecast" and getattr(args, "forecast_command", None) is None:
             raise UsageError("missing forecast command: `seqlab forecast evaluate`")
         if args.command == "lm" and getattr(args, "lm_command", None) is None:

@@ -36,7 +36,7 @@ def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str
     if reverse_x:
         g += scale_x_reverse()
     if facet:
-        g += facet_wrap(facet)
+        g += facet_wrap(facet, scales="free_y")
     g += theme_seqlab()
 
     fig = px.line(df, x=x, y=y, color=color, markers=points, log_y=log_y, log_x=log_x, facet_col=facet,
@@ -45,6 +45,8 @@ def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str
         fig.add_hline(y=hline, line_dash="dash", line_color="#737373")
     if reverse_x:
         fig.update_xaxes(autorange="reversed")
+    if facet:
+        fig.update_yaxes(matches=None, showticklabels=True)
     fig.update_layout(**plotly_layout(title, subtitle))
     return g, fig
 

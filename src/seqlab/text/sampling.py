@@ -13,7 +13,7 @@ import math
 
 import torch
 
-__all__ = ["LogitsProcessor", "Temperature", "TopK", "TopP", "MinP", "build_processors", "apply_processors",
+__all__ = ["LogitsProcessor", "SuppressTokens", "Temperature", "TopK", "TopP", "MinP", "build_processors", "apply_processors",
            "sample_next"]
 
 
@@ -32,6 +32,21 @@ def _check_keep(min_tokens_to_keep: int) -> int:
     if not isinstance(min_tokens_to_keep, int) or min_tokens_to_keep < 1:
         raise ValueError(f"min_tokens_to_keep must be an integer >= 1, got {min_tokens_to_keep!r}")
     return min_tokens_to_keep
+
+
+class SuppressTokens(LogitsProcessor):
+    """Never emit the given token ids (for example a tokenizer's ``<unk>``)."""
+
+    def __init__(self, token_ids):
+        ids = sorted({int(i) for i in token_ids})
+        if not ids or ids[0] < 0:
+            raise ValueError(f"token_ids must be non-negative ids, got {token_ids!r}")
+        self.token_ids = ids
+
+    def __call__(self, logits):
+        out = logits.clone()
+        out[..., self.token_ids] = float("-inf")
+        return out
 
 
 class Temperature(LogitsProcessor):
