@@ -113,3 +113,19 @@ def test_airpassengers_anchors(air_cv):
 def test_unknown_model_rejected():
     with pytest.raises(ValueError, match="unknown model"):
         Forecaster(["Prophet"])
+
+
+def test_bootstrap_difference_detects_a_real_gap_and_refuses_tiny_samples():
+    from seqlab.forecast import bootstrap_difference
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(40):
+        base = rng.uniform(0.5, 1.5)
+        rows += [dict(unique_id=i, cutoff=0, model="A", step=1, scaled_error=base),
+                 dict(unique_id=i, cutoff=0, model="B", step=1, scaled_error=base + 0.2 + rng.normal(0, 0.05))]
+    err = pd.DataFrame(rows)
+    r = bootstrap_difference(err, "A", "B")
+    assert r["significant"] and r["ci_high"] < 0 and r["share_of_series_better"] == 1.0
+    small = bootstrap_difference(err[err.unique_id < 3], "A", "B")
+    assert not small["testable"] and not small["significant"]

@@ -29,6 +29,9 @@ def run(ctx):
     verdict = pd.DataFrame(rows)
     v = verdict.set_index("dataset")
     m3 = v.loc["M3 monthly"]
+    notes.append("Neural models: one global GRU and one global Transformer per data set, trained on per-window "
+                 "scaled windows with early stopping on the last horizon of each training part; classical models "
+                 "are fitted per series by statsforecast. Competition sets use their official hold-out.")
     notes.append(f"M3 monthly: best neural {m3.best_neural} {m3.best_neural_mase:.3f} vs best classical "
                  f"{m3.best_classical} {m3.best_classical_mase:.3f} ({m3.neural_vs_best_classical:+.1%}; the target "
                  f"was within 5%: {'met' if m3.neural_vs_best_classical <= 0.05 else 'not met'}).")
@@ -36,8 +39,12 @@ def run(ctx):
     notes.append("The better neural model beats SeasonalNaive on every set." if not lose else
                  f"The better neural model does not beat SeasonalNaive on: {', '.join(lose)}.")
     for r in sig.itertuples():
+        if r.series < 10:  # one series (AirPassengers): nothing to resample across
+            notes.append(f"{r.dataset}: {r.model} - {r.against} mean MASE difference {r.mean_difference:+.3f} "
+                         f"on {r.series} series; too few series for a significance test.")
+            continue
         notes.append(f"{r.dataset}: {r.model} - {r.against} mean MASE difference {r.mean_difference:+.3f} "
-                     f"(95% bootstrap interval {r.ci_low:+.3f} to {r.ci_high:+.3f}; "
+                     f"(95% paired bootstrap interval over {r.series} series {r.ci_low:+.3f} to {r.ci_high:+.3f}; "
                      f"{'significant' if r.significant else 'not significant'}).")
     figs = []
     if ctx.figures:

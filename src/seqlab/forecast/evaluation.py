@@ -49,12 +49,19 @@ def per_horizon(errors: pd.DataFrame) -> pd.DataFrame:
     return errors.groupby(["model", "step"]).scaled_error.mean().rename("mase").reset_index()
 
 
-def bootstrap_difference(errors: pd.DataFrame, a: str, b: str, n_boot: int = 5000, seed: int = 0) -> dict:
-    """Paired bootstrap over series of mean MASE(a) - mean MASE(b); a 95% interval excluding 0 is significant."""
-    per = errors.groupby(["model", "unique_id"]).scaled_error.mean().unstack("model")[[a, b]].dropna()
+def bootstrap_difference(errors: pd.DataFrame, a: str, b: str, n_boot: int = 5000, seed: int = 0,
+                         min_units: int = 10) -> dict:
+    """Paired bootstrap of mean MASE(a) - mean MASE(b) over (series, window) units.
+
+    A 95% interval that excludes 0 is called significant; with fewer than
+    ``min_units`` units there is nothing to resample and the test is not made.
+    """
+    per = errors.groupby(["model", "unique_id", "cutoff"]).scaled_error.mean().unstack("model")[[a, b]].dropna()
     d = (per[a] - per[b]).to_numpy()
+    testable = len(d) >= min_units
     rng = np.random.default_rng(seed)
     boots = d[rng.integers(0, len(d), size=(n_boot, len(d)))].mean(axis=1)
     lo, hi = np.percentile(boots, [2.5, 97.5])
     return dict(model=a, against=b, mean_difference=float(d.mean()), ci_low=float(lo), ci_high=float(hi),
-                share_of_series_better=float((d < 0).mean()), series=len(d), significant=bool(lo > 0 or hi < 0))
+                share_of_series_better=float((d < 0).mean()), series=per.index.get_level_values(0).nunique(),
+                units=len(d), testable=testable, significant=bool(testable and (lo > 0 or hi < 0)))
