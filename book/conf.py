@@ -19,6 +19,7 @@ nb_execution_raise_on_error = True
 nb_execution_timeout = 900
 nb_execution_show_tb = True
 nb_merge_streams = True
+nb_output_stderr = "warn"  # anything a cell writes to stderr fails the -W build
 
 html_theme = "sphinx_book_theme"
 html_title = "Recurrence and Attention"

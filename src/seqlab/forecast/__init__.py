@@ -1,4 +1,13 @@
 """Forecasting: long-format data, MASE/sMAPE/OWA, rolling-origin validation, classical and neural models."""
+import warnings
+
+try:  # statsforecast imports tqdm.autonotebook, which warns in notebooks without ipywidgets; not ours to fix
+    from tqdm import TqdmExperimentalWarning, TqdmWarning
+
+    warnings.filterwarnings("ignore", category=TqdmExperimentalWarning)
+    warnings.filterwarnings("ignore", message="IProgress not found", category=TqdmWarning)
+except ImportError:  # pragma: no cover
+    pass
 from .core import MODEL_NAMES, Forecaster, rolling_origin_splits
 from .data import ForecastDataError, air_passengers, competition, read_series_csv, validate_long
 from .evaluation import bootstrap_difference, evaluate, per_horizon, summarize

@@ -38,6 +38,18 @@ def vendor_assets(cache: Path) -> None:
         shutil.copytree(cache / "node_modules" / "mathjax" / "es5", target, dirs_exist_ok=True)
 
 
+def code_fingerprint() -> str:
+    """sha256 over seqlab's source and artifact manifests: a code change re-executes every page, prose edits do not."""
+    import hashlib
+
+    pkg = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for f in sorted(list(pkg.rglob("*.py")) + list(pkg.rglob("manifest.json"))):
+        h.update(str(f.relative_to(pkg)).encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:12]
+
+
 def page_times(site: Path) -> dict[str, float]:
     out = {}
     for html in sorted(site.glob("*.html")):
@@ -67,8 +79,9 @@ def main(argv=None) -> int:
     vendor_assets(REPO / "build" / "npm")
     env = dict(os.environ)
     env["SEQLAB_BOOK_FIGURES"] = str(BOOK / "_figures" / "figures")
-    # the cache key is the cell source; a separate cache per HEAVY_EVAL value makes a change re-execute
-    env["SEQLAB_BOOK_CACHE"] = str(REPO / "build" / f".jupyter_cache-heavy{int(heavy)}")
+    # jupyter-cache keys on the cell source only; one cache per HEAVY_EVAL value and per version of seqlab's
+    # code makes either change re-execute, while a prose-only edit reuses the outputs
+    env["SEQLAB_BOOK_CACHE"] = str(REPO / "build" / f".jupyter_cache-heavy{int(heavy)}-{code_fingerprint()}")
     if args.pages:
         env["SEQLAB_BOOK_PAGES"] = args.pages
     t0 = time.perf_counter()
@@ -82,6 +95,8 @@ def main(argv=None) -> int:
     print(f"built {out / 'index.html'} in {time.perf_counter() - t0:.1f} s "
           f"(HEAVY_EVAL={'on: heavy parts recomputed' if heavy else 'off: heavy parts loaded from verified artifacts'})")
     for page, secs in page_times(out).items():
+        if page not in pages:
+            continue
         print(f"  {page:<14} {secs:7.1f} s of section computation")
     return 0
 
