@@ -94,7 +94,7 @@ def main():
     t_ours = first_time_below(ours, TARGET)
     print(f"reference: val {ref[-1][2]:.4f} after {t_ref_total:.1f} s "
           f"(reaches {TARGET} at {t_ref if t_ref is None else round(t_ref, 1)} s)")
-    print(f"seqlab:    reaches {TARGET} at {t_ours if t_ours is None else round(t_ours, 1)} s")
+    print(f"seqlab:    reaches {TARGET} at {t_ours if t_ours is None else round(t_ours, 1)} s (its seconds include its own evaluations; the reference's exclude them)")
     base = t_ref if t_ref is not None else t_ref_total
     if t_ours is not None:
         ratio = t_ours / base

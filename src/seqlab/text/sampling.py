@@ -34,6 +34,12 @@ def _check_keep(min_tokens_to_keep: int) -> int:
     return min_tokens_to_keep
 
 
+def _fraction(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name} must lie in [0, 1], got {value!r}")
+    return float(value)
+
+
 class SuppressTokens(LogitsProcessor):
     """Never emit the given token ids (for example a tokenizer's ``<unk>``)."""
 
@@ -79,9 +85,7 @@ class TopP(LogitsProcessor):
     """Nucleus sampling: keep the most probable tokens until their mass reaches p."""
 
     def __init__(self, top_p: float, min_tokens_to_keep: int = 1):
-        if not isinstance(top_p, (int, float)) or not 0.0 <= top_p <= 1.0:
-            raise ValueError(f"top_p must lie in [0, 1], got {top_p!r}")
-        self.top_p, self.min_tokens_to_keep = float(top_p), _check_keep(min_tokens_to_keep)
+        self.top_p, self.min_tokens_to_keep = _fraction("top_p", top_p), _check_keep(min_tokens_to_keep)
 
     def __call__(self, logits):
         if self.top_p >= 1.0:
@@ -99,9 +103,7 @@ class MinP(LogitsProcessor):
     """Keep tokens whose probability is at least min_p times the largest probability."""
 
     def __init__(self, min_p: float, min_tokens_to_keep: int = 1):
-        if not isinstance(min_p, (int, float)) or not 0.0 <= min_p <= 1.0:
-            raise ValueError(f"min_p must lie in [0, 1], got {min_p!r}")
-        self.min_p, self.min_tokens_to_keep = float(min_p), _check_keep(min_tokens_to_keep)
+        self.min_p, self.min_tokens_to_keep = _fraction("min_p", min_p), _check_keep(min_tokens_to_keep)
 
     def __call__(self, logits):
         probs = logits.softmax(dim=-1)
