@@ -306,6 +306,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "lm" and getattr(args, "lm_command", None) is None:
             raise UsageError("missing lm command: `seqlab lm train` or `seqlab lm sample`")
         return args.func(args)
+    except BrokenPipeError:  # the reader (e.g. `head`) closed the pipe: not an error of ours
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (UsageError, UnknownSectionError, ArtifactError, TrainingDiverged, ValueError, OSError) as e:
         print(f"seqlab: error: {e}", file=sys.stderr)
         return 2

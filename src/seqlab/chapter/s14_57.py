@@ -6,7 +6,8 @@ import math
 import pandas as pd
 
 from ..analysis.params import count_parameters
-from ..text.experiments import CHAPTER_TRAIN
+from ..nn import LSTMLanguageModel
+from ..text.experiments import CHAPTER_TRAIN, chapter_lstm_config
 from ._lm import lm
 from .base import section
 
@@ -15,10 +16,6 @@ from .base import section
 def run(ctx):
     gpt, tok, curves, samples, _, manifest, mode = lm()
     last = curves.sort_values("iter").groupby("model").tail(1).set_index("model")
-    lstm_params = None
-    from ..nn import LSTMLanguageModel
-    from ..text.experiments import chapter_lstm_config
-
     lstm_params = count_parameters(LSTMLanguageModel(chapter_lstm_config(tok.vocab_size)))
     summary = pd.DataFrame([
         dict(model=m, parameters=count_parameters(gpt) if m == "GPT" else lstm_params, iterations=int(r["iter"]),

@@ -7,7 +7,9 @@ verifies and loads the committed results.
 from __future__ import annotations
 
 import json
+import tempfile
 from dataclasses import asdict
+from pathlib import Path
 
 import pandas as pd
 import torch
@@ -97,9 +99,6 @@ def run_lm_experiment(root=None, log=print) -> None:
                              repetition_rate=repetition_rate(ids, 8),
                              nll_gpt=mean_nll(gpt, tok.encode(txt)), nll_lstm=mean_nll(lstm, tok.encode(txt))))
     tradeoff = pd.DataFrame(rows)
-
-    import tempfile
-    from pathlib import Path
 
     with tempfile.TemporaryDirectory() as tmp:
         save_checkpoint(tmp, gpt, tokenizer=tok, iteration=g_res.iterations, train_config=asdict(CHAPTER_TRAIN),
