@@ -17,6 +17,7 @@ def test_14_61_windows(section_results):
 
 def test_14_62_anchors_and_windows(section_results):
     s = t(section_results, "14.62", "summary").set_index("model")
+    assert 0 < s.mase["AutoARIMA"] < s.mase["Naive"]  # fitted on this one series; too slow for §14.63's sets
     assert s.mase["SeasonalNaive"] == pytest.approx(1.25, abs=0.03)
     assert s.mase["AutoTheta"] == pytest.approx(0.80, abs=0.05)
     assert t(section_results, "14.62", "windows").train_length.diff().dropna().eq(12).all()

@@ -57,3 +57,23 @@ def test_bad_input_one_line_exit_2(tmp_path, case):
             "--windows", "2", "--models", models)
     assert p.returncode == 2, p.stdout
     assert len(p.stderr.strip().splitlines()) == 1 and p.stderr.startswith("seqlab: error:"), p.stderr
+
+
+def test_min_train_length_lets_short_series_join_the_later_windows(tmp_path):
+    long = monthly(n=60).melt(id_vars="ds", var_name="unique_id", value_name="y")[["unique_id", "ds", "y"]]
+    first = long.unique_id.iloc[0]
+    long = long[(long.unique_id != first) | (long.ds >= long.ds.iloc[24])]  # the first series: 36 months
+    f = _write(tmp_path, long)
+    args = ["forecast", "evaluate", "--csv", str(f), "--horizon", "6", "--season", "12", "--windows", "4",
+            "--models", "Naive,SeasonalNaive"]
+    strict = cli(*args)
+    assert strict.returncode == 2 and "need at least 37" in strict.stderr, strict.stderr
+    p = cli(*args, "--min-train-length", "24")
+    assert p.returncode == 0, p.stderr
+    rows = {ln.split()[0]: ln.split() for ln in p.stdout.strip().splitlines()[1:]}
+    header = p.stdout.splitlines()[0].split()
+    n_series = long.unique_id.nunique()
+    # 36 months: cuts 12, 18, 24, 30 -> the last window, and one earlier one training on >= 24
+    assert int(rows["Naive"][header.index("units")]) == 4 * (n_series - 1) + 2
+    bad = cli(*args, "--min-train-length", "12")
+    assert bad.returncode == 2 and "must exceed --season" in bad.stderr

@@ -77,3 +77,26 @@ def test_missing_and_corrupt_checkpoints(tmp_path, trained):
     f.write_bytes(f.read_bytes()[:200])
     p = cli("lm", "sample", "--checkpoint", str(tmp_path / "bad"), timeout=60)
     assert p.returncode == 2 and "corrupt" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_train_defaults_are_the_chapters():
+    from seqlab.cli import build_parser
+    from seqlab.text.experiments import CHAPTER_TRAIN, chapter_gpt_config
+
+    a = build_parser().parse_args(["lm", "train", "--text", "x.txt"])
+    g = chapter_gpt_config(65)
+    assert (a.max_iters, a.batch_size, a.block_size, a.lr, a.muon_lr, a.warmup, a.eval_interval, a.optimizer, a.seed) == (
+        CHAPTER_TRAIN.max_iters, CHAPTER_TRAIN.batch_size, CHAPTER_TRAIN.block_size, CHAPTER_TRAIN.learning_rate,
+        CHAPTER_TRAIN.muon_lr, CHAPTER_TRAIN.warmup_iters, CHAPTER_TRAIN.eval_interval, CHAPTER_TRAIN.optimizer,
+        CHAPTER_TRAIN.seed)
+    assert (a.n_layer, a.n_head, a.d_model, a.positional) == (g.n_layer, g.n_head, g.d_model, g.positional)
+
+
+@pytest.mark.parametrize("bad", [["--lr", "0"], ["--lr", "nan"], ["--muon-lr", "-1"], ["--optimizer", "sgd"],
+                                 ["--warmup", "-3"], ["--positional", "alibi"]])
+def test_bad_training_parameters(tmp_path, bad):
+    f = tmp_path / "t.txt"
+    f.write_text(load_tinyshakespeare()[:5000], encoding="utf-8")
+    p = cli("lm", "train", "--text", str(f), "--out", str(tmp_path / "c"), *SMALL, *bad, timeout=60)
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert not (tmp_path / "c").exists()

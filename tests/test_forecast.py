@@ -129,3 +129,34 @@ def test_bootstrap_difference_detects_a_real_gap_and_refuses_tiny_samples():
     assert r["significant"] and r["ci_high"] < 0 and r["share_of_series_better"] == 1.0
     small = bootstrap_difference(err[err.unique_id < 3], "A", "B")
     assert not small["testable"] and not small["significant"]
+
+
+def _two_series(n_long=40, n_short=22):
+    rng = np.random.default_rng(3)
+    return pd.concat([pd.DataFrame({"unique_id": uid, "ds": np.arange(1, n + 1), "y": 10 + rng.normal(size=n).cumsum()})
+                      for uid, n in (("long", n_long), ("short", n_short))], ignore_index=True)
+
+
+def test_short_series_keep_only_the_windows_they_are_long_enough_for():
+    df = _two_series()
+    cv = Forecaster(["Naive"]).cross_validation(df, 4, n_windows=3, min_train_length=12)
+    # long (40): cuts 28, 32, 36 -> all three windows; short (22): cuts 10, 14, 18 -> only 14 and 18 train on >= 12
+    assert cv.groupby("unique_id").cutoff.unique().map(list).to_dict() == {"long": [28, 32, 36], "short": [14, 18]}
+    # each window's forecast uses that window's history only: Naive repeats the value at the cutoff
+    for (uid, cutoff), w in cv.groupby(["unique_id", "cutoff"]):
+        last = df[(df.unique_id == uid) & (df.ds == cutoff)].y.item()
+        np.testing.assert_allclose(w.Naive.to_numpy(), last)
+        assert list(w.ds) == list(range(cutoff + 1, cutoff + 5))
+
+
+def test_without_min_train_length_every_series_needs_every_window():
+    df = _two_series(n_short=8)
+    with pytest.raises(ForecastDataError, match="too short"):
+        Forecaster(["Naive"]).cross_validation(df, 4, n_windows=3)
+    cv = Forecaster(["Naive"]).cross_validation(df, 4, n_windows=3, min_train_length=6)
+    # the last window keeps every series, however short its training part (here 4 < 6)
+    assert cv.groupby("unique_id").cutoff.unique().map(list).to_dict() == {"long": [28, 32, 36], "short": [4]}
+    with pytest.raises(ForecastDataError, match="too short"):
+        Forecaster(["Naive"]).cross_validation(_two_series(n_short=5), 4, n_windows=3, min_train_length=6)
+    with pytest.raises(ValueError, match="min_train_length"):
+        Forecaster(["Naive"]).cross_validation(df, 4, n_windows=3, min_train_length=1)

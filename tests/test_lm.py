@@ -103,9 +103,11 @@ def test_training_lowers_loss_and_is_deterministic(data, kind):
     assert a.history[-1]["val_bpc"] == pytest.approx(a.history[-1]["val_loss"] / 0.6931471805599453)
 
 
-def test_resume_gives_the_same_losses_as_an_uninterrupted_run(data, tmp_path):
+@pytest.mark.parametrize("optimizer", ["adamw", "muon"])
+def test_resume_gives_the_same_losses_as_an_uninterrupted_run(data, tmp_path, optimizer):
     tok, tr, va = data
-    c = TrainConfig(max_iters=40, batch_size=4, block_size=16, eval_interval=10, eval_iters=2, warmup_iters=5)
+    c = TrainConfig(max_iters=40, batch_size=4, block_size=16, eval_interval=10, eval_iters=2, warmup_iters=5,
+                    optimizer=optimizer)
     full = train_lm(tiny_gpt(tok.vocab_size), tr, va, c)
     # "killed" after 20 iterations: a run with a 20-iteration budget leaves its checkpoint
     short = TrainConfig(**{**c.__dict__, "max_iters": 20})

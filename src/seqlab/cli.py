@@ -111,6 +111,26 @@ def _positive_int(v):
     return n
 
 
+def _nonnegative_int(v):
+    try:
+        n = int(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {v!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {n}")
+    return n
+
+
+def _positive_float(v):
+    try:
+        x = float(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {v!r}") from None
+    if not x > 0 or x == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {v}")
+    return x
+
+
 def _cmd_lm_train(args) -> int:
     import torch
 
@@ -136,11 +156,12 @@ def _cmd_lm_train(args) -> int:
                          "(the 10% validation part must be longer than the context)")
     cfg = TrainConfig(max_iters=args.max_iters, batch_size=args.batch_size, block_size=args.block_size,
                       learning_rate=args.lr, min_lr=args.lr / 10, warmup_iters=min(args.warmup, args.max_iters),
-                      eval_interval=args.eval_interval, seed=args.seed)
+                      eval_interval=args.eval_interval, seed=args.seed, optimizer=args.optimizer,
+                      muon_lr=args.muon_lr)
     torch.manual_seed(args.seed)
     if args.model == "gpt":
         model = GPT(GPTConfig(vocab_size=tok.vocab_size, block_size=args.block_size, n_layer=args.n_layer,
-                              n_head=args.n_head, d_model=args.d_model, bias=False))
+                              n_head=args.n_head, d_model=args.d_model, bias=False, positional=args.positional))
     else:
         model = LSTMLanguageModel(LSTMConfig(vocab_size=tok.vocab_size, d_model=args.d_model,
                                              hidden_size=2 * args.d_model, num_layers=2, block_size=args.block_size))
@@ -199,18 +220,27 @@ def _cmd_forecast_evaluate(args) -> int:
     if unknown:
         raise UsageError(f"unknown model {unknown[0]!r}; choose from {', '.join(MODEL_NAMES)}")
     df = read_series_csv(args.csv)
-    need = args.horizon * args.windows + args.season + 1
+    step = args.step or args.horizon
+    if args.min_train_length is not None:
+        if args.min_train_length <= args.season:
+            raise UsageError(f"--min-train-length must exceed --season ({args.season}): MASE's scale needs the "
+                             "seasonal-naive errors of the training part")
+        need = args.horizon + args.season + 1  # every series takes part in the last window
+        what = f"the last window of horizon {args.horizon} with season {args.season} needs"
+    else:
+        need = args.horizon + (args.windows - 1) * step + args.season + 1
+        what = f"{args.windows} window(s) of horizon {args.horizon} with season {args.season} need"
     short = df.groupby("unique_id").size()
     if (short < need).any():
         uid = short[short < need].index[0]
-        raise UsageError(f"series {uid!r} has {short[uid]} observations; {args.windows} window(s) of horizon "
-                         f"{args.horizon} with season {args.season} need at least {need}")
+        raise UsageError(f"series {uid!r} has {short[uid]} observations; {what} at least {need}")
     freq = pd.infer_freq(df[df.unique_id == df.unique_id.iloc[0]].ds) if pd.api.types.is_datetime64_any_dtype(df.ds) \
         else 1
     if freq is None:
         raise UsageError("cannot infer the time step of the ds column; use integer periods or regular dates")
     fc = Forecaster(models, freq=freq, season_length=args.season)
-    cv = fc.cross_validation(df, args.horizon, n_windows=args.windows, step_size=args.step)
+    cv = fc.cross_validation(df, args.horizon, n_windows=args.windows, step_size=args.step,
+                             min_train_length=args.min_train_length)
     table = summarize(evaluate(cv, df, args.season, fc.names), naive2="Naive2" if "Naive2" in models else None)
     with pd.option_context("display.width", 140):
         print(table.to_string(index=False))
@@ -245,15 +275,21 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--model", choices=("gpt", "lstm"), default="gpt")
     t.add_argument("--tokenizer", choices=("char", "bpe"), default="char")
     t.add_argument("--vocab-size", type=_positive_int, default=512, help="BPE vocabulary size")
-    t.add_argument("--max-iters", type=_positive_int, default=1600)
+    # defaults are the chapter's (seqlab.text.experiments); a test keeps them equal
+    t.add_argument("--max-iters", type=_positive_int, default=750)
     t.add_argument("--batch-size", type=_positive_int, default=24)
     t.add_argument("--block-size", type=_positive_int, default=64)
     t.add_argument("--n-layer", type=_positive_int, default=4)
     t.add_argument("--n-head", type=_positive_int, default=4)
     t.add_argument("--d-model", type=_positive_int, default=128)
-    t.add_argument("--lr", type=float, default=3e-3)
-    t.add_argument("--warmup", type=int, default=50)
-    t.add_argument("--eval-interval", type=_positive_int, default=100)
+    t.add_argument("--positional", choices=("rotary", "learned", "sinusoidal"), default="rotary",
+                   help="position information of the GPT")
+    t.add_argument("--optimizer", choices=("muon", "adamw"), default="muon",
+                   help="muon: Muon for hidden matrices, AdamW for the rest; adamw: AdamW for all")
+    t.add_argument("--lr", type=_positive_float, default=5e-3, help="peak AdamW learning rate")
+    t.add_argument("--muon-lr", type=_positive_float, default=0.02, help="peak Muon learning rate")
+    t.add_argument("--warmup", type=_nonnegative_int, default=50)
+    t.add_argument("--eval-interval", type=_positive_int, default=50)
     t.add_argument("--seed", type=int, default=1337)
     t.add_argument("--restart", action="store_true", help="ignore an existing checkpoint in --out and start over")
     t.set_defaults(func=_cmd_lm_train)
@@ -277,6 +313,10 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--season", type=_positive_int, default=1)
     e.add_argument("--windows", type=_positive_int, default=1)
     e.add_argument("--step", type=_positive_int, default=None, help="step between windows (default: horizon)")
+    e.add_argument("--min-train-length", type=_positive_int, default=None,
+                   help="let series of unequal length share the evaluation: every series takes part in the last "
+                        "window, and in each earlier one whose training part has at least this many observations "
+                        "(default: every series needs every window)")
     e.add_argument("--models", default="Naive,SeasonalNaive,Naive2,AutoETS,AutoTheta",
                    help="comma-separated model names")
     e.set_defaults(func=_cmd_forecast_evaluate)

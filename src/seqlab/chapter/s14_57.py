@@ -29,11 +29,13 @@ def run(ctx):
         f"same wall-clock budget ({g.seconds:.0f} s): the Transformer reaches {g.val_loss:.3f} nats "
         f"({g.val_bpc:.3f} bits/char), the LSTM {l_.val_loss:.3f} ({l_.val_bpc:.3f}); uniform guessing is "
         f"{math.log(tok.vocab_size):.3f} nats.",
-        f"Training recipe: AdamW (decay on matrices only), lr {CHAPTER_TRAIN.learning_rate} with "
-        f"{CHAPTER_TRAIN.warmup_iters} warm-up steps and cosine decay, batch {CHAPTER_TRAIN.batch_size} x "
-        f"{CHAPTER_TRAIN.block_size}, clipping at {CHAPTER_TRAIN.grad_clip}.",
+        f"Training recipe: Muon (lr {CHAPTER_TRAIN.muon_lr}, momentum {CHAPTER_TRAIN.muon_momentum}) for hidden "
+        f"matrices and AdamW (lr {CHAPTER_TRAIN.learning_rate}, decay on embedding and output matrices) for the rest, "
+        f"{CHAPTER_TRAIN.warmup_iters} warm-up steps and cosine decay over {CHAPTER_TRAIN.max_iters} steps, batch "
+        f"{CHAPTER_TRAIN.batch_size} x {CHAPTER_TRAIN.block_size}, clipping at {CHAPTER_TRAIN.grad_clip}. Seconds "
+        "count training steps only, not evaluations.",
         (f"At this size and budget the recurrent baseline is ahead by {g.val_loss - l_.val_loss:.3f} nats: with a "
-         "64-character context and two minutes of CPU the LSTM's cheaper steps and built-in recency bias pay off; "
+         "64-character context and about a minute and a half of CPU the LSTM's cheaper steps and built-in recency bias pay off; "
          "attention's advantages (parallel training over long contexts, direct access to distant tokens) need "
          "longer contexts and more compute than this experiment spends." if l_.val_loss < g.val_loss else
          f"The Transformer is ahead by {l_.val_loss - g.val_loss:.3f} nats at the same budget."),

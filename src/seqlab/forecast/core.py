@@ -83,20 +83,36 @@ class Forecaster:
         return out
 
     def cross_validation(self, df: pd.DataFrame, h: int, n_windows: int = 1, step_size: int | None = None,
-                         test_df: pd.DataFrame | None = None) -> pd.DataFrame:
+                         test_df: pd.DataFrame | None = None, min_train_length: int | None = None) -> pd.DataFrame:
         """Rolling-origin evaluation: ``unique_id, ds, cutoff, y`` plus one forecast column per model.
 
         With ``test_df`` (an official hold-out) it is appended to ``df`` and is the last window.
+        Windows are aligned at each series' end. By default every series must be long
+        enough for all ``n_windows``. With ``min_train_length`` every series takes part in
+        the last window (an official hold-out keeps all its series) and in each earlier
+        window whose training part has at least ``min_train_length`` observations.
         """
         df = validate_long(df if test_df is None else pd.concat([df, test_df]).sort_values(["unique_id", "ds"],
                                                                                          kind="stable"))
-        parts = []
         groups = {uid: g.reset_index(drop=True) for uid, g in df.groupby("unique_id", sort=False)}
-        cuts = {uid: rolling_origin_splits(len(g), h, n_windows, step_size) for uid, g in groups.items()}
+        if min_train_length is None:
+            cuts = {uid: rolling_origin_splits(len(g), h, n_windows, step_size) for uid, g in groups.items()}
+        else:
+            if min_train_length < 2:
+                raise ValueError(f"min_train_length must be >= 2, got {min_train_length}")
+            step = h if step_size is None else step_size
+            cuts = {}
+            for uid, g in groups.items():
+                earlier = max(0, min(n_windows - 1, (len(g) - h - min_train_length) // step))
+                cuts[uid] = [None] * (n_windows - 1 - earlier) + rolling_origin_splits(len(g), h, earlier + 1, step)
+        parts = []
         for k in range(n_windows):
-            train = pd.concat([g.iloc[: cuts[uid][k]] for uid, g in groups.items()], ignore_index=True)
+            members = {uid: g for uid, g in groups.items() if cuts[uid][k] is not None}
+            if not members:
+                continue
+            train = pd.concat([g.iloc[: cuts[uid][k]] for uid, g in members.items()], ignore_index=True)
             test = pd.concat([g.iloc[cuts[uid][k] : cuts[uid][k] + h].assign(cutoff=g["ds"].iloc[cuts[uid][k] - 1])
-                              for uid, g in groups.items()], ignore_index=True)
+                              for uid, g in members.items()], ignore_index=True)
             fc = self.forecast(train, h)
             test = test.reset_index(drop=True)
             for name in self.names:

@@ -33,11 +33,14 @@ def evaluate(cv: pd.DataFrame, history: pd.DataFrame, season_length: int, models
 
 
 def summarize(errors: pd.DataFrame, naive2: str | None = "Naive2") -> pd.DataFrame:
-    """Mean MASE and sMAPE per model over series and windows, and OWA against ``naive2`` when present."""
+    """Mean MASE and sMAPE per model over (series, window) units, and OWA against ``naive2`` when present.
+
+    ``series`` counts distinct series and ``units`` the (series, window) pairs averaged over.
+    """
     per = errors.groupby(["model", "unique_id", "cutoff"]).agg(mase=("scaled_error", "mean"),
                                                                 smape=("smape_term", "mean")).reset_index()
     out = per.groupby("model").agg(mase=("mase", "mean"), smape=("smape", "mean"),
-                                   series=("unique_id", "nunique"), windows=("cutoff", "nunique")).reset_index()
+                                   series=("unique_id", "nunique"), units=("cutoff", "size")).reset_index()
     if naive2 is not None and naive2 in set(out.model):
         ref = out.set_index("model").loc[naive2]
         out["owa"] = 0.5 * (out.smape / ref.smape + out.mase / ref.mase)

@@ -38,7 +38,7 @@ def heavy_eval() -> bool:
 
 
 def artifact_dir(name: str, root: Path | None = None) -> Path:
-    return (root or ROOT) / name
+    return (Path(root) if root is not None else ROOT) / name
 
 
 def _sha(path: Path) -> str:

@@ -30,9 +30,11 @@ __all__ = ["CHAPTER_TRAIN", "chapter_gpt_config", "chapter_lstm_config", "experi
 
 NAME = "lm"
 PROMPT = "ROMEO:\n"
-#: seqlab's defaults for the chapter's model: a larger batch and learning rate than nanoGPT's CPU recipe
-CHAPTER_TRAIN = TrainConfig(max_iters=1600, batch_size=24, block_size=64, learning_rate=3e-3, min_lr=3e-4,
-                            warmup_iters=50, eval_interval=100, eval_iters=20, seed=1337)
+#: seqlab's defaults for the chapter's model. Against nanoGPT's CPU recipe (AdamW 1e-3, batch 12, 2000 steps):
+#: Muon for the hidden matrices, a larger batch, and a schedule that ends within the recipe's wall-clock time.
+CHAPTER_TRAIN = TrainConfig(max_iters=750, batch_size=24, block_size=64, learning_rate=5e-3, min_lr=5e-4,
+                            warmup_iters=50, eval_interval=50, eval_iters=20, seed=1337, optimizer="muon",
+                            muon_lr=0.02)
 STRATEGIES = {
     "greedy": dict(greedy=True),
     "temperature 0.5": dict(temperature=0.5),
@@ -47,7 +49,9 @@ TOP_PS = (0.5, 0.7, 0.8, 0.9, 0.95, 1.0)
 
 
 def chapter_gpt_config(vocab_size: int) -> GPTConfig:
-    return GPTConfig(vocab_size=vocab_size, block_size=64, n_layer=4, n_head=4, d_model=128, dropout=0.0, bias=False)
+    """nanoGPT's CPU shape (4 layers, 4 heads, 128 dims, block 64, no biases) with rotary positions."""
+    return GPTConfig(vocab_size=vocab_size, block_size=64, n_layer=4, n_head=4, d_model=128, dropout=0.0, bias=False,
+                     positional="rotary")
 
 
 def chapter_lstm_config(vocab_size: int) -> LSTMConfig:

@@ -38,6 +38,9 @@ class TrainConfig:
     eval_iters: int = 20
     checkpoint_interval: int | None = None  # default: eval_interval
     seed: int = 1337
+    optimizer: str = "adamw"  # "adamw" | "muon" (Muon for hidden matrices, AdamW for the rest)
+    muon_lr: float = 0.02  # peak Muon learning rate; follows the same warm-up and cosine as learning_rate
+    muon_momentum: float = 0.95
 
     def __post_init__(self):
         for name in ("max_iters", "batch_size", "block_size", "eval_interval", "eval_iters"):
@@ -49,6 +52,10 @@ class TrainConfig:
             raise ValueError("warmup_iters, weight_decay and grad_clip must be >= 0")
         if not (0 <= self.beta1 < 1 and 0 <= self.beta2 < 1):
             raise ValueError("beta1 and beta2 must lie in [0, 1)")
+        if self.optimizer not in ("adamw", "muon"):
+            raise ValueError(f"optimizer must be 'adamw' or 'muon', got {self.optimizer!r}")
+        if self.muon_lr <= 0 or not 0 <= self.muon_momentum < 1:
+            raise ValueError("need muon_lr > 0 and muon_momentum in [0, 1)")
         if self.lr_decay_iters is None:
             self.lr_decay_iters = self.max_iters
         if self.checkpoint_interval is None:
@@ -65,12 +72,28 @@ def lr_at(it: int, c: TrainConfig) -> float:
     return c.min_lr + 0.5 * (1 + math.cos(math.pi * frac)) * (c.learning_rate - c.min_lr)
 
 
-def make_optimizer(model: torch.nn.Module, c: TrainConfig) -> torch.optim.AdamW:
-    """AdamW with weight decay on matrices and embeddings only (biases and norm gains are not decayed)."""
+def make_optimizer(model: torch.nn.Module, c: TrainConfig) -> torch.optim.Optimizer:
+    """AdamW with weight decay on matrices and embeddings only (biases and norm gains are not decayed).
+
+    With ``c.optimizer == "muon"`` the hidden-layer matrices are updated by Muon
+    (without weight decay) and everything else by AdamW as above. Every group
+    carries ``base_lr``, its peak learning rate, which the schedule scales.
+    """
+    if c.optimizer == "muon":
+        from .optim import Muon, split_muon_params
+
+        hidden, rest = split_muon_params(model)
+        groups = [{"params": hidden, "muon": True, "lr": c.muon_lr, "base_lr": c.muon_lr,
+                   "momentum": c.muon_momentum, "weight_decay": 0.0}]
+        adam = dict(muon=False, lr=c.learning_rate, base_lr=c.learning_rate, betas=(c.beta1, c.beta2))
+        groups += [dict(adam, params=[p for p in rest if p.dim() >= 2], weight_decay=c.weight_decay),
+                   dict(adam, params=[p for p in rest if p.dim() < 2], weight_decay=0.0)]
+        return Muon([g for g in groups if g["params"]])
     params = {id(p): p for p in model.parameters() if p.requires_grad}.values()
     decay = [p for p in params if p.dim() >= 2]
     no_decay = [p for p in params if p.dim() < 2]
-    groups = [{"params": decay, "weight_decay": c.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    groups = [{"params": decay, "weight_decay": c.weight_decay, "base_lr": c.learning_rate},
+              {"params": no_decay, "weight_decay": 0.0, "base_lr": c.learning_rate}]
     return torch.optim.AdamW(groups, lr=c.learning_rate, betas=(c.beta1, c.beta2))
 
 
@@ -125,7 +148,10 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
     checkpoint there is loaded (weights, optimizer, data-order RNG, history) and
     training continues from its iteration, giving the same losses as an
     uninterrupted run. A NaN or infinite loss raises :class:`TrainingDiverged`.
-    ``time_budget_s`` stops early (after an evaluation) once the wall-clock budget is used.
+    ``time_budget_s`` stops early (after an evaluation) once that much training time is used.
+    The ``seconds`` in the history count training steps only: evaluations and checkpoint
+    writes are left out, as nanoGPT's timings leave them out, so curves from runs with
+    different evaluation settings compare fairly.
     """
     c = config
     train_ids, val_ids = torch.as_tensor(train_ids, dtype=torch.long), torch.as_tensor(val_ids, dtype=torch.long)
@@ -159,8 +185,9 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
     running, n_running, tokens = 0.0, 0, 0
     it = start_it
     for it in range(start_it, c.max_iters):
+        scale = lr_at(it, c) / c.learning_rate
         for group in optimizer.param_groups:
-            group["lr"] = lr_at(it, c)
+            group["lr"] = group.get("base_lr", c.learning_rate) * scale  # old checkpoints lack base_lr
         x, y = get_batch(train_ids, c.batch_size, c.block_size, g)
         _, loss = model(x, y)
         if not torch.isfinite(loss):
@@ -175,14 +202,15 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
         n_running += 1
         tokens += x.numel()
         done = it + 1
-        elapsed = elapsed0 + time.perf_counter() - t0
+        elapsed = elapsed0 + time.perf_counter() - t0  # t0 moves past each evaluation below
         if progress and (done % 10 == 0 or done == c.max_iters):
             _progress(done, c.max_iters, running / n_running, tokens / max(1e-9, time.perf_counter() - t0), sys.stderr)
         out_of_time = time_budget_s is not None and elapsed >= time_budget_s
         if done % c.eval_interval == 0 or done == c.max_iters or out_of_time:
+            t_eval = time.perf_counter()
             val = estimate_loss(model, val_ids, c, seed=c.seed + 1)
             row = dict(iter=done, lr=lr_at(it, c), train_loss=running / n_running, val_loss=val, val_bpc=val / LN2,
-                       seconds=elapsed, tokens_per_s=tokens / max(1e-9, time.perf_counter() - t0))
+                       seconds=elapsed, tokens_per_s=tokens / max(1e-9, elapsed - elapsed0))
             history.append(row)
             running, n_running = 0.0, 0
             if log is not None:
@@ -191,6 +219,7 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
                 checkpoint(done)
             if out_of_time:
                 break
+            t0 += time.perf_counter() - t_eval
     if progress:
         sys.stderr.write("\n")
     return TrainResult(model, history, iterations=history[-1]["iter"] if history else start_it, resumed_from=resumed)
