@@ -35,3 +35,21 @@ def test_14_63_comparison(section_results):
     assert (sig.ci_low <= sig.mean_difference).all() and (sig.mean_difference <= sig.ci_high).all()
     notes = " ".join(section_results("14.63").notes)
     assert "M3 monthly" in notes and "within 5%" in notes
+
+
+def test_14_63_significance_recomputes_from_the_stored_unit_scores():
+    from seqlab.forecast import bootstrap_difference
+    from seqlab.forecast.experiments import forecast_results, official_holdout
+
+    summary, _, sig, _, units, _ = forecast_results()
+    assert len(sig) == len(summary.groupby(["dataset", "scope"])) * 2
+    for r in sig.itertuples():
+        u = units[units.dataset == r.dataset]
+        u = official_holdout(u) if r.scope == "official hold-out" else u
+        got = bootstrap_difference(u, r.model, r.against)
+        assert (got["series"], got["units"], got["significant"]) == (r.series, r.units, r.significant)
+        assert (got["mean_difference"], got["ci_low"], got["ci_high"]) == pytest.approx(
+            (r.mean_difference, r.ci_low, r.ci_high), abs=1e-4)
+        # the summary's mean MASE is the mean over the same units
+        assert summary.set_index(["dataset", "scope", "model"]).mase[(r.dataset, r.scope, r.model)] == pytest.approx(
+            u[u.model == r.model].mase.mean(), abs=1e-5)

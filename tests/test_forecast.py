@@ -126,9 +126,24 @@ def test_bootstrap_difference_detects_a_real_gap_and_refuses_tiny_samples():
                  dict(unique_id=i, cutoff=0, model="B", step=1, scaled_error=base + 0.2 + rng.normal(0, 0.05))]
     err = pd.DataFrame(rows)
     r = bootstrap_difference(err, "A", "B")
-    assert r["significant"] and r["ci_high"] < 0 and r["share_of_series_better"] == 1.0
+    assert r["significant"] and r["ci_high"] < 0 and r["share_of_units_better"] == 1.0
     small = bootstrap_difference(err[err.unique_id < 3], "A", "B")
     assert not small["testable"] and not small["significant"]
+
+
+def test_bootstrap_resamples_series_not_windows():
+    from seqlab.forecast import bootstrap_difference
+
+    rng = np.random.default_rng(1)
+    d = rng.normal(0.05, 0.3, size=15)
+    one = pd.DataFrame([dict(unique_id=i, cutoff=0, model=m, mase=1 + (d[i] if m == "A" else 0)) for i in range(15)
+                        for m in "AB"])
+    # the same 15 series scored in five identical windows: five times the units, no new information
+    five = pd.concat([one.assign(cutoff=k) for k in range(5)], ignore_index=True)
+    r1, r5 = bootstrap_difference(one, "A", "B"), bootstrap_difference(five, "A", "B")
+    assert r5["units"] == 75 and r5["series"] == r1["series"] == 15
+    assert (r5["ci_low"], r5["ci_high"]) == pytest.approx((r1["ci_low"], r1["ci_high"]))
+    assert r5["mean_difference"] == pytest.approx(d.mean())
 
 
 def _two_series(n_long=40, n_short=22):

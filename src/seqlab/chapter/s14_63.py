@@ -29,7 +29,7 @@ def _verdict(summary: pd.DataFrame) -> pd.DataFrame:
 
 @section("14.63", "Neural vs classical forecasting")
 def run(ctx):
-    summary, horizon, sig, timings, mode = forecast_results()
+    summary, horizon, sig, timings, _, mode = forecast_results()
     s = summary.set_index(["dataset", "scope", "model"])
     anchors = pd.DataFrame([dict(dataset=d, scope=sc, model=m, metric=k, reference=ref,
                                  measured=round(float(s.loc[(d, sc, m), k]), 3),
@@ -56,8 +56,9 @@ def run(ctx):
         if not r.testable:  # one series (AirPassengers): nothing to resample across
             notes.append(f"{head} on {r.series} series; too few series for a significance test.")
             continue
-        notes.append(f"{head} (95% paired bootstrap interval over {r.units} series-windows of {r.series} series "
-                     f"{r.ci_low:+.3f} to {r.ci_high:+.3f}; {'significant' if r.significant else 'not significant'}).")
+        notes.append(f"{head} (95% interval of a paired bootstrap that resamples the {r.series} series, each with "
+                     f"all of its windows ({r.units} series-windows): {r.ci_low:+.3f} to {r.ci_high:+.3f}; "
+                     f"{'significant' if r.significant else 'not significant'}).")
     figs = []
     if ctx.figures:
         from ..plotting import line_pair

@@ -10,10 +10,10 @@ except ImportError:  # pragma: no cover
     pass
 from .core import MODEL_NAMES, Forecaster, rolling_origin_splits
 from .data import ForecastDataError, air_passengers, competition, read_series_csv, validate_long
-from .evaluation import bootstrap_difference, evaluate, per_horizon, summarize
+from .evaluation import bootstrap_difference, evaluate, per_horizon, summarize, unit_mase
 from .metrics import mase, owa, smape
 from .neural import NeuralConfig, NeuralForecaster
 
 __all__ = ["MODEL_NAMES", "Forecaster", "rolling_origin_splits", "ForecastDataError", "air_passengers", "competition",
-           "read_series_csv", "validate_long", "bootstrap_difference", "evaluate", "per_horizon", "summarize", "mase",
+           "read_series_csv", "validate_long", "bootstrap_difference", "evaluate", "per_horizon", "summarize", "unit_mase", "mase",
            "owa", "smape", "NeuralConfig", "NeuralForecaster"]

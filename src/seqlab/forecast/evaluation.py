@@ -6,7 +6,7 @@ import pandas as pd
 
 from .metrics import mase_scale, smape
 
-__all__ = ["evaluate", "summarize", "per_horizon", "bootstrap_difference"]
+__all__ = ["evaluate", "summarize", "per_horizon", "unit_mase", "bootstrap_difference"]
 
 
 def evaluate(cv: pd.DataFrame, history: pd.DataFrame, season_length: int, models: list[str]) -> pd.DataFrame:
@@ -52,19 +52,32 @@ def per_horizon(errors: pd.DataFrame) -> pd.DataFrame:
     return errors.groupby(["model", "step"]).scaled_error.mean().rename("mase").reset_index()
 
 
-def bootstrap_difference(errors: pd.DataFrame, a: str, b: str, n_boot: int = 5000, seed: int = 0,
-                         min_units: int = 10) -> dict:
-    """Paired bootstrap of mean MASE(a) - mean MASE(b) over (series, window) units.
+def unit_mase(errors: pd.DataFrame) -> pd.DataFrame:
+    """MASE of every (model, series, window) unit: the mean scaled error over its horizon."""
+    return errors.groupby(["model", "unique_id", "cutoff"]).scaled_error.mean().rename("mase").reset_index()
 
-    A 95% interval that excludes 0 is called significant; with fewer than
-    ``min_units`` units there is nothing to resample and the test is not made.
+
+def bootstrap_difference(errors: pd.DataFrame, a: str, b: str, n_boot: int = 5000, seed: int = 0,
+                         min_series: int = 10) -> dict:
+    """Paired bootstrap of mean MASE(a) - mean MASE(b) over (series, window) units, resampling whole series.
+
+    The windows of one series share its history and level, so they are not
+    independent draws: each bootstrap sample takes series with replacement and
+    keeps all of their windows (a cluster bootstrap; with one window per series it
+    is the ordinary paired bootstrap). A 95% interval that excludes 0 is called
+    significant; with fewer than ``min_series`` series the test is not made.
+    ``errors`` is :func:`evaluate`'s frame, or :func:`unit_mase`'s.
     """
-    per = errors.groupby(["model", "unique_id", "cutoff"]).scaled_error.mean().unstack("model")[[a, b]].dropna()
+    per = errors if "mase" in errors.columns else unit_mase(errors)
+    per = per.pivot_table(index=["unique_id", "cutoff"], columns="model", values="mase")[[a, b]].dropna()
     d = (per[a] - per[b]).to_numpy()
-    testable = len(d) >= min_units
+    codes, uniq = pd.factorize(per.index.get_level_values("unique_id"))
+    sums, counts = np.bincount(codes, weights=d), np.bincount(codes)
+    testable = len(uniq) >= min_series
     rng = np.random.default_rng(seed)
-    boots = d[rng.integers(0, len(d), size=(n_boot, len(d)))].mean(axis=1)
+    draws = rng.integers(0, len(uniq), size=(n_boot, len(uniq)))
+    boots = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
     lo, hi = np.percentile(boots, [2.5, 97.5])
     return dict(model=a, against=b, mean_difference=float(d.mean()), ci_low=float(lo), ci_high=float(hi),
-                share_of_series_better=float((d < 0).mean()), series=per.index.get_level_values(0).nunique(),
-                units=len(d), testable=testable, significant=bool(testable and (lo > 0 or hi < 0)))
+                share_of_units_better=float((d < 0).mean()), series=len(uniq), units=len(d), testable=testable,
+                significant=bool(testable and (lo > 0 or hi < 0)))

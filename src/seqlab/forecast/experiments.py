@@ -12,10 +12,10 @@ import pandas as pd
 from ..report.artifacts import heavy_eval, read_artifact_csv, verify_artifacts, write_artifacts
 from .core import Forecaster
 from .data import air_passengers, competition
-from .evaluation import bootstrap_difference, evaluate, per_horizon, summarize
+from .evaluation import bootstrap_difference, evaluate, per_horizon, summarize, unit_mase
 from .neural import NeuralConfig, NeuralForecaster
 
-__all__ = ["DATASETS", "SCOPES", "CLASSICAL_MODELS", "min_train_length", "experiment_config", "run_forecast_experiment", "forecast_results"]
+__all__ = ["DATASETS", "SCOPES", "CLASSICAL_MODELS", "min_train_length", "official_holdout", "experiment_config", "run_forecast_experiment", "forecast_results"]
 
 NAME = "forecast"
 CLASSICAL_MODELS = ["Naive", "SeasonalNaive", "RandomWalkWithDrift", "Naive2", "AutoETS", "Theta", "AutoTheta"]
@@ -49,7 +49,7 @@ def min_train_length(h: int, season: int) -> int:
     return max(2 * h, h + 2 * season)
 
 
-def _official(err: pd.DataFrame) -> pd.DataFrame:
+def official_holdout(err: pd.DataFrame) -> pd.DataFrame:
     """Each series' last window (the official hold-out of a competition set)."""
     return err[err.cutoff == err.groupby("unique_id").cutoff.transform("max")]
 
@@ -64,7 +64,7 @@ def _load(key: str):
 
 def run_forecast_experiment(root=None, log=print) -> None:
     config = experiment_config()
-    summaries, horizons, tests, timings = [], [], [], []
+    summaries, horizons, tests, timings, units = [], [], [], [], []
     for label, (key, windows) in DATASETS.items():
         train, test, season, h = _load(key)
         neural = [NeuralForecaster(arch, name=name, config=NEURAL_CONFIG, season_length=season)
@@ -76,7 +76,8 @@ def run_forecast_experiment(root=None, log=print) -> None:
         secs = time.perf_counter() - t0
         history = train if test is None else pd.concat([train, test])
         err = evaluate(cv, history, season, fc.names)
-        scopes = {"all windows": err} if key == "air" else {"official hold-out": _official(err)}
+        units.append(unit_mase(err).assign(dataset=label))
+        scopes = {"all windows": err} if key == "air" else {"official hold-out": official_holdout(err)}
         if key != "air" and windows > 1:
             scopes = {"all windows": err, **scopes}
         for scope, e in scopes.items():
@@ -92,15 +93,32 @@ def run_forecast_experiment(root=None, log=print) -> None:
                             series_windows=int(n_windows.sum()), seconds=secs))
         log(f"{label}: {secs:.0f} s, {int(n_windows.sum())} (series, window) pairs")
     files = {"summary.csv": pd.concat(summaries), "per_horizon.csv": pd.concat(horizons),
-             "significance.csv": pd.DataFrame(tests), "timings.csv": pd.DataFrame(timings)}
-    write_artifacts(NAME, {k: v.to_csv(index=False).encode() for k, v in files.items()}, config, root)
+             "significance.csv": pd.DataFrame(tests), "timings.csv": pd.DataFrame(timings),
+             "unit_mase.csv": pd.concat(units)}
+    write_artifacts(NAME, {k: v.to_csv(index=False, float_format="%.6g").encode() for k, v in files.items()}, config,
+                    root)
 
 
 def forecast_results(root=None):
-    """``(summary, per_horizon, significance, timings, mode)``; recomputed first under HEAVY_EVAL=1."""
+    """``(summary, per_horizon, significance, timings, unit_mase, mode)``; recomputed first under HEAVY_EVAL=1.
+
+    ``unit_mase`` holds the MASE of every (data set, model, series, window), enough to
+    redo the significance tests (or any other summary) without refitting.
+    """
     mode = "recomputed now (HEAVY_EVAL=1)" if heavy_eval() else "loaded from verified artifacts"
     if heavy_eval():
         run_forecast_experiment(root)
     verify_artifacts(NAME, experiment_config(), root)
-    return (*(read_artifact_csv(NAME, f, root) for f in ("summary.csv", "per_horizon.csv", "significance.csv",
-                                                          "timings.csv")), mode)
+    tables = [read_artifact_csv(NAME, f, root) for f in ("summary.csv", "per_horizon.csv", "significance.csv",
+                                                          "timings.csv", "unit_mase.csv")]
+    tables[-1] = _typed_cutoffs(tables[-1])
+    return (*tables, mode)
+
+
+def _typed_cutoffs(units: pd.DataFrame) -> pd.DataFrame:
+    """CSV mixes AirPassengers' dates with the competition sets' period numbers; give each set its own type back."""
+    parts = []
+    for _, g in units.groupby("dataset", sort=False):
+        c = pd.to_numeric(g["cutoff"], errors="coerce")
+        parts.append(g.assign(cutoff=c.astype("int64") if c.notna().all() else pd.to_datetime(g["cutoff"])))
+    return pd.concat(parts)
