@@ -84,8 +84,9 @@ def test_weight_decay_groups():
     assert sum(p.numel() for g in opt.param_groups for p in g["params"]) == sum(p.numel() for p in m.parameters())
 
 
+@pytest.mark.parametrize("optimizer", ["adamw", "muon"])
 @pytest.mark.parametrize("kind", ["gpt", "lstm"])
-def test_training_lowers_loss_and_is_deterministic(data, kind):
+def test_training_lowers_loss_and_is_deterministic(data, kind, optimizer):
     tok, tr, va = data
 
     def make():
@@ -95,7 +96,7 @@ def test_training_lowers_loss_and_is_deterministic(data, kind):
         return LSTMLanguageModel(LSTMConfig(vocab_size=tok.vocab_size, d_model=16, hidden_size=32, num_layers=1))
 
     c = TrainConfig(max_iters=60, batch_size=8, block_size=16, eval_interval=30, eval_iters=4, warmup_iters=5,
-                    learning_rate=3e-3)
+                    learning_rate=3e-3, optimizer=optimizer)
     a = train_lm(make(), tr, va, c)
     b = train_lm(make(), tr, va, c)
     assert [r["val_loss"] for r in a.history] == [r["val_loss"] for r in b.history]
@@ -171,12 +172,13 @@ def test_corpus_shorter_than_context(data):
         train_lm(tiny_gpt(tok.vocab_size, block=16), tr[:10], va, TrainConfig(block_size=16))
 
 
-@pytest.mark.parametrize("kind", ["gpt", "lstm"])
+@pytest.mark.parametrize("kind", ["gpt", "gpt-rotary", "lstm"])
 @pytest.mark.parametrize("greedy", [True, False])
 def test_cached_generation_equals_uncached_token_for_token(kind, greedy):
     torch.manual_seed(2)
-    if kind == "gpt":
-        m = GPT(GPTConfig(vocab_size=30, block_size=24, n_layer=2, n_head=2, d_model=32))
+    if kind.startswith("gpt"):
+        positional = "rotary" if kind == "gpt-rotary" else "learned"
+        m = GPT(GPTConfig(vocab_size=30, block_size=24, n_layer=2, n_head=2, d_model=32, positional=positional))
     else:
         m = LSTMLanguageModel(LSTMConfig(vocab_size=30, d_model=16, hidden_size=32))
     idx = torch.randint(0, 30, (3, 6))
