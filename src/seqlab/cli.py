@@ -101,24 +101,22 @@ def _cmd_run(args) -> int:
     return 0
 
 
-def _positive_int(v):
-    try:
-        n = int(v)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {v!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {n}")
-    return n
+def _int_at_least(lowest: int):
+    """An argparse type: a whole number >= ``lowest``, else a one-line usage error."""
+
+    def parse(v):
+        try:
+            n = int(v)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {v!r}") from None
+        if n < lowest:
+            raise argparse.ArgumentTypeError(f"expected a number >= {lowest}, got {n}")
+        return n
+
+    return parse
 
 
-def _nonnegative_int(v):
-    try:
-        n = int(v)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {v!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {n}")
-    return n
+_positive_int, _nonnegative_int = _int_at_least(1), _int_at_least(0)
 
 
 def _positive_float(v):
