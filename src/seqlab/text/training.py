@@ -23,6 +23,13 @@ class TrainingDiverged(RuntimeError):
 
 @dataclass
 class TrainConfig:
+    """Settings of :func:`train_lm`; the defaults are nanoGPT's CPU recipe (the chapter's are in ``CHAPTER_TRAIN``).
+
+    Learning rates are peaks: warm-up for ``warmup_iters`` steps, then a cosine down to
+    ``min_lr`` (Muon's rate is scaled by the same factor). Weight decay applies to AdamW's
+    matrices and embeddings only.
+    """
+
     max_iters: int = 2000
     batch_size: int = 12
     block_size: int = 64
