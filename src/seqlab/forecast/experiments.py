@@ -15,7 +15,8 @@ from .data import air_passengers, competition
 from .evaluation import bootstrap_difference, evaluate, per_horizon, summarize, unit_mase
 from .neural import NeuralConfig, NeuralForecaster
 
-__all__ = ["DATASETS", "SCOPES", "CLASSICAL_MODELS", "min_train_length", "official_holdout", "experiment_config", "run_forecast_experiment", "forecast_results"]
+__all__ = ["DATASETS", "SCOPES", "CLASSICAL_MODELS", "min_train_length", "official_holdout", "experiment_config",
+           "run_forecast_experiment", "forecast_results"]
 
 NAME = "forecast"
 CLASSICAL_MODELS = ["Naive", "SeasonalNaive", "RandomWalkWithDrift", "Naive2", "AutoETS", "Theta", "AutoTheta"]
@@ -77,9 +78,9 @@ def run_forecast_experiment(root=None, log=print) -> None:
         history = train if test is None else pd.concat([train, test])
         err = evaluate(cv, history, season, fc.names)
         units.append(unit_mase(err).assign(dataset=label))
-        scopes = {"all windows": err} if key == "air" else {"official hold-out": official_holdout(err)}
-        if key != "air" and windows > 1:
-            scopes = {"all windows": err, **scopes}
+        scopes = {"all windows": err} if windows > 1 else {}
+        if key != "air":  # AirPassengers has no official hold-out
+            scopes["official hold-out"] = official_holdout(err)
         for scope, e in scopes.items():
             s = summarize(e).assign(dataset=label, scope=scope, horizon=h, season_length=season)
             summaries.append(s)

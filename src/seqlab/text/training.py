@@ -10,6 +10,7 @@ from pathlib import Path
 import torch
 
 from .checkpoint import CHECKPOINT_FILE, load_checkpoint, save_checkpoint
+from .optim import Muon, split_muon_params
 
 __all__ = ["TrainConfig", "TrainingDiverged", "TrainResult", "lr_at", "make_optimizer", "get_batch", "estimate_loss",
            "train_lm"]
@@ -86,21 +87,18 @@ def make_optimizer(model: torch.nn.Module, c: TrainConfig) -> torch.optim.Optimi
     (without weight decay) and everything else by AdamW as above. Every group
     carries ``base_lr``, its peak learning rate, which the schedule scales.
     """
+    params = list({id(p): p for p in model.parameters() if p.requires_grad}.values())
+    hidden = []
     if c.optimizer == "muon":
-        from .optim import Muon, split_muon_params
-
-        hidden, rest = split_muon_params(model)
-        groups = [{"params": hidden, "muon": True, "lr": c.muon_lr, "base_lr": c.muon_lr,
-                   "momentum": c.muon_momentum, "weight_decay": 0.0}]
-        adam = dict(muon=False, lr=c.learning_rate, base_lr=c.learning_rate, betas=(c.beta1, c.beta2))
-        groups += [dict(adam, params=[p for p in rest if p.dim() >= 2], weight_decay=c.weight_decay),
-                   dict(adam, params=[p for p in rest if p.dim() < 2], weight_decay=0.0)]
-        return Muon([g for g in groups if g["params"]])
-    params = {id(p): p for p in model.parameters() if p.requires_grad}.values()
-    decay = [p for p in params if p.dim() >= 2]
-    no_decay = [p for p in params if p.dim() < 2]
-    groups = [{"params": decay, "weight_decay": c.weight_decay, "base_lr": c.learning_rate},
-              {"params": no_decay, "weight_decay": 0.0, "base_lr": c.learning_rate}]
+        hidden, params = split_muon_params(model)
+    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": c.weight_decay,
+               "base_lr": c.learning_rate},
+              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0, "base_lr": c.learning_rate}]
+    if hidden:
+        muon = {"params": hidden, "muon": True, "lr": c.muon_lr, "base_lr": c.muon_lr, "momentum": c.muon_momentum,
+                "weight_decay": 0.0}
+        adam = [dict(g, muon=False, lr=c.learning_rate, betas=(c.beta1, c.beta2)) for g in groups if g["params"]]
+        return Muon([muon, *adam])
     return torch.optim.AdamW(groups, lr=c.learning_rate, betas=(c.beta1, c.beta2))
 
 
