@@ -14,7 +14,7 @@ import time
 import pandas as pd
 
 from seqlab.forecast import Forecaster, competition, evaluate, summarize
-from seqlab.forecast.experiments import CLASSICAL_MODELS
+from seqlab.experiments.forecast import CLASSICAL_MODELS
 
 
 def run(name, group, n_jobs=2):
@@ -29,7 +29,7 @@ def run(name, group, n_jobs=2):
 def neural():
     """Time the neural training on M3 monthly, then score it beside the classical models on the official hold-out."""
     from seqlab.forecast import NeuralForecaster
-    from seqlab.forecast.experiments import NEURAL, NEURAL_CONFIG
+    from seqlab.experiments.forecast import NEURAL, NEURAL_CONFIG
 
     train, test, season, h = competition("M3", "monthly")
     total, models = 0.0, []

@@ -16,7 +16,7 @@ from seqlab.text.generation import generate
 
 def main():
     torch.manual_seed(0)
-    model = GPT(GPTConfig(vocab_size=66, block_size=1024, n_layer=4, n_head=4, d_model=128, bias=False)).eval()
+    model = GPT(GPTConfig(vocab_size=66, block_size=1024, num_layers=4, num_heads=4, d_model=128, bias=False)).eval()
     prompt = torch.randint(0, 66, (1, 256), generator=torch.Generator().manual_seed(1))
     times, outs = {}, {}
     for cached in (True, False):

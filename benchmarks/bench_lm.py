@@ -28,7 +28,7 @@ import torch
 from seqlab.nn import GPT, GPTConfig
 from seqlab.text import CharTokenizer
 from seqlab.text.corpus import load_tinyshakespeare, split_train_val
-from seqlab.text.experiments import CHAPTER_TRAIN, chapter_gpt_config
+from seqlab.experiments.lm import CHAPTER_TRAIN, chapter_gpt_config
 from seqlab.text.training import TrainConfig, estimate_loss, get_batch, train_lm
 
 TARGET = 1.8857
@@ -37,7 +37,7 @@ TARGET = 1.8857
 def reference_run(train_ids, val_ids, vocab, eval_every=100):
     """nanoGPT's CPU recipe as a plain loop; returns [(iter, seconds, val_loss)]."""
     torch.manual_seed(1337)
-    model = GPT(GPTConfig(vocab_size=vocab, block_size=64, n_layer=4, n_head=4, d_model=128, bias=False))
+    model = GPT(GPTConfig(vocab_size=vocab, block_size=64, num_layers=4, num_heads=4, d_model=128, bias=False))
     decay = [p for p in model.parameters() if p.dim() >= 2]
     other = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": other, "weight_decay": 0.0}],
@@ -86,7 +86,7 @@ def main():
     tok = CharTokenizer().train(text)
     train_ids, val_ids = split_train_val(torch.tensor(tok.encode(text)))
     ref = reference_run(train_ids, val_ids, tok.vocab_size)
-    reference_model = GPTConfig(vocab_size=tok.vocab_size, block_size=64, n_layer=4, n_head=4, d_model=128, bias=False)
+    reference_model = GPTConfig(vocab_size=tok.vocab_size, block_size=64, num_layers=4, num_heads=4, d_model=128, bias=False)
     trainer, trainer_final = seqlab_run(train_ids, val_ids, tok.vocab_size, reference_model)
     chapter, chapter_final = seqlab_run(train_ids, val_ids, tok.vocab_size, chapter_gpt_config(tok.vocab_size))
     print("loss vs seconds of training (iteration, seconds, validation loss); evaluations are not timed in any run")

@@ -1,6 +1,6 @@
 """Build a small page set of the rendered chapter and read it in headless Chromium, as a reader would.
 
-The full build (every page) is `python -m seqlab.report.build`; CI builds the `attention` page,
+The full build (every page) is `python -m seqlab.book.build`; CI builds the `attention` page,
 which has equations, tables, static figures with interactive twins and 3D surfaces.
 """
 import subprocess
@@ -18,7 +18,7 @@ pytest.importorskip("selenium")
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     out = tmp_path_factory.mktemp("chapter")
-    p = subprocess.run([sys.executable, "-m", "seqlab.report.build", "--pages", "attention", "--out", str(out)],
+    p = subprocess.run([sys.executable, "-m", "seqlab.book.build", "--pages", "attention", "--out", str(out)],
                        cwd=REPO, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
     assert "attention" in p.stdout and "s of section computation" in p.stdout
@@ -35,7 +35,7 @@ def test_build_outputs(site):
 
 
 def test_pages_in_a_browser(site, tmp_path):
-    from seqlab.report.browser import check_site, chromium_available
+    from seqlab.book.browser import check_site, chromium_available
 
     if not chromium_available():
         pytest.skip("Debian's chromium and chromium-driver are not installed (.ci/run installs them)")

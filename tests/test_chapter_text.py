@@ -53,8 +53,8 @@ def test_14_60_cache_is_exact(section_results):
 
 
 def test_altered_artifact_is_refused(tmp_path):
-    from seqlab.report.artifacts import ROOT, ArtifactError
-    from seqlab.text.experiments import load_lm_artifacts
+    from seqlab.store import ROOT, ArtifactError
+    from seqlab.experiments.lm import load_lm_artifacts
 
     root = tmp_path / "artifacts"
     shutil.copytree(ROOT / "lm", root / "lm")
@@ -69,8 +69,8 @@ def test_altered_artifact_is_refused(tmp_path):
 
 
 def test_stale_artifact_is_refused(tmp_path, monkeypatch):
-    from seqlab.report.artifacts import ROOT, ArtifactError
-    from seqlab.text import experiments
+    from seqlab.store import ROOT, ArtifactError
+    from seqlab.experiments import lm as experiments
 
     root = tmp_path / "artifacts"
     shutil.copytree(ROOT / "lm", root / "lm")
@@ -81,14 +81,14 @@ def test_stale_artifact_is_refused(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("value,expected", [("", False), ("0", False), ("1", True), ("true", True)])
 def test_heavy_eval_gate(monkeypatch, value, expected):
-    from seqlab.report.artifacts import heavy_eval
+    from seqlab.store import heavy_eval
 
     monkeypatch.setenv("HEAVY_EVAL", value)
     assert heavy_eval() is expected
 
 
 def test_heavy_eval_rejects_nonsense(monkeypatch):
-    from seqlab.report.artifacts import heavy_eval
+    from seqlab.store import heavy_eval
 
     monkeypatch.setenv("HEAVY_EVAL", "maybe")
     with pytest.raises(ValueError):

@@ -6,7 +6,7 @@ import pytest
 from seqlab.text.corpus import load_tinyshakespeare
 
 SMALL = ["--max-iters", "30", "--block-size", "16", "--batch-size", "4", "--eval-interval", "10", "--d-model", "16",
-         "--n-layer", "1", "--n-head", "2", "--warmup", "5"]
+         "--num-layers", "1", "--num-heads", "2", "--warmup", "5"]
 
 
 def cli(*args, timeout=300):
@@ -81,7 +81,7 @@ def test_missing_and_corrupt_checkpoints(tmp_path, trained):
 
 def test_train_defaults_are_the_chapters():
     from seqlab.cli import build_parser
-    from seqlab.text.experiments import CHAPTER_TRAIN, chapter_gpt_config
+    from seqlab.experiments.lm import CHAPTER_TRAIN, chapter_gpt_config
 
     a = build_parser().parse_args(["lm", "train", "--text", "x.txt"])
     g = chapter_gpt_config(65)
@@ -89,7 +89,7 @@ def test_train_defaults_are_the_chapters():
         CHAPTER_TRAIN.max_iters, CHAPTER_TRAIN.batch_size, CHAPTER_TRAIN.block_size, CHAPTER_TRAIN.learning_rate,
         CHAPTER_TRAIN.muon_lr, CHAPTER_TRAIN.warmup_iters, CHAPTER_TRAIN.eval_interval, CHAPTER_TRAIN.optimizer,
         CHAPTER_TRAIN.seed)
-    assert (a.n_layer, a.n_head, a.d_model, a.positional) == (g.n_layer, g.n_head, g.d_model, g.positional)
+    assert (a.num_layers, a.num_heads, a.d_model, a.positional) == (g.num_layers, g.num_heads, g.d_model, g.positional)
 
 
 @pytest.mark.parametrize("bad", [["--lr", "0"], ["--lr", "nan"], ["--muon-lr", "-1"], ["--optimizer", "sgd"],

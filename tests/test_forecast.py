@@ -87,7 +87,7 @@ def test_neural_forecaster_is_deterministic_and_learns_a_seasonal_shape():
 @pytest.fixture(scope="module")
 def air_cv():
     df = air_passengers()
-    fc = Forecaster(["Naive", "SeasonalNaive", "Naive2", "AutoTheta"], freq="MS", season_length=12)
+    fc = Forecaster(["Naive", "SeasonalNaive", "Naive2", "AutoTheta"], freq="ME", season_length=12)
     return df, fc.cross_validation(df, 12, n_windows=4)
 
 

@@ -17,7 +17,7 @@ TEXT = ("To be, or not to be, that is the question: whether 'tis nobler in the m
 
 def tiny_gpt(vocab, block=16):
     torch.manual_seed(0)
-    return GPT(GPTConfig(vocab_size=vocab, block_size=block, n_layer=1, n_head=2, d_model=16))
+    return GPT(GPTConfig(vocab_size=vocab, block_size=block, num_layers=1, num_heads=2, d_model=16))
 
 
 @pytest.fixture
@@ -178,7 +178,7 @@ def test_cached_generation_equals_uncached_token_for_token(kind, greedy):
     torch.manual_seed(2)
     if kind.startswith("gpt"):
         positional = "rotary" if kind == "gpt-rotary" else "learned"
-        m = GPT(GPTConfig(vocab_size=30, block_size=24, n_layer=2, n_head=2, d_model=32, positional=positional))
+        m = GPT(GPTConfig(vocab_size=30, block_size=24, num_layers=2, num_heads=2, d_model=32, positional=positional))
     else:
         m = LSTMLanguageModel(LSTMConfig(vocab_size=30, d_model=16, hidden_size=32))
     idx = torch.randint(0, 30, (3, 6))

@@ -75,7 +75,7 @@ def test_vectors_must_not_be_in_a_muon_group():
 
 
 def test_split_keeps_embeddings_and_the_tied_head_out_of_muon():
-    m = GPT(GPTConfig(vocab_size=11, block_size=8, n_layer=2, n_head=2, d_model=16))
+    m = GPT(GPTConfig(vocab_size=11, block_size=8, num_layers=2, num_heads=2, d_model=16))
     hidden, rest = split_muon_params(m)
     assert all(p.dim() == 2 for p in hidden)
     assert not any(p is m.tok_emb.weight or p is m.lm_head.weight for p in hidden)

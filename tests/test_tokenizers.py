@@ -50,13 +50,17 @@ def test_save_load_identical(cls, tmp_path):
 
 
 def test_bpe_hand_worked_merges():
-    # chunks "aaab" and " abab" (space attaches to the next word): (a, b) occurs 3 times, (a, a) twice
+    # Chunks "aaab" and " abab" (the space attaches to the next word). Pair counts:
+    # (a,b) 1 + 2 = 3, (a,a) 2, (' ',a) 1, (b,a) 1, so merge 1 is (a,b) -> 256.
+    # After it the chunks are [a, a, 256] and [' ', 256, 256]: (a,a) 1, (a,256) 1, (' ',256) 1, (256,256) 1.
+    # All tie at 1; ties go to the smallest pair, (' ', 256) -> 257 = b" ab".
     tok = BPETokenizer().train("aaab abab", 258)
-    a, b = ord("a"), ord("b")
-    assert list(tok.merges) == [(a, b), (a, a)] or list(tok.merges)[0] == (a, b)
-    assert tok.token_bytes[256] == b"ab"
-    assert tok.encode("ab") == [256]
-    assert tok.encode("aab") == [a, 256]  # merges apply by rank: ab (rank 0) before aa (rank 1)
+    a, b, sp = ord("a"), ord("b"), ord(" ")
+    assert list(tok.merges.items()) == [((a, b), 256), ((sp, 256), 257)]
+    assert tok.token_bytes[256:] == [b"ab", b" ab"]
+    assert tok.encode(" abab") == [257, 256]
+    assert tok.encode("aab") == [a, 256]  # "a", then the merged "ab"
+    assert tok.decode(tok.encode("aaab abab")) == "aaab abab"
 
 
 def test_unknowns_and_min_freq():

@@ -42,7 +42,7 @@ def test_decoder_layer_is_causal():
 @pytest.mark.parametrize("positional", ["learned", "sinusoidal", "rotary"])
 def test_gpt_cache_equals_full_forward(positional):
     torch.manual_seed(2)
-    model = GPT(GPTConfig(vocab_size=11, block_size=16, n_layer=2, n_head=2, d_model=16, positional=positional)).eval()
+    model = GPT(GPTConfig(vocab_size=11, block_size=16, num_layers=2, num_heads=2, d_model=16, positional=positional)).eval()
     idx = torch.randint(0, 11, (2, 12))
     with torch.no_grad():
         full, _ = model(idx)
@@ -53,7 +53,7 @@ def test_gpt_cache_equals_full_forward(positional):
 
 def test_gpt_loss_and_limits():
     torch.manual_seed(3)
-    model = GPT(GPTConfig(vocab_size=7, block_size=8, n_layer=1, n_head=1, d_model=8))
+    model = GPT(GPTConfig(vocab_size=7, block_size=8, num_layers=1, num_heads=1, d_model=8))
     idx = torch.randint(0, 7, (2, 8))
     logits, loss = model(idx, idx)
     assert logits.shape == (2, 8, 7)

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import time
 
-import torch
-
 from .params import GATE_BLOCKS
 
 __all__ = ["attention_flops", "recurrent_flops", "time_call", "peak_cpu_memory", "crossover"]

@@ -5,6 +5,9 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+from ..errors import InvalidParameterError
+from ..nn.recurrent import set_forget_bias
+
 __all__ = ["grad_by_lag", "input_gradient_reach", "RECURRENT_CELLS"]
 
 RECURRENT_CELLS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
@@ -18,7 +21,7 @@ def grad_by_lag(rho: float, T: int = 60, d: int = 32, seed: int = 21) -> np.ndar
     norm at the state h_t, t = 0 .. T-1; h_t is ``T - t`` steps before h_T.
     """
     if rho <= 0 or T < 1 or d < 1:
-        raise ValueError(f"need rho > 0, T >= 1, d >= 1; got rho={rho}, T={T}, d={d}")
+        raise InvalidParameterError(f"need rho > 0, T >= 1, d >= 1; got rho={rho}, T={T}, d={d}")
     torch.manual_seed(seed)
     W = torch.randn(d, d)
     radius = torch.linalg.eigvals(W.double()).abs().max().item()
@@ -52,15 +55,13 @@ def input_gradient_reach(
     Entry ``t`` (0-based) belongs to input step t + 1, i.e. lag ``T - 1 - t``.
     """
     if cell not in RECURRENT_CELLS:
-        raise ValueError(f"cell must be one of {sorted(RECURRENT_CELLS)}, got {cell!r}")
+        raise InvalidParameterError(f"cell must be one of {sorted(RECURRENT_CELLS)}, got {cell!r}")
     if forget_bias is not None and cell != "lstm":
-        raise ValueError("forget_bias applies to the LSTM only")
+        raise InvalidParameterError("forget_bias applies to the LSTM only")
     torch.manual_seed(seed)
     module = RECURRENT_CELLS[cell](input_size, d, batch_first=True)
     if forget_bias is not None:
-        with torch.no_grad():
-            module.bias_ih_l0[d : 2 * d].fill_(forget_bias)
-            module.bias_hh_l0[d : 2 * d].fill_(0.0)
+        set_forget_bias(module, forget_bias)
     xs = torch.randn(1, T, input_size, requires_grad=True)
     out = module(xs)[0]
     out[0, T - 1].sum().backward()

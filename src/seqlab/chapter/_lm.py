@@ -6,8 +6,8 @@ _CACHE: dict = {}
 
 def lm():
     """``(gpt, tokenizer, curves, samples, tradeoff, manifest, mode)``; HEAVY_EVAL=1 retrains first."""
-    from ..report.artifacts import heavy_eval
-    from ..text.experiments import lm_results
+    from ..experiments.lm import lm_results
+    from ..store import heavy_eval
 
     key = heavy_eval()
     if key not in _CACHE:

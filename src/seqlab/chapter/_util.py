@@ -11,17 +11,10 @@ def shape_str(t: torch.Tensor | torch.Size | tuple) -> str:
     return " x ".join(str(int(d)) for d in dims)
 
 
-def signif(x: float, digits: int = 3) -> float:
-    """Round to ``digits`` significant figures, as R's signif()."""
-    if x == 0 or x != x:
-        return x
-    return float(f"{x:.{digits}g}")
-
-
 def wide_by_lag(df: pd.DataFrame, key: str, lags: list[int], value: str = "g") -> pd.DataFrame:
-    """Pivot a long (key, lag, value) frame to one column ``lag_<n>`` per lag, 3 significant figures."""
+    """Pivot a long (key, lag, value) frame to one column ``lag_<n>`` per lag."""
     sub = df[df["lag"].isin(lags)]
     wide = sub.pivot(index=key, columns="lag", values=value)
     wide = wide[[lag for lag in lags if lag in wide.columns]]
     wide.columns = [f"lag_{c}" for c in wide.columns]
-    return wide.map(signif).reset_index()
+    return wide.reset_index()

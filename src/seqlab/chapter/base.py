@@ -9,10 +9,12 @@ from typing import Callable
 
 import pandas as pd
 
+from ..errors import SeqlabError
+
 __all__ = ["SectionResult", "Context", "section", "registry", "get_section", "run_section", "UnknownSectionError"]
 
 
-class UnknownSectionError(KeyError):
+class UnknownSectionError(SeqlabError, KeyError):
     """Raised for a section id that the chapter does not have."""
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable

@@ -6,7 +6,7 @@ import pandas as pd
 import torch
 
 from ..analysis.gradients import grad_by_lag
-from ._util import signif, wide_by_lag
+from ._util import wide_by_lag
 from .base import section
 
 RHOS = (0.7, 0.95, 1.0, 1.15)
@@ -39,8 +39,8 @@ def run(ctx):
     torch.nn.utils.clip_grad_norm_([p], max_norm=1.0)
     after = p.grad.norm().item()
     dir_after = p.grad / p.grad.norm()
-    clipping = pd.DataFrame([dict(norm_before=signif(before, 4), norm_after=signif(after, 4),
-                                  cosine_between_directions=signif((dir_before * dir_after).sum().item(), 6),
+    clipping = pd.DataFrame([dict(norm_before=float(before), norm_after=float(after),
+                                  cosine_between_directions=(dir_before * dir_after).sum().item(),
                                   interpretation="direction preserved exactly; only the length changes")])
 
     g07_40 = float(vg[(vg.rho == 0.7) & (vg.lag == 40)].g.iloc[0])

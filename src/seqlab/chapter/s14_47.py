@@ -6,7 +6,7 @@ import pandas as pd
 
 from ..analysis.gradients import input_gradient_reach
 from ..plotting.theme import PALETTE
-from ._util import signif, wide_by_lag
+from ._util import wide_by_lag
 from .base import section
 
 T = 80
@@ -37,7 +37,7 @@ def run(ctx):
     fb_rows = []
     for fb in (-1.0, 0.0, 1.0, 2.0):
         g = input_gradient_reach("lstm", T=T, d=32, seed=ctx.seed(33), forget_bias=fb)
-        fb_rows.append(dict(forget_bias=fb, grad_at_lag_40=signif(float(g[39])), grad_at_lag_70=signif(float(g[9]))))
+        fb_rows.append(dict(forget_bias=fb, grad_at_lag_40=float(g[39]), grad_at_lag_70=float(g[9])))
     forget = pd.DataFrame(fb_rows)
 
     z_rnn, z_lstm = reach_surface("rnn", seed), reach_surface("lstm", seed)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .._parallel import run_calls
-from ..tasks.seq2seq import copy_experiment, remember_reversal, reversal_experiment
+from ..experiments.parallel import run_calls
+from ..experiments.seq2seq import copy_experiment, remember_reversal, reversal_experiment
 from .base import section
 
 LENGTHS = (4, 8, 16, 32)
@@ -25,7 +25,7 @@ def run(ctx):
         remember_reversal(53, out.pop())
     results = pd.DataFrame(out)
     chapter = results[results.attention == "none"]
-    copy_task = chapter[["sequence_length", "copy_accuracy"]].assign(copy_accuracy=lambda d: d.copy_accuracy.round(4))
+    copy_task = chapter[["sequence_length", "copy_accuracy"]]
     comparison = results.assign(model=results.attention.map({"none": "fixed vector (chapter)",
                                                              "general": "with attention"}))
 

@@ -6,9 +6,9 @@ import pandas as pd
 import torch
 
 from ..analysis.params import count_parameters
+from ..experiments.seq2seq import reversal_experiment_cached
 from ..nn.attention import AdditiveAttention, dot_attention
-from ..tasks.seq2seq import reversal_experiment_cached
-from ._util import shape_str, signif
+from ._util import shape_str
 from .base import section
 
 
@@ -20,17 +20,17 @@ def run(ctx):
     s = torch.randn(B, d)
     context, weights = dot_attention(s, H)
     check = pd.DataFrame([dict(weights_shape=shape_str(weights), context_shape=shape_str(context),
-                               weights_sum_to_one=signif(weights[0].sum().item(), 6), parameters_in_dot_attention=0)])
+                               weights_sum_to_one=weights[0].sum().item(), parameters_in_dot_attention=0)])
     additive = AdditiveAttention(d, d, d)
     with torch.no_grad():
         ctx_add, w_add = additive(s, H)
     additive_check = pd.DataFrame([dict(weights_shape=shape_str(w_add), context_shape=shape_str(ctx_add),
-                                        weights_sum_to_one=signif(w_add[0].sum().item(), 6),
+                                        weights_sum_to_one=w_add[0].sum().item(),
                                         parameters_in_additive_attention=count_parameters(additive))])
 
     r = reversal_experiment_cached(seed=ctx.seed(53))
-    reversal = pd.DataFrame([dict(final_loss=signif(r["final_loss"], 4), token_accuracy=round(r["token_accuracy"], 4),
-                                  heldout_free_running=round(r["heldout_free_running"], 4))])
+    reversal = pd.DataFrame([dict(final_loss=r["final_loss"], token_accuracy=r["token_accuracy"],
+                                  heldout_free_running=r["heldout_free_running"])])
     A = r["alpha"]  # (T_out, T_in)
     n = A.shape[0]
     alignment = pd.DataFrame([dict(output_step=i + 1, input_step=j + 1, w=float(A[i, j]))
@@ -42,9 +42,9 @@ def run(ctx):
     later = rows_[1:]  # output t attends input T - t + 2 (0-based: n - i), defined from the second output on
     one_later = float(np.mean(argmax[later] == n - later))
     near = float(np.mean([A[i, max(0, n - 2 - i): min(n, n + 1 - i)].sum() for i in rows_]))
-    summary = pd.DataFrame([dict(mean_weight_on_antidiagonal=round(anti, 4), argmax_on_antidiagonal=round(on_anti, 4),
-                                 argmax_one_step_later=round(one_later, 4),
-                                 weight_within_one_of_antidiagonal=round(near, 4),
+    summary = pd.DataFrame([dict(mean_weight_on_antidiagonal=anti, argmax_on_antidiagonal=on_anti,
+                                 argmax_one_step_later=one_later,
+                                 weight_within_one_of_antidiagonal=near,
                                  argmax_input_position=" ".join(str(int(j) + 1) for j in argmax))])
     notes = [
         f"Reversal: final loss {r['final_loss']:.4g} and teacher-forced token accuracy {r['token_accuracy']:.4f} "

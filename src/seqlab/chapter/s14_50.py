@@ -8,7 +8,6 @@ import pandas as pd
 import torch
 
 from ..analysis.softmax import attention_saturation, entropy_surface, logit_spread
-from ._util import signif
 from .base import section
 
 D_GRID = (8, 32, 128, 512)
@@ -20,15 +19,15 @@ def run(ctx):
     # the chapter's draw order: all unscaled d_k first, then all scaled
     unscaled = [logit_spread(d, scaled=False) for d in D_GRID]
     scaled = [logit_spread(d, scaled=True) for d in D_GRID]
-    spread = pd.DataFrame(dict(d_k=D_GRID, sd_unscaled=np.round(unscaled, 3),
-                               sqrt_d_k=np.round(np.sqrt(D_GRID), 3), sd_scaled=np.round(scaled, 3)))
+    spread = pd.DataFrame(dict(d_k=D_GRID, sd_unscaled=unscaled,
+                               sqrt_d_k=np.sqrt(D_GRID), sd_scaled=scaled))
 
     rows = []
     for is_scaled in (False, True):
         for d in D_GRID:
             m = attention_saturation(d, T=32, scaled=is_scaled, seed=ctx.seed(63))
             rows.append(dict(d_k=d, scaled="with 1/sqrt(d_k)" if is_scaled else "unscaled",
-                             **{k: signif(v, 4) for k, v in m.items()}))
+                             **{k: float(v) for k, v in m.items()}))
     sat = pd.DataFrame(rows)
 
     dk_grid = np.round(np.exp(np.linspace(math.log(4), math.log(512), 25))).astype(int)

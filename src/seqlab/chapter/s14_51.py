@@ -9,7 +9,6 @@ import torch
 
 from ..analysis.params import count_parameters, multihead_parameters
 from ..nn.multihead import MultiHeadAttention
-from ._util import signif
 from .base import section
 
 
@@ -28,8 +27,8 @@ def run(ctx):
         _, w = mh(X, need_weights=True)  # (1, 4, 14, 14)
     W = w[0].numpy()
     pw = [np.corrcoef(W[i].ravel(), W[j].ravel())[0, 1] for i, j in itertools.combinations(range(4), 2)]
-    diversity = pd.DataFrame([dict(mean_pairwise_correlation=signif(float(np.mean(pw)), 3),
-                                   max_pairwise_correlation=signif(float(np.max(pw)), 3),
+    diversity = pd.DataFrame([dict(mean_pairwise_correlation=float(np.mean(pw)),
+                                   max_pairwise_correlation=float(np.max(pw)),
                                    interpretation="low correlation = heads are attending to different things")])
     long = pd.DataFrame([dict(head=f"head {h + 1}", query=q + 1, key=k + 1, w=float(W[h, q, k]))
                          for h in range(4) for q in range(14) for k in range(14)])

@@ -9,7 +9,6 @@ import torch
 
 from ..nn.multihead import MultiHeadAttention
 from ..nn.positional import RotaryEmbedding, sinusoidal_encoding
-from ._util import signif
 from .base import section
 
 
@@ -37,12 +36,12 @@ def run(ctx):
     with torch.no_grad():
         out_then_perm = mh(X)[0][0, perm]  # P . Attention(X)
         perm_then_out = mh(X[:, perm])[0][0]  # Attention(PX)
-    equiv = pd.DataFrame([dict(max_abs_difference=signif((out_then_perm - perm_then_out).abs().max().item(), 3),
+    equiv = pd.DataFrame([dict(max_abs_difference=(out_then_perm - perm_then_out).abs().max().item(),
                                permutation=" ".join(str(int(i) + 1) for i in perm),
                                conclusion="Attention(PX) = P.Attention(X): the operation cannot see order")])
 
     PE = sinusoidal_encoding(80, 64)
-    rot = pd.DataFrame([dict(max_rotation_error=signif(rotation_error(PE, 7), 3), offset=7,
+    rot = pd.DataFrame([dict(max_rotation_error=float(rotation_error(PE, 7)), offset=7,
                              interpretation="PE[pos+k] = R(k) PE[pos], a fixed rotation per frequency pair")])
 
     # RoPE: q.k after rotation depends only on the offset m - n

@@ -6,8 +6,8 @@ import math
 import pandas as pd
 
 from ..analysis.params import count_parameters
+from ..experiments.lm import CHAPTER_TRAIN, chapter_lstm_config
 from ..nn import LSTMLanguageModel
-from ..text.experiments import CHAPTER_TRAIN, chapter_lstm_config
 from ._lm import lm
 from .base import section
 
@@ -19,8 +19,8 @@ def run(ctx):
     lstm_params = count_parameters(LSTMLanguageModel(chapter_lstm_config(tok.vocab_size)))
     summary = pd.DataFrame([
         dict(model=m, parameters=count_parameters(gpt) if m == "GPT" else lstm_params, iterations=int(r["iter"]),
-             seconds=round(r.seconds, 1), tokens_per_s=round(r.tokens_per_s), val_loss_nats=round(r.val_loss, 4),
-             val_bits_per_char=round(r.val_bpc, 4), uniform_baseline_nats=round(math.log(tok.vocab_size), 4))
+             seconds=r.seconds, tokens_per_s=r.tokens_per_s, val_loss_nats=r.val_loss,
+             val_bits_per_char=r.val_bpc, uniform_baseline_nats=math.log(tok.vocab_size))
         for m, r in last.iterrows()])
     g, l_ = last.loc["GPT"], last.loc["LSTM"]
     notes = [

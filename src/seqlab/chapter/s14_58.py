@@ -43,7 +43,7 @@ def run(ctx):
     sample_rows = []
     for name in ("greedy", "temperature 0.5", "temperature 1.0", "temperature 1.5"):
         ids = tok.encode(samples[name])
-        sample_rows.append(dict(strategy=name, repetition_rate=round(repetition_rate(ids, 8), 3),
+        sample_rows.append(dict(strategy=name, repetition_rate=repetition_rate(ids, 8),
                                 text=samples[name][:200]))
     table = pd.DataFrame(sample_rows)
     g = table.set_index("strategy").repetition_rate

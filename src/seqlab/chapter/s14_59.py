@@ -1,8 +1,6 @@
 """§14.59 Top-k and nucleus (top-p) sampling: truncating the tail, and the diversity-quality trade-off."""
 from __future__ import annotations
 
-import pandas as pd
-
 from ..text.sampling import MinP, TopK, TopP
 from ._lm import lm
 from .base import section

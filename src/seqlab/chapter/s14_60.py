@@ -8,6 +8,7 @@ import torch
 
 from ..nn import GPT, GPTConfig
 from ..text.generation import generate
+from ..threads import single_threaded
 from .base import section
 
 PROMPT_LEN = 64
@@ -16,7 +17,7 @@ PROMPT_LEN = 64
 def generation_cost(new_tokens=(32, 64, 128, 256), seed: int = 0) -> pd.DataFrame:
     """Seconds to generate with and without the cache from one model (the chapter's width, a 1024 window)."""
     torch.manual_seed(seed)
-    model = GPT(GPTConfig(vocab_size=66, block_size=1024, n_layer=4, n_head=4, d_model=128, bias=False)).eval()
+    model = GPT(GPTConfig(vocab_size=66, block_size=1024, num_layers=4, num_heads=4, d_model=128, bias=False)).eval()
     prompt = torch.randint(0, 66, (1, PROMPT_LEN), generator=torch.Generator().manual_seed(seed))
     rows = []
     for n in new_tokens:
@@ -33,12 +34,8 @@ def generation_cost(new_tokens=(32, 64, 128, 256), seed: int = 0) -> pd.DataFram
 
 @section("14.60", "Caching keys and values: the cost of generation")
 def run(ctx):
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with single_threaded():
         cost = generation_cost(seed=ctx.seed(0))
-    finally:
-        torch.set_num_threads(before)
     d, L = 128, 4
     flops = pd.DataFrame([dict(step_context=T, attention_flops_per_step_without_cache=L * (8 * T * d * d + 4 * T * T * d),
                                attention_flops_per_step_with_cache=L * (8 * d * d + 4 * T * d)) for T in (64, 256, 1024)])

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import torch
 
 from ..forecast import Forecaster, NeuralConfig, NeuralForecaster, air_passengers
 from ..forecast.metrics import mase
 from ..forecast.neural import make_windows
+from ..threads import single_threaded
 from .base import section
 
 H, SEASON = 12, 12
@@ -23,15 +23,11 @@ def run(ctx):
     scale = np.abs(X).mean(axis=1)
     windows = pd.DataFrame([dict(series_length=len(y), input_size=L, horizon=H, windows=len(X),
                                  first_window_inputs=f"y[0:{L}]", first_window_target=f"y[{L}:{L + H}]",
-                                 scale_first=round(float(scale[0]), 2), scale_last=round(float(scale[-1]), 2))])
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+                                 scale_first=float(scale[0]), scale_last=float(scale[-1]))])
+    with single_threaded():
         gru = NeuralForecaster("gru", config=NeuralConfig(max_steps=600, batch_size=64, seed=ctx.seed(1)),
                                season_length=SEASON)
-        fc = Forecaster(["SeasonalNaive", "AutoETS", gru], freq="MS", season_length=SEASON).forecast(train, H)
-    finally:
-        torch.set_num_threads(before)
+        fc = Forecaster(["SeasonalNaive", "AutoETS", gru], freq="ME", season_length=SEASON).forecast(train, H)
     scores = pd.DataFrame([dict(model=m, mase=mase(test.y, fc[m], y, SEASON)) for m in ("SeasonalNaive", "AutoETS", "GRU")])
     notes = [
         f"Windowing turns one series of {len(y)} months into {len(X)} supervised examples: {L} past values in, "

@@ -17,7 +17,7 @@ def run(ctx):
     spans = pd.DataFrame([dict(window=k + 1, train_from=df.ds.iloc[0].date(), train_to=df.ds.iloc[c - 1].date(),
                                test_from=df.ds.iloc[c].date(), test_to=df.ds.iloc[c + H - 1].date(), train_length=c)
                           for k, c in enumerate(cuts)])
-    cv = Forecaster(MODELS, freq="MS", season_length=SEASON).cross_validation(df, H, n_windows=WINDOWS)
+    cv = Forecaster(MODELS, freq="ME", season_length=SEASON).cross_validation(df, H, n_windows=WINDOWS)
     err = evaluate(cv, df, SEASON, MODELS)
     by_window = err.groupby(["model", "cutoff"]).scaled_error.mean().rename("mase").reset_index()
     wide = by_window.pivot(index="model", columns="cutoff", values="mase")

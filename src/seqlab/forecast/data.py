@@ -1,12 +1,15 @@
 """Series in long format (``unique_id, ds, y``), validated; the packaged competition data sets."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["ForecastDataError", "validate_long", "read_series_csv", "air_passengers", "competition", "COMPETITIONS"]
+from ..errors import SeqlabError
+
+__all__ = ["ForecastDataError", "validate_long", "infer_freq", "read_series_csv", "air_passengers", "competition", "COMPETITIONS"]
 
 #: (data set, group) -> (seasonal period, official horizon)
 COMPETITIONS = {
@@ -16,8 +19,98 @@ COMPETITIONS = {
 }
 
 
-class ForecastDataError(ValueError):
+class ForecastDataError(SeqlabError, ValueError):
     """Series that cannot be forecast or evaluated as given."""
+
+
+#: values at or beyond this size overflow float64 once squared (ETS and ARIMA square them)
+MAX_ABS_VALUE = 1e150
+
+
+def _check_ids(df: pd.DataFrame) -> None:
+    uid = df["unique_id"]
+    empty = uid.isna() | (uid.astype(str).str.strip() == "")
+    if empty.any():
+        raise ForecastDataError(f"row {int(np.flatnonzero(empty.to_numpy())[0]) + 1} has no unique_id")
+
+
+def _check_values(df: pd.DataFrame) -> pd.Series:
+    raw = df["y"]
+    if pd.api.types.is_bool_dtype(raw) or raw.map(lambda v: isinstance(v, (bool, np.bool_))).any():
+        raise ForecastDataError("y holds true/false values; a series needs numbers")
+    y = pd.to_numeric(raw, errors="coerce")
+    bad = y.isna() & raw.notna()
+    if bad.any():
+        row = df[bad].iloc[0]
+        raise ForecastDataError(f"non-numeric value {row['y']!r} in series {row['unique_id']!r} at {row['ds']}")
+    if y.isna().any():
+        row = df[y.isna()].iloc[0]
+        raise ForecastDataError(f"missing value in series {row['unique_id']!r} at {row['ds']}")
+    values = y.to_numpy(float)
+    if not np.isfinite(values).all():
+        raise ForecastDataError("infinite values in y")
+    if (np.abs(values) >= MAX_ABS_VALUE).any():
+        row = df[np.abs(values) >= MAX_ABS_VALUE].iloc[0]
+        raise ForecastDataError(f"value {row['y']!r} in series {row['unique_id']!r} is too large: |y| must stay "
+                                f"below {MAX_ABS_VALUE:g}, or the models' sums of squares overflow")
+    return y.astype(float)
+
+
+def _check_ds(ds: pd.Series) -> pd.Series:
+    """``ds`` as datetimes or integer periods; anything else is an error."""
+    if pd.api.types.is_datetime64_any_dtype(ds):
+        return ds
+    if pd.api.types.is_bool_dtype(ds):
+        raise ForecastDataError("ds holds true/false values; it needs dates or integer periods")
+    if pd.api.types.is_integer_dtype(ds):
+        return ds
+    if pd.api.types.is_float_dtype(ds):
+        v = ds.to_numpy(float)
+        if np.isfinite(v).all() and (v == np.round(v)).all():
+            return ds.astype("int64")
+        raise ForecastDataError("ds holds fractional numbers; use whole period numbers (1, 2, 3, ...) or dates")
+    bad = ds.iloc[0]
+    raise ForecastDataError(f"ds value {bad!r} is neither a date nor a period number")
+
+
+def _series_step(uid, ds: pd.Series):
+    """The time step of one series: an integer, a pandas frequency string, or None when too short to tell."""
+    if len(ds) < 2:
+        return None
+    if pd.api.types.is_integer_dtype(ds):
+        steps = np.unique(np.diff(ds.to_numpy()))
+        if len(steps) > 1:
+            raise ForecastDataError(f"series {uid!r} is not evenly spaced: its ds steps are {steps[:4].tolist()}; "
+                                    "fill the gaps or renumber the periods")
+        return int(steps[0])
+    if len(ds) < 3:
+        return None
+    freq = pd.infer_freq(pd.DatetimeIndex(ds))
+    if freq is None:
+        raise ForecastDataError(f"series {uid!r} is not evenly spaced in time (no regular frequency fits its dates)")
+    return freq
+
+
+def infer_freq(df: pd.DataFrame):
+    """The one time step every series shares: an integer for period numbers, else a pandas frequency such as 'MS'.
+
+    Series whose steps differ (a monthly series beside a daily one) or are
+    irregular raise :class:`ForecastDataError`.
+    """
+    found: dict = {}
+    for uid, g in df.groupby("unique_id", sort=False):
+        step = _series_step(uid, g["ds"])
+        if step is not None:
+            found.setdefault(step, uid)
+    if len(found) > 1:
+        (s1, u1), (s2, u2) = list(found.items())[:2]
+        raise ForecastDataError(f"series {u1!r} has time step {s1!r} but series {u2!r} has {s2!r}; "
+                                "evaluate series of one frequency together")
+    if not found:
+        if pd.api.types.is_datetime64_any_dtype(df["ds"]):
+            raise ForecastDataError("every series is too short to tell its frequency (at least 3 dates needed)")
+        return 1
+    return next(iter(found))
 
 
 def validate_long(df: pd.DataFrame, min_length: int | None = None) -> pd.DataFrame:
@@ -27,37 +120,79 @@ def validate_long(df: pd.DataFrame, min_length: int | None = None) -> pd.DataFra
         raise ForecastDataError(f"missing column(s) {sorted(missing)}; expected unique_id, ds, y")
     if df.empty:
         raise ForecastDataError("no rows")
-    y = pd.to_numeric(df["y"], errors="coerce")
-    bad = y.isna() & df["y"].notna()
-    if bad.any():
-        row = df[bad].iloc[0]
-        raise ForecastDataError(f"non-numeric value {row['y']!r} in series {row['unique_id']!r} at {row['ds']}")
-    if y.isna().any():
-        row = df[y.isna()].iloc[0]
-        raise ForecastDataError(f"missing value in series {row['unique_id']!r} at {row['ds']}")
-    if not np.isfinite(y.to_numpy(float)).all():
-        raise ForecastDataError("infinite values in y")
+    _check_ids(df)
+    y = _check_values(df)
+    ds = _check_ds(df["ds"])
     if df.duplicated(["unique_id", "ds"]).any():
         row = df[df.duplicated(["unique_id", "ds"])].iloc[0]
         raise ForecastDataError(f"duplicate timestamp {row['ds']} in series {row['unique_id']!r}")
-    for uid, g in df.groupby("unique_id", sort=False):
+    out = df.assign(y=y, ds=ds)
+    for uid, g in out.groupby("unique_id", sort=False):
         if not g["ds"].is_monotonic_increasing:
             raise ForecastDataError(f"timestamps of series {uid!r} are not sorted in increasing order")
         if min_length is not None and len(g) < min_length:
             raise ForecastDataError(f"series {uid!r} has {len(g)} observations; at least {min_length} are needed "
                                     "(horizon x windows plus one season)")
-    return df.assign(y=y.astype(float))
+    return out
+
+
+def _looks_like_data(name) -> bool:
+    text = str(name).strip()
+    try:
+        float(text)
+        return True
+    except ValueError:
+        pass
+    return bool(re.fullmatch(r"\d{4}-\d{1,2}(-\d{1,2})?([ T].*)?|\d{1,2}/\d{1,2}/\d{2,4}", text))
+
+
+def _parse_dates(ds: pd.Series) -> pd.Series:
+    """Date strings to datetimes: one format throughout and one time zone, or a clear error."""
+    import warnings
+
+    if not (ds.dtype == object or pd.api.types.is_string_dtype(ds)):
+        return ds
+    text = ds.astype(str).str.strip()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pandas warns when it falls back to parsing element by element
+        try:
+            parsed = pd.to_datetime(text, errors="coerce")
+            mixed = pd.to_datetime(text, errors="coerce", format="mixed")
+        except (ValueError, TypeError) as e:
+            if "time zone" in str(e).lower() or "timezone" in str(e).lower() or "tz" in str(e).lower():
+                raise ForecastDataError("ds mixes time zones; write every date in one time zone") from None
+            raise ForecastDataError(f"ds cannot be read as dates ({' '.join(str(e).split())[:80]})") from None
+    if not pd.api.types.is_datetime64_any_dtype(parsed) and parsed.notna().all():
+        zones = {getattr(v, "tz", None) and str(v.tz) for v in parsed}
+        if len(zones) > 1:  # pandas keeps Timestamps of different offsets as objects
+            raise ForecastDataError(f"ds mixes time zones ({', '.join(sorted(map(str, zones))[:3])}); write every "
+                                    "date in one time zone")
+    if mixed.isna().any():
+        bad = text[mixed.isna()].iloc[0]
+        raise ForecastDataError(f"ds value {bad!r} is neither a date nor a period number")
+    if parsed.isna().any():
+        bad = text[parsed.isna()].iloc[0]
+        raise ForecastDataError(f"ds mixes date formats ({text.iloc[0]!r} and {bad!r}); write every date in one "
+                                "format, such as 2020-01-31")
+    if isinstance(parsed.dtype, pd.DatetimeTZDtype):
+        parsed = parsed.dt.tz_localize(None)  # one zone throughout: keep its wall-clock times
+    return parsed
 
 
 def read_series_csv(path) -> pd.DataFrame:
     """A user's CSV: long (``unique_id, ds, y``) or wide (first column the time, one column per series)."""
     path = Path(path)
+    if path.is_dir():
+        raise ForecastDataError(f"{path}: is a directory, not a CSV file")
     if not path.is_file():
         raise ForecastDataError(f"{path}: no such file")
     try:
         raw = pd.read_csv(path)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as e:
         raise ForecastDataError(f"{path}: not a readable CSV ({type(e).__name__})") from None
+    if all(_looks_like_data(c) for c in raw.columns):
+        raise ForecastDataError(f"{path}: the first line looks like data, not a header; add a header row "
+                                "(unique_id,ds,y, or a time column followed by one column per series)")
     if {"unique_id", "ds", "y"} <= set(raw.columns):
         df = raw[["unique_id", "ds", "y"]]
     else:
@@ -67,10 +202,10 @@ def read_series_csv(path) -> pd.DataFrame:
         df = raw.melt(id_vars=time_col, var_name="unique_id", value_name="y").rename(columns={time_col: "ds"})
         df = df[["unique_id", "ds", "y"]]
     df = df.copy()
-    parsed = pd.to_datetime(df["ds"], errors="coerce") if df["ds"].dtype == object else df["ds"]
-    if df["ds"].dtype == object and parsed.notna().all():
-        df["ds"] = parsed
-    return validate_long(df)
+    df["ds"] = _parse_dates(df["ds"])
+    df = validate_long(df)
+    infer_freq(df)  # a user's file must be regular, with one frequency for all its series
+    return df
 
 
 def air_passengers() -> pd.DataFrame:

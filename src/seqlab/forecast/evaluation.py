@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .metrics import mase_scale, smape
+from .metrics import mase_scale, owa
 
 __all__ = ["evaluate", "summarize", "per_horizon", "unit_mase", "bootstrap_difference"]
 
@@ -39,12 +39,26 @@ def summarize(errors: pd.DataFrame, naive2: str | None = "Naive2") -> pd.DataFra
     """
     per = errors.groupby(["model", "unique_id", "cutoff"]).agg(mase=("scaled_error", "mean"),
                                                                 smape=("smape_term", "mean")).reset_index()
+    undefined = per[per.mase.isna()]
     out = per.groupby("model").agg(mase=("mase", "mean"), smape=("smape", "mean"),
-                                   series=("unique_id", "nunique"), units=("cutoff", "size")).reset_index()
+                                   series=("unique_id", "nunique"), units=("mase", "count")).reset_index()
     if naive2 is not None and naive2 in set(out.model):
         ref = out.set_index("model").loc[naive2]
-        out["owa"] = 0.5 * (out.smape / ref.smape + out.mase / ref.mase)
-    return out.sort_values("mase").reset_index(drop=True)
+        out["owa"] = owa(out.smape, out.mase, ref.smape, ref.mase)
+    out = out.sort_values("mase").reset_index(drop=True)
+    out.attrs["notes"] = _undefined_note(undefined)
+    return out
+
+
+def _undefined_note(undefined: pd.DataFrame) -> list[str]:
+    """Why some (series, window) units have no MASE: a training part with no change has a scale of zero."""
+    if undefined.empty:
+        return []
+    units = undefined.drop_duplicates(["unique_id", "cutoff"])
+    ids = list(dict.fromkeys(units.unique_id))
+    shown = ", ".join(repr(u) for u in ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+    return [f"{len(units)} (series, window) unit(s) left out of MASE ({shown}): the training part never changes "
+            "between seasons, so MASE's scale (the in-sample seasonal-naive error) is 0 and the ratio is undefined"]
 
 
 def per_horizon(errors: pd.DataFrame) -> pd.DataFrame:

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+from ..errors import InvalidParameterError
 from ..nn.transformer import EncoderLayer
 
 __all__ = ["NeuralConfig", "NeuralForecaster", "make_windows"]
@@ -34,9 +35,9 @@ class NeuralConfig:
     def __post_init__(self):
         for name in ("hidden_size", "max_steps", "batch_size", "val_check_steps", "patience"):
             if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1")
+                raise InvalidParameterError(f"{name} must be >= 1")
         if self.learning_rate <= 0:
-            raise ValueError("learning_rate must be > 0")
+            raise InvalidParameterError("learning_rate must be > 0")
 
 
 def _pad(y: np.ndarray, length: int) -> np.ndarray:
@@ -79,12 +80,12 @@ class _RNN(nn.Module):
 
 
 class _Attention(nn.Module):
-    def __init__(self, h, d, input_size, layers=2, heads=4):
+    def __init__(self, h, d, input_size, num_layers=2, num_heads=4):
         super().__init__()
         self.embed = nn.Linear(1, d)
         self.pos = nn.Parameter(torch.zeros(input_size, d))
         nn.init.normal_(self.pos, std=0.02)
-        self.blocks = nn.ModuleList(EncoderLayer(d, heads, 2 * d, norm_first=True) for _ in range(layers))
+        self.blocks = nn.ModuleList(EncoderLayer(d, num_heads, 2 * d, norm_first=True) for _ in range(num_layers))
         self.norm = nn.LayerNorm(d)
         self.out = nn.Linear(d, h)
 
@@ -101,7 +102,7 @@ class NeuralForecaster:
     def __init__(self, arch: str = "gru", name: str | None = None, config: NeuralConfig | None = None,
                  season_length: int = 1):
         if arch not in ("gru", "lstm", "transformer"):
-            raise ValueError(f"arch must be gru, lstm or transformer, got {arch!r}")
+            raise InvalidParameterError(f"arch must be gru, lstm or transformer, got {arch!r}")
         self.arch, self.config, self.season_length = arch, config or NeuralConfig(), season_length
         self.name = name or {"gru": "GRU", "lstm": "LSTM", "transformer": "Transformer"}[arch]
         self.model, self.history = None, []

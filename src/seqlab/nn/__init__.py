@@ -3,6 +3,7 @@ from .attention import AdditiveAttention, causal_mask, dot_attention, padding_ma
 from .lstm_lm import LSTMConfig, LSTMLanguageModel, RecurrentState
 from .multihead import KVCache, MultiHeadAttention
 from .positional import LearnedPositionalEncoding, RotaryEmbedding, SinusoidalPositionalEncoding, sinusoidal_encoding
+from .recurrent import set_forget_bias
 from .seq2seq import Seq2Seq
 from .transformer import GPT, DecoderLayer, EncoderLayer, FeedForward, GPTConfig
 
@@ -10,5 +11,5 @@ __all__ = [
     "AdditiveAttention", "causal_mask", "dot_attention", "padding_mask", "scaled_dot_product_attention",
     "KVCache", "MultiHeadAttention", "LSTMConfig", "LSTMLanguageModel", "RecurrentState",
     "LearnedPositionalEncoding", "RotaryEmbedding", "SinusoidalPositionalEncoding", "sinusoidal_encoding",
-    "Seq2Seq", "GPT", "GPTConfig", "DecoderLayer", "EncoderLayer", "FeedForward",
+    "set_forget_bias", "Seq2Seq", "GPT", "GPTConfig", "DecoderLayer", "EncoderLayer", "FeedForward",
 ]

@@ -14,6 +14,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ..errors import InvalidParameterError
+
 __all__ = [
     "causal_mask",
     "padding_mask",
@@ -33,7 +35,7 @@ def causal_mask(t_query: int, t_key: int | None = None, device=None) -> torch.Te
     """
     t_key = t_query if t_key is None else t_key
     if t_query < 1 or t_key < t_query:
-        raise ValueError(f"causal_mask needs 1 <= t_query <= t_key, got {t_query}, {t_key}")
+        raise InvalidParameterError(f"causal_mask needs 1 <= t_query <= t_key, got {t_query}, {t_key}")
     offset = t_key - t_query
     q = torch.arange(t_query, device=device).unsqueeze(1) + offset
     k = torch.arange(t_key, device=device).unsqueeze(0)
@@ -44,9 +46,9 @@ def padding_mask(lengths: torch.Tensor, t_key: int) -> torch.Tensor:
     """Boolean key mask ``(B, 1, 1, t_key)``: ``True`` for real tokens, ``False`` for padding."""
     lengths = torch.as_tensor(lengths)
     if lengths.dim() != 1:
-        raise ValueError("lengths must be a 1-D tensor of sequence lengths")
+        raise InvalidParameterError("lengths must be a 1-D tensor of sequence lengths")
     if (lengths < 0).any() or (lengths > t_key).any():
-        raise ValueError(f"lengths must lie in [0, {t_key}]")
+        raise InvalidParameterError(f"lengths must lie in [0, {t_key}]")
     keep = torch.arange(t_key, device=lengths.device).unsqueeze(0) < lengths.unsqueeze(1)
     return keep[:, None, None, :]  # (B, 1, 1, T_k)
 
@@ -70,7 +72,7 @@ class AdditiveAttention(nn.Module):
         super().__init__()
         for name, v in (("state_size", state_size), ("key_size", key_size), ("attn_size", attn_size)):
             if v < 1:
-                raise ValueError(f"{name} must be >= 1, got {v}")
+                raise InvalidParameterError(f"{name} must be >= 1, got {v}")
         self.W_s = nn.Linear(state_size, attn_size, bias=False)
         self.W_h = nn.Linear(key_size, attn_size, bias=False)
         self.v = nn.Linear(attn_size, 1, bias=False)
@@ -124,7 +126,7 @@ def scaled_dot_product_attention(
     """
     _check_mask(mask)
     if not 0.0 <= dropout_p < 1.0:
-        raise ValueError(f"dropout_p must lie in [0, 1), got {dropout_p}")
+        raise InvalidParameterError(f"dropout_p must lie in [0, 1), got {dropout_p}")
     d_k = q.size(-1)
     scale = 1.0 / math.sqrt(d_k) if scale is None else scale
     t_q, t_k = q.size(-2), k.size(-2)

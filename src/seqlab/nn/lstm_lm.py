@@ -7,6 +7,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ..errors import InvalidParameterError
+from .recurrent import set_forget_bias
+
 __all__ = ["LSTMConfig", "LSTMLanguageModel", "RecurrentState"]
 
 
@@ -21,9 +24,9 @@ class LSTMConfig:
 
     def __post_init__(self):
         if min(self.vocab_size, self.d_model, self.hidden_size, self.num_layers, self.block_size) < 1:
-            raise ValueError("vocab_size, d_model, hidden_size, num_layers and block_size must be >= 1")
+            raise InvalidParameterError("vocab_size, d_model, hidden_size, num_layers and block_size must be >= 1")
         if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must lie in [0, 1), got {self.dropout}")
+            raise InvalidParameterError(f"dropout must lie in [0, 1), got {self.dropout}")
 
 
 class RecurrentState:
@@ -45,10 +48,7 @@ class LSTMLanguageModel(nn.Module):
                             dropout=c.dropout if c.num_layers > 1 else 0.0)
         self.drop = nn.Dropout(c.dropout)
         self.head = nn.Linear(c.hidden_size, c.vocab_size)
-        with torch.no_grad():  # forget-gate bias 1 (Jozefowicz et al., 2015; §14.47)
-            for name, p in self.lstm.named_parameters():
-                if name.startswith("bias_ih"):
-                    p[c.hidden_size : 2 * c.hidden_size].fill_(1.0)
+        set_forget_bias(self.lstm, 1.0)  # Jozefowicz et al., 2015; §14.47
 
     block_size = None  # no positional limit
 

@@ -7,6 +7,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ..errors import InvalidParameterError
 from .attention import scaled_dot_product_attention
 from .positional import RotaryEmbedding
 
@@ -56,7 +57,7 @@ class MultiHeadAttention(nn.Module):
     def __init__(
         self,
         d_model: int,
-        n_heads: int,
+        num_heads: int,
         *,
         bias: bool = False,
         dropout: float = 0.0,
@@ -65,13 +66,13 @@ class MultiHeadAttention(nn.Module):
         layer_idx: int = 0,
     ):
         super().__init__()
-        if d_model < 1 or n_heads < 1:
-            raise ValueError(f"d_model and n_heads must be >= 1, got {d_model}, {n_heads}")
-        if d_model % n_heads:
-            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+        if d_model < 1 or num_heads < 1:
+            raise InvalidParameterError(f"d_model and num_heads must be >= 1, got {d_model}, {num_heads}")
+        if d_model % num_heads:
+            raise InvalidParameterError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
         if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
-        self.d_model, self.n_heads, self.d_k = d_model, n_heads, d_model // n_heads
+            raise InvalidParameterError(f"dropout must lie in [0, 1), got {dropout}")
+        self.d_model, self.num_heads, self.d_k = d_model, num_heads, d_model // num_heads
         self.dropout, self.fused, self.layer_idx = dropout, fused, layer_idx
         self.Wq = nn.Linear(d_model, d_model, bias=bias)
         self.Wk = nn.Linear(d_model, d_model, bias=bias)
@@ -86,7 +87,7 @@ class MultiHeadAttention(nn.Module):
         use the opposite polarity (True = blocked).
         """
         bias = self.Wq.bias is not None
-        ref = nn.MultiheadAttention(self.d_model, self.n_heads, dropout=self.dropout, bias=bias, batch_first=True)
+        ref = nn.MultiheadAttention(self.d_model, self.num_heads, dropout=self.dropout, bias=bias, batch_first=True)
         with torch.no_grad():
             ref.in_proj_weight.copy_(torch.cat([self.Wq.weight, self.Wk.weight, self.Wv.weight]))
             ref.out_proj.weight.copy_(self.Wo.weight)
@@ -97,7 +98,7 @@ class MultiHeadAttention(nn.Module):
 
     def _split(self, z: torch.Tensor) -> torch.Tensor:
         B, T, _ = z.shape
-        return z.view(B, T, self.n_heads, self.d_k).transpose(1, 2)  # (B, h, T, d_k)
+        return z.view(B, T, self.num_heads, self.d_k).transpose(1, 2)  # (B, h, T, d_k)
 
     def _project_qkv(self, query, key, value):
         if key is query and value is query:
@@ -128,7 +129,7 @@ class MultiHeadAttention(nn.Module):
         key = query if key is None else key
         value = key if value is None else value
         if query.dim() != 3 or query.size(-1) != self.d_model:
-            raise ValueError(f"query must be (B, T, {self.d_model}), got {tuple(query.shape)}")
+            raise InvalidParameterError(f"query must be (B, T, {self.d_model}), got {tuple(query.shape)}")
         q, k, v = self._project_qkv(query, key, value)
         q, k, v = self._split(q), self._split(k), self._split(v)  # (B, h, T, d_k)
         offset = cache.layer_length(self.layer_idx) if cache is not None else 0

@@ -4,6 +4,8 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 
+from ..errors import InvalidParameterError
+
 __all__ = [
     "sinusoidal_encoding",
     "SinusoidalPositionalEncoding",
@@ -15,7 +17,7 @@ __all__ = [
 def sinusoidal_encoding(t_len: int, d: int, base: float = 10000.0) -> torch.Tensor:
     """PE(pos, 2i) = sin(pos / base^{2i/d}), PE(pos, 2i+1) = cos(pos / base^{2i/d}); shape (T, d)."""
     if t_len < 1 or d < 2 or d % 2:
-        raise ValueError(f"need t_len >= 1 and an even d >= 2, got t_len={t_len}, d={d}")
+        raise InvalidParameterError(f"need t_len >= 1 and an even d >= 2, got t_len={t_len}, d={d}")
     pos = torch.arange(0, t_len, dtype=torch.float32).unsqueeze(1)  # (T, 1)
     i2 = torch.arange(0, d, 2, dtype=torch.float32)  # (d/2,)
     denom = torch.pow(torch.tensor(base), i2 / d)
@@ -35,7 +37,7 @@ class SinusoidalPositionalEncoding(nn.Module):
     def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
         t = x.size(1)
         if offset + t > self.pe.size(0):
-            raise ValueError(f"positions up to {offset + t} exceed max_len={self.pe.size(0)}")
+            raise InvalidParameterError(f"positions up to {offset + t} exceed max_len={self.pe.size(0)}")
         return x + self.pe[offset : offset + t].to(x.dtype)
 
 
@@ -50,7 +52,7 @@ class LearnedPositionalEncoding(nn.Module):
     def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
         t = x.size(1)
         if offset + t > self.max_len:
-            raise ValueError(f"positions up to {offset + t} exceed max_len={self.max_len}")
+            raise InvalidParameterError(f"positions up to {offset + t} exceed max_len={self.max_len}")
         pos = torch.arange(offset, offset + t, device=x.device)
         return x + self.embedding(pos)
 
@@ -64,7 +66,7 @@ class RotaryEmbedding(nn.Module):
     def __init__(self, head_dim: int, base: float = 10000.0):
         super().__init__()
         if head_dim < 2 or head_dim % 2:
-            raise ValueError(f"head_dim must be even and >= 2, got {head_dim}")
+            raise InvalidParameterError(f"head_dim must be even and >= 2, got {head_dim}")
         inv_freq = 1.0 / base ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)
         self.register_buffer("inv_freq", inv_freq, persistent=False)
 

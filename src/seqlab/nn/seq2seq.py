@@ -6,6 +6,8 @@ import math
 import torch
 import torch.nn as nn
 
+from ..errors import InvalidParameterError
+
 __all__ = ["Seq2Seq"]
 
 _ATTENTION = (None, "general")
@@ -36,9 +38,9 @@ class Seq2Seq(nn.Module):
     ):
         super().__init__()
         if attention not in _ATTENTION:
-            raise ValueError(f"attention must be one of {_ATTENTION}, got {attention!r}")
+            raise InvalidParameterError(f"attention must be one of {_ATTENTION}, got {attention!r}")
         if not 0 <= start_token < vocab_size:
-            raise ValueError(f"start_token {start_token} outside the vocabulary of {vocab_size}")
+            raise InvalidParameterError(f"start_token {start_token} outside the vocabulary of {vocab_size}")
         self.vocab_size, self.hidden_size = vocab_size, hidden_size
         self.attention, self.start_token = attention, start_token
         self.init_decoder_from_encoder = init_decoder_from_encoder

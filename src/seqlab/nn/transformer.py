@@ -8,6 +8,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ..errors import InvalidParameterError
 from .multihead import KVCache, MultiHeadAttention
 from .positional import LearnedPositionalEncoding, SinusoidalPositionalEncoding
 
@@ -28,7 +29,7 @@ class FeedForward(nn.Module):
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu", bias: bool = True):
         super().__init__()
         if activation not in _ACTIVATIONS:
-            raise ValueError(f"activation must be one of {sorted(_ACTIVATIONS)}, got {activation!r}")
+            raise InvalidParameterError(f"activation must be one of {sorted(_ACTIVATIONS)}, got {activation!r}")
         self.linear1 = nn.Linear(d_model, d_ff, bias=bias)
         self.linear2 = nn.Linear(d_ff, d_model, bias=bias)
         self.act = _ACTIVATIONS[activation]
@@ -38,11 +39,11 @@ class FeedForward(nn.Module):
         return self.linear2(self.dropout(self.act(self.linear1(x))))
 
 
-def _check_block_args(d_model: int, n_heads: int, d_ff: int, dropout: float) -> None:
+def _check_block_args(d_ff: int, dropout: float) -> None:
     if d_ff < 1:
-        raise ValueError(f"d_ff must be >= 1, got {d_ff}")
+        raise InvalidParameterError(f"d_ff must be >= 1, got {d_ff}")
     if not 0.0 <= dropout < 1.0:
-        raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
+        raise InvalidParameterError(f"dropout must lie in [0, 1), got {dropout}")
 
 
 class EncoderLayer(nn.Module):
@@ -56,7 +57,7 @@ class EncoderLayer(nn.Module):
     def __init__(
         self,
         d_model: int,
-        n_heads: int,
+        num_heads: int,
         d_ff: int,
         dropout: float = 0.0,
         *,
@@ -68,9 +69,9 @@ class EncoderLayer(nn.Module):
         layer_idx: int = 0,
     ):
         super().__init__()
-        _check_block_args(d_model, n_heads, d_ff, dropout)
+        _check_block_args(d_ff, dropout)
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, n_heads, bias=bias, dropout=dropout, rotary=rotary, layer_idx=layer_idx)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout, rotary=rotary, layer_idx=layer_idx)
         self.ff = FeedForward(d_model, d_ff, dropout, activation, bias)
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
@@ -80,7 +81,7 @@ class EncoderLayer(nn.Module):
     def to_torch(self) -> nn.TransformerEncoderLayer:
         """An equivalent ``torch.nn.TransformerEncoderLayer`` (batch_first) holding copies of these weights."""
         act = "relu" if self.ff.act is F.relu else "gelu"
-        ref = nn.TransformerEncoderLayer(self.ff.linear1.in_features, self.self_attn.n_heads,
+        ref = nn.TransformerEncoderLayer(self.ff.linear1.in_features, self.self_attn.num_heads,
                                          self.ff.linear1.out_features, dropout=self.dropout1.p, activation=act,
                                          layer_norm_eps=self.norm1.eps, batch_first=True, norm_first=self.norm_first,
                                          bias=self.norm1.bias is not None)
@@ -108,13 +109,13 @@ class EncoderLayer(nn.Module):
 class DecoderLayer(nn.Module):
     """Encoder-decoder block: causal self-attention, cross-attention to the encoder memory, FFN."""
 
-    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.0, *,
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0, *,
                  norm_first: bool = True, activation: str = "relu", bias: bool = True, layer_norm_eps: float = 1e-5):
         super().__init__()
-        _check_block_args(d_model, n_heads, d_ff, dropout)
+        _check_block_args(d_ff, dropout)
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, n_heads, bias=bias, dropout=dropout)
-        self.cross_attn = MultiHeadAttention(d_model, n_heads, bias=bias, dropout=dropout)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
+        self.cross_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
         self.ff = FeedForward(d_model, d_ff, dropout, activation, bias)
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
@@ -140,8 +141,8 @@ class GPTConfig:
 
     vocab_size: int
     block_size: int = 128
-    n_layer: int = 4
-    n_head: int = 4
+    num_layers: int = 4
+    num_heads: int = 4
     d_model: int = 128
     d_ff: int | None = None  # default 4 * d_model
     dropout: float = 0.0
@@ -151,10 +152,10 @@ class GPTConfig:
     tie_weights: bool = True
 
     def __post_init__(self):
-        if self.vocab_size < 1 or self.block_size < 1 or self.n_layer < 1:
-            raise ValueError("vocab_size, block_size and n_layer must be >= 1")
+        if self.vocab_size < 1 or self.block_size < 1 or self.num_layers < 1:
+            raise InvalidParameterError("vocab_size, block_size and num_layers must be >= 1")
         if self.positional not in ("learned", "sinusoidal", "rotary"):
-            raise ValueError(f"positional must be learned, sinusoidal or rotary, got {self.positional!r}")
+            raise InvalidParameterError(f"positional must be learned, sinusoidal or rotary, got {self.positional!r}")
         if self.d_ff is None:
             self.d_ff = 4 * self.d_model
 
@@ -174,19 +175,19 @@ class GPT(nn.Module):
             self.pos = None
         self.drop = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(
-            EncoderLayer(c.d_model, c.n_head, c.d_ff, c.dropout, norm_first=True, activation=c.activation,
+            EncoderLayer(c.d_model, c.num_heads, c.d_ff, c.dropout, norm_first=True, activation=c.activation,
                          bias=c.bias, rotary=c.positional == "rotary", layer_idx=i)
-            for i in range(c.n_layer)
+            for i in range(c.num_layers)
         )
         self.ln_f = nn.LayerNorm(c.d_model, bias=c.bias)
         self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)
         if c.tie_weights:
             self.lm_head.weight = self.tok_emb.weight
         self.apply(self._init_weights)
-        # GPT-2: scale the residual projections by 1/sqrt(2 n_layer)
+        # GPT-2: scale the residual projections by 1/sqrt(2 num_layers)
         for name, p in self.named_parameters():
             if name.endswith("Wo.weight") or name.endswith("linear2.weight"):
-                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * c.n_layer))
+                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * c.num_layers))
 
     @property
     def block_size(self) -> int:
@@ -210,7 +211,7 @@ class GPT(nn.Module):
         B, T = idx.shape
         offset = cache.length if cache is not None else 0
         if offset + T > self.config.block_size:
-            raise ValueError(f"sequence of {offset + T} tokens exceeds block_size={self.config.block_size}")
+            raise InvalidParameterError(f"sequence of {offset + T} tokens exceeds block_size={self.config.block_size}")
         x = self.tok_emb(idx)  # (B, T, d)
         if self.pos is not None:
             x = self.pos(x, offset)

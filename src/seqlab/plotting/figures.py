@@ -17,8 +17,20 @@ def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str
               colors: dict | None = None, points: bool = False, hline: float | None = None, facet: str | None = None):
     """Lines of ``y`` against ``x`` per ``color`` group."""
     import plotly.express as px
-    from plotnine import (aes, facet_wrap, geom_hline, geom_line, geom_point, ggplot, labs, scale_color_manual,
-                          scale_color_cmap_d, scale_x_log10, scale_x_reverse, scale_y_log10)
+    from plotnine import (
+        aes,
+        facet_wrap,
+        geom_hline,
+        geom_line,
+        geom_point,
+        ggplot,
+        labs,
+        scale_color_cmap_d,
+        scale_color_manual,
+        scale_x_log10,
+        scale_x_reverse,
+        scale_y_log10,
+    )
 
     g = ggplot(df, aes(x, y, color=color) if color else aes(x, y))
     if hline is not None:
@@ -57,8 +69,19 @@ def heatmap_pair(df: pd.DataFrame, x: str, y: str, fill: str, *, title: str, sub
     """A raster of ``fill`` over (``x``, ``y``), y reversed so row 1 is on top (matrix orientation)."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
-    from plotnine import (aes, coord_fixed, facet_wrap, geom_abline, geom_tile, ggplot, labs, scale_fill_cmap,
-                          scale_fill_gradient2, scale_x_continuous, scale_y_reverse)
+    from plotnine import (
+        aes,
+        coord_fixed,
+        facet_wrap,
+        geom_abline,
+        geom_tile,
+        ggplot,
+        labs,
+        scale_fill_cmap,
+        scale_fill_gradient2,
+        scale_x_continuous,
+        scale_y_reverse,
+    )
 
     def few(col):
         u = sorted(df[col].unique())

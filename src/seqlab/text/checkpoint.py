@@ -1,34 +1,44 @@
-"""Training checkpoints: one safetensors file (weights, optimizer, RNG) with JSON metadata, written atomically.
+"""Training checkpoints: one safetensors file that holds everything, replaced atomically as one unit.
 
-A checkpoint directory holds ``checkpoint.safetensors`` (the authoritative state;
-its header metadata carries the model and training configuration, the iteration
-and the loss history), ``tokenizer.txt`` and a human-readable
-``trainer_state.json``. Every file is written to a temporary name and moved into
-place with ``os.replace``, so a run killed at any moment leaves the previous good
-checkpoint intact. Nothing is loaded with pickle.
+``checkpoint.safetensors`` is the authoritative state: model weights, optimizer
+state and RNG tensors, and in its header metadata the model and training
+configuration, the iteration, the loss history, the tokenizer, and a sha256 of
+every tensor (checked on load, so a flipped byte in the weights is an error, not
+a silently different model). Because all of it lives in one file that is moved
+into place with ``os.replace``, no reader can see weights from one step with a
+tokenizer or trainer state from another. ``tokenizer.txt`` and
+``trainer_state.json`` beside it are human-readable copies written afterwards;
+a ``tokenizer.txt`` that disagrees with the checkpoint's own tokenizer is
+reported. Nothing is loaded with pickle.
 """
 from __future__ import annotations
 
+import hashlib
 import json
-import os
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
 import torch
 
 from .. import __version__
+from ..errors import SeqlabError
 from ..nn import GPT, GPTConfig, LSTMConfig, LSTMLanguageModel
-from .tokenizers import Tokenizer, TokenizerFormatError, load_tokenizer
+from ..store import atomic_write
+from .tokenizers import Tokenizer, TokenizerFormatError, load_tokenizer, loads_tokenizer
 
-__all__ = ["CheckpointError", "save_checkpoint", "load_checkpoint", "build_model", "model_kind", "CHECKPOINT_FILE"]
+__all__ = ["CheckpointError", "CheckpointMismatchError", "save_checkpoint", "load_checkpoint", "read_metadata", "read_checkpoint_state",
+           "build_model", "model_kind", "CHECKPOINT_FILE"]
 
 CHECKPOINT_FILE = "checkpoint.safetensors"
-FORMAT = "seqlab-checkpoint-1"
+FORMAT = "seqlab-checkpoint-2"
 
 
-class CheckpointError(ValueError):
+class CheckpointError(SeqlabError, ValueError):
     """A checkpoint directory that is missing, incomplete or corrupt."""
+
+
+class CheckpointMismatchError(CheckpointError):
+    """A checkpoint that does not belong with what it is used with (another model shape, another tokenizer)."""
 
 
 def model_kind(model) -> str:
@@ -47,17 +57,8 @@ def build_model(kind: str, config: dict):
     raise CheckpointError(f"unknown model kind {kind!r}")
 
 
-def _atomic(path: Path, write) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    os.close(fd)
-    os.chmod(tmp, 0o644)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def _tensor_sha(t: torch.Tensor) -> str:
+    return hashlib.sha256(t.detach().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()).hexdigest()
 
 
 def _model_tensors(model) -> dict[str, torch.Tensor]:
@@ -93,15 +94,86 @@ def save_checkpoint(directory, model, optimizer=None, *, tokenizer: Tokenizer | 
         "model_config": json.dumps(asdict(model.config)), "iteration": str(iteration),
         "train_config": json.dumps(train_config or {}), "history": json.dumps(history or []),
         "optimizer_param_groups": json.dumps(groups), "extra": json.dumps(extra or {}),
+        "tokenizer": tokenizer.dumps() if tokenizer is not None else "",
+        "tensor_sha256": json.dumps({k: _tensor_sha(v) for k, v in tensors.items()}, sort_keys=True),
     }
+    target = atomic_write(d / CHECKPOINT_FILE, lambda tmp: save_file(tensors, tmp, metadata=meta))
+    # readable copies, written after the authoritative file
     if tokenizer is not None:
-        _atomic(d / "tokenizer.txt", tokenizer.save)
-    target = d / CHECKPOINT_FILE
-    _atomic(target, lambda tmp: save_file(tensors, tmp, metadata=meta))
+        atomic_write(d / "tokenizer.txt", meta["tokenizer"])
     state = {"iteration": iteration, "history": history or [], "train_config": train_config or {},
              "model_kind": meta["model_kind"], "model_config": asdict(model.config)}
-    _atomic(d / "trainer_state.json", lambda tmp: Path(tmp).write_text(json.dumps(state, indent=1)))
+    atomic_write(d / "trainer_state.json", json.dumps(state, indent=1))
     return target
+
+
+def read_metadata(directory) -> dict:
+    """The checkpoint's header metadata (configuration, iteration, tokenizer text) without loading any tensor."""
+    from safetensors import SafetensorError, safe_open
+
+    path = Path(directory) / CHECKPOINT_FILE
+    if not path.is_file():
+        raise CheckpointError(f"{Path(directory)}: no {CHECKPOINT_FILE} (not a seqlab checkpoint directory)")
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            meta = f.metadata() or {}
+    except (SafetensorError, OSError, ValueError) as e:
+        raise CheckpointError(f"{path}: corrupt checkpoint ({_one_line(e)})") from None
+    if meta.get("format") != FORMAT:
+        raise CheckpointError(f"{path}: not a {FORMAT} file (format {meta.get('format')!r})")
+    return meta
+
+
+def read_checkpoint_state(directory) -> dict:
+    """Kind, model configuration and iteration of a checkpoint, from its header alone (no tensors read)."""
+    meta = read_metadata(directory)
+    try:
+        return {"model_kind": meta["model_kind"], "model_config": json.loads(meta["model_config"]),
+                "iteration": int(meta["iteration"]), "tokenizer": meta.get("tokenizer", "")}
+    except (KeyError, ValueError) as e:
+        raise CheckpointError(f"{Path(directory) / CHECKPOINT_FILE}: corrupt checkpoint header ({_one_line(e)})") \
+            from None
+
+
+def _one_line(e: BaseException, limit: int = 100) -> str:
+    return " ".join(str(e).split())[:limit]
+
+
+def _verify_tensors(tensors: dict, meta: dict, path: Path) -> None:
+    try:
+        expected = json.loads(meta["tensor_sha256"])
+    except (KeyError, ValueError):
+        raise CheckpointError(f"{path}: corrupt checkpoint (no tensor checksums)") from None
+    if set(expected) != set(tensors):
+        raise CheckpointError(f"{path}: corrupt checkpoint (its tensors do not match its checksum list)")
+    for name, t in tensors.items():
+        if _tensor_sha(t) != expected[name]:
+            raise CheckpointError(f"{path}: tensor {name} does not match its sha256: the file is corrupt or was "
+                                  "changed after it was written")
+
+
+def _load_tokenizer(d: Path, meta: dict, vocab_size: int):
+    tokenizer = None
+    if meta.get("tokenizer"):
+        try:
+            tokenizer = loads_tokenizer(meta["tokenizer"], f"{d / CHECKPOINT_FILE} (its tokenizer)")
+        except TokenizerFormatError as e:
+            raise CheckpointError(str(e)) from None
+    copy = d / "tokenizer.txt"
+    if copy.is_file():
+        try:
+            other = load_tokenizer(copy)
+        except TokenizerFormatError as e:
+            raise CheckpointError(str(e)) from None
+        if tokenizer is None:
+            tokenizer = other
+        elif other.dumps() != tokenizer.dumps():
+            raise CheckpointMismatchError(f"{copy} is not the tokenizer this checkpoint was trained with (copied from "
+                                          "another run?); delete it to use the checkpoint's own")
+    if tokenizer is not None and tokenizer.vocab_size != vocab_size:
+        raise CheckpointMismatchError(f"{d}: the tokenizer has {tokenizer.vocab_size} tokens but the model was built "
+                                      f"for {vocab_size}: they come from different runs")
+    return tokenizer
 
 
 def load_checkpoint(directory, *, optimizer_factory=None):
@@ -109,22 +181,19 @@ def load_checkpoint(directory, *, optimizer_factory=None):
 
     ``state`` has the iteration, the histories and configs, the RNG tensors and,
     when ``optimizer_factory(model)`` is given, the optimizer with its state restored.
+    Every tensor is checked against the sha256 stored with it.
     """
     from safetensors import SafetensorError
-    from safetensors.torch import load_file, safe_open
+    from safetensors.torch import load_file
 
     d = Path(directory)
     path = d / CHECKPOINT_FILE
-    if not path.is_file():
-        raise CheckpointError(f"{d}: no {CHECKPOINT_FILE} (not a seqlab checkpoint directory)")
+    meta = read_metadata(d)
     try:
-        with safe_open(str(path), framework="pt") as f:
-            meta = f.metadata() or {}
         tensors = load_file(str(path))
-    except (SafetensorError, OSError, ValueError) as e:
-        raise CheckpointError(f"{path}: corrupt checkpoint ({str(e)[:80]})") from None
-    if meta.get("format") != FORMAT:
-        raise CheckpointError(f"{path}: not a {FORMAT} file")
+    except (SafetensorError, OSError, ValueError, RuntimeError) as e:
+        raise CheckpointError(f"{path}: corrupt checkpoint ({_one_line(e)})") from None
+    _verify_tensors(tensors, meta, path)
     try:
         model = build_model(meta["model_kind"], json.loads(meta["model_config"]))
         weights = {k[len("model."):]: v for k, v in tensors.items() if k.startswith("model.")}
@@ -135,7 +204,8 @@ def load_checkpoint(directory, *, optimizer_factory=None):
                                   f"unexpected {sorted(unexpected)[:3]})")
         state = {"iteration": int(meta["iteration"]), "history": json.loads(meta["history"]),
                  "train_config": json.loads(meta["train_config"]), "extra": json.loads(meta.get("extra", "{}")),
-                 "seqlab_version": meta.get("seqlab_version"),
+                 "seqlab_version": meta.get("seqlab_version"), "model_kind": meta["model_kind"],
+                 "model_config": json.loads(meta["model_config"]),
                  "rng": {k[4:]: v for k, v in tensors.items() if k.startswith("rng.")}}
         if optimizer_factory is not None:
             opt = optimizer_factory(model)
@@ -151,11 +221,6 @@ def load_checkpoint(directory, *, optimizer_factory=None):
     except CheckpointError:
         raise
     except (KeyError, ValueError, TypeError, RuntimeError) as e:
-        raise CheckpointError(f"{path}: corrupt checkpoint ({type(e).__name__}: {str(e)[:80]})") from None
-    tokenizer = None
-    if (d / "tokenizer.txt").is_file():
-        try:
-            tokenizer = load_tokenizer(d / "tokenizer.txt")
-        except TokenizerFormatError as e:
-            raise CheckpointError(str(e)) from None
+        raise CheckpointError(f"{path}: corrupt checkpoint ({type(e).__name__}: {_one_line(e, 80)})") from None
+    tokenizer = _load_tokenizer(d, meta, model.config.vocab_size)
     return model, tokenizer, state

@@ -9,11 +9,13 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
-import tempfile
 import urllib.error
 import urllib.request
 from importlib import resources
 from pathlib import Path
+
+from ..errors import InvalidParameterError, SeqlabError
+from ..store import atomic_write
 
 __all__ = ["CorpusError", "read_text_file", "load_tinyshakespeare", "download_tinyshakespeare", "TINY_SHAKESPEARE_SHA256",
            "split_train_val"]
@@ -22,20 +24,23 @@ TINY_SHAKESPEARE_SHA256 = "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca
 TINY_SHAKESPEARE_URL = "https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt"
 
 
-class CorpusError(ValueError):
+class CorpusError(SeqlabError, ValueError):
     """A corpus that cannot be used: missing, empty, binary, not UTF-8, or failing its checksum."""
 
 
 def read_text_file(path) -> str:
     """The UTF-8 text of ``path``; empty, binary or non-UTF-8 files raise :class:`CorpusError`."""
     path = Path(path)
+    if path.is_dir():
+        raise CorpusError(f"{path}: is a directory, not a text file")
     if not path.is_file():
         raise CorpusError(f"{path}: no such file")
     data = path.read_bytes()
     if not data.strip():
         raise CorpusError(f"{path}: the file is empty")
-    if b"\x00" in data[:65536]:
-        raise CorpusError(f"{path}: looks binary (contains NUL bytes), not text")
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise CorpusError(f"{path}: looks binary (a NUL byte at offset {nul:,}), not text")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -77,16 +82,12 @@ def download_tinyshakespeare(cache_dir=None, url: str = TINY_SHAKESPEARE_URL, ti
                           "with --text PATH, or use the copy shipped with seqlab") from None
     _check_sha(data, url)
     cache.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=cache, prefix=".tinyshakespeare.")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.replace(tmp, target)
-    return target
+    return atomic_write(target, data)
 
 
 def split_train_val(ids, val_fraction: float = 0.1):
     """First (1 - val_fraction) of the token stream for training, the rest for validation (nanoGPT's 90/10)."""
     if not 0.0 < val_fraction < 1.0:
-        raise ValueError(f"val_fraction must lie in (0, 1), got {val_fraction}")
+        raise InvalidParameterError(f"val_fraction must lie in (0, 1), got {val_fraction}")
     n = int(len(ids) * (1 - val_fraction))
     return ids[:n], ids[n:]

@@ -5,6 +5,7 @@ from collections.abc import Iterator
 
 import torch
 
+from ..errors import InvalidParameterError
 from .sampling import sample_next
 
 __all__ = ["stream", "generate"]
@@ -21,9 +22,9 @@ def stream(model, idx: torch.Tensor, max_new_tokens: int, processors=(), *, gree
     condition on the last ``block_size`` tokens, so they produce the same tokens.
     """
     if idx.dim() != 2 or idx.size(1) < 1:
-        raise ValueError("idx must be a (B, T) tensor with at least one token")
+        raise InvalidParameterError("idx must be a (B, T) tensor with at least one token")
     if max_new_tokens < 0:
-        raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
+        raise InvalidParameterError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
     was_training = model.training
     model.eval()
     limit = getattr(model, "block_size", None)

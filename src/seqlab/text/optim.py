@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import torch
 
+from ..errors import InvalidParameterError
+
 __all__ = ["Muon", "newton_schulz", "split_muon_params"]
 
 # Quintic Newton-Schulz coefficients (Jordan et al., 2024): chosen so the iteration pushes
@@ -23,7 +25,7 @@ _NS_COEFFS = (3.4445, -4.7750, 2.0315)
 def newton_schulz(g: torch.Tensor, steps: int = 5, eps: float = 1e-7) -> torch.Tensor:
     """Approximate U V^T of ``g = U S V^T`` by ``steps`` quintic Newton-Schulz iterations."""
     if g.dim() != 2:
-        raise ValueError(f"newton_schulz needs a matrix, got shape {tuple(g.shape)}")
+        raise InvalidParameterError(f"newton_schulz needs a matrix, got shape {tuple(g.shape)}")
     a, b, c = _NS_COEFFS
     x = g / (g.norm() + eps)  # Frobenius norm >= spectral norm, so every singular value is <= 1
     tall = x.size(0) > x.size(1)
@@ -65,20 +67,20 @@ class Muon(torch.optim.Optimizer):
     def __init__(self, params, lr: float = 0.02, momentum: float = 0.95, weight_decay: float = 0.0,
                  ns_steps: int = 5, betas: tuple[float, float] = (0.9, 0.99), eps: float = 1e-8):
         if lr <= 0:
-            raise ValueError(f"lr must be > 0, got {lr}")
+            raise InvalidParameterError(f"lr must be > 0, got {lr}")
         if not 0 <= momentum < 1 or not all(0 <= b < 1 for b in betas):
-            raise ValueError("momentum and betas must lie in [0, 1)")
+            raise InvalidParameterError("momentum and betas must lie in [0, 1)")
         if weight_decay < 0 or ns_steps < 1 or eps <= 0:
-            raise ValueError("need weight_decay >= 0, ns_steps >= 1 and eps > 0")
+            raise InvalidParameterError("need weight_decay >= 0, ns_steps >= 1 and eps > 0")
         defaults = dict(lr=lr, momentum=momentum, weight_decay=weight_decay, ns_steps=ns_steps, betas=betas, eps=eps,
                         muon=True)
         super().__init__(params, defaults)
         for group in self.param_groups:
             if group["lr"] <= 0:
-                raise ValueError(f"lr must be > 0, got {group['lr']}")
+                raise InvalidParameterError(f"lr must be > 0, got {group['lr']}")
             for p in group["params"]:
                 if group["muon"] and p.dim() != 2:
-                    raise ValueError(f"Muon updates matrices only; got a parameter of shape {tuple(p.shape)} "
+                    raise InvalidParameterError(f"Muon updates matrices only; got a parameter of shape {tuple(p.shape)} "
                                      "(put it in a group with muon=False)")
 
     @torch.no_grad()

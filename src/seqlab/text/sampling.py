@@ -13,6 +13,8 @@ import math
 
 import torch
 
+from ..errors import InvalidParameterError
+
 __all__ = ["LogitsProcessor", "SuppressTokens", "Temperature", "TopK", "TopP", "MinP", "build_processors", "apply_processors",
            "sample_next"]
 
@@ -30,13 +32,13 @@ class LogitsProcessor:
 
 def _check_keep(min_tokens_to_keep: int) -> int:
     if not isinstance(min_tokens_to_keep, int) or min_tokens_to_keep < 1:
-        raise ValueError(f"min_tokens_to_keep must be an integer >= 1, got {min_tokens_to_keep!r}")
+        raise InvalidParameterError(f"min_tokens_to_keep must be an integer >= 1, got {min_tokens_to_keep!r}")
     return min_tokens_to_keep
 
 
 def _fraction(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name} must lie in [0, 1], got {value!r}")
+        raise InvalidParameterError(f"{name} must lie in [0, 1], got {value!r}")
     return float(value)
 
 
@@ -46,7 +48,7 @@ class SuppressTokens(LogitsProcessor):
     def __init__(self, token_ids):
         ids = sorted({int(i) for i in token_ids})
         if not ids or ids[0] < 0:
-            raise ValueError(f"token_ids must be non-negative ids, got {token_ids!r}")
+            raise InvalidParameterError(f"token_ids must be non-negative ids, got {token_ids!r}")
         self.token_ids = ids
 
     def __call__(self, logits):
@@ -60,11 +62,14 @@ class Temperature(LogitsProcessor):
 
     def __init__(self, temperature: float):
         if not isinstance(temperature, (int, float)) or not math.isfinite(temperature) or temperature <= 0:
-            raise ValueError(f"temperature must be a finite number > 0, got {temperature!r}")
+            raise InvalidParameterError(f"temperature must be a finite number > 0, got {temperature!r}")
         self.temperature = float(temperature)
 
     def __call__(self, logits):
-        return logits / self.temperature
+        # Shifting by the maximum leaves the softmax unchanged and makes the top logit exactly 0; dividing in
+        # float64 keeps a tiny T (1e-300 is 0 in float32) from turning 0 / T into NaN: the rest go to -inf.
+        shifted = (logits - logits.amax(dim=-1, keepdim=True)).double()
+        return (shifted / self.temperature).to(logits.dtype)
 
 
 class TopK(LogitsProcessor):
@@ -72,7 +77,7 @@ class TopK(LogitsProcessor):
 
     def __init__(self, top_k: int, min_tokens_to_keep: int = 1):
         if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
-            raise ValueError(f"top_k must be an integer >= 1, got {top_k!r}")
+            raise InvalidParameterError(f"top_k must be an integer >= 1, got {top_k!r}")
         self.top_k, self.min_tokens_to_keep = top_k, _check_keep(min_tokens_to_keep)
 
     def __call__(self, logits):

@@ -8,13 +8,15 @@ a malformed line raises :class:`TokenizerFormatError`.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
 
-__all__ = ["Tokenizer", "CharTokenizer", "WordTokenizer", "BPETokenizer", "TokenizerFormatError", "load_tokenizer"]
+from ..errors import InvalidParameterError, SeqlabError
+from ..store import atomic_write
+
+__all__ = ["Tokenizer", "CharTokenizer", "WordTokenizer", "BPETokenizer", "TokenizerFormatError", "load_tokenizer",
+           "loads_tokenizer"]
 
 FORMAT_VERSION = 1
 UNK = "<unk>"
@@ -24,22 +26,8 @@ _SPLIT = re.compile(r"""'(?:[sdmt]|ll|ve|re)| ?[^\W\d_]+| ?\d+| ?[^\s\w]+|\s+(?!
 _WORDS = re.compile(r"\w+|[^\w\s]|\s+")
 
 
-class TokenizerFormatError(ValueError):
+class TokenizerFormatError(SeqlabError, ValueError):
     """A tokenizer file that is not a valid seqlab tokenizer of the expected kind."""
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    os.chmod(tmp, 0o644)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)  # never leaves a half-written file under the real name
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 class Tokenizer:
@@ -64,7 +52,7 @@ class Tokenizer:
         try:
             return "".join(self.id_to_token[i] for i in ids)
         except IndexError:
-            raise ValueError(f"token id outside the vocabulary of {self.vocab_size}") from None
+            raise InvalidParameterError(f"token id outside the vocabulary of {self.vocab_size}") from None
 
     def _payload(self) -> dict:
         return {"tokens": self.id_to_token}
@@ -72,9 +60,14 @@ class Tokenizer:
     def _restore(self, payload: dict) -> None:
         self._set_vocab(payload["tokens"])
 
+    def dumps(self) -> str:
+        """The tokenizer file's text: a versioned header line, then the JSON payload."""
+        return f"seqlab-tokenizer {FORMAT_VERSION} {self.kind}\n" + json.dumps(self._payload(), ensure_ascii=False) + "\n"
+
     def save(self, path) -> None:
-        header = f"seqlab-tokenizer {FORMAT_VERSION} {self.kind}\n"
-        _atomic_write(Path(path), header + json.dumps(self._payload(), ensure_ascii=False) + "\n")
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, self.dumps())
 
     @classmethod
     def load(cls, path):
@@ -91,7 +84,7 @@ class CharTokenizer(Tokenizer):
 
     def train(self, text: str) -> "CharTokenizer":
         if not text:
-            raise ValueError("cannot train a tokenizer on empty text")
+            raise InvalidParameterError("cannot train a tokenizer on empty text")
         self._set_vocab([UNK] + sorted(set(text)))
         return self
 
@@ -107,12 +100,12 @@ class WordTokenizer(Tokenizer):
     def __init__(self, min_freq: int = 1):
         super().__init__()
         if min_freq < 1:
-            raise ValueError(f"min_freq must be >= 1, got {min_freq}")
+            raise InvalidParameterError(f"min_freq must be >= 1, got {min_freq}")
         self.min_freq = min_freq
 
     def train(self, text: str) -> "WordTokenizer":
         if not text:
-            raise ValueError("cannot train a tokenizer on empty text")
+            raise InvalidParameterError("cannot train a tokenizer on empty text")
         counts = Counter(_WORDS.findall(text))
         kept = sorted((t for t, c in counts.items() if c >= self.min_freq), key=lambda t: (-counts[t], t))
         self._set_vocab([UNK] + kept)
@@ -151,9 +144,9 @@ class BPETokenizer(Tokenizer):
 
     def train(self, text: str, vocab_size: int) -> "BPETokenizer":
         if not text:
-            raise ValueError("cannot train a tokenizer on empty text")
+            raise InvalidParameterError("cannot train a tokenizer on empty text")
         if vocab_size < 256:
-            raise ValueError(f"vocab_size must be >= 256 (the byte alphabet), got {vocab_size}")
+            raise InvalidParameterError(f"vocab_size must be >= 256 (the byte alphabet), got {vocab_size}")
         chunk_freq = Counter(_SPLIT.findall(text))
         words = [list(c.encode("utf-8")) for c in chunk_freq]
         freqs = list(chunk_freq.values())
@@ -215,7 +208,7 @@ class BPETokenizer(Tokenizer):
         try:
             data = b"".join(self.token_bytes[i] for i in ids)
         except IndexError:
-            raise ValueError(f"token id outside the vocabulary of {self.vocab_size}") from None
+            raise InvalidParameterError(f"token id outside the vocabulary of {self.vocab_size}") from None
         return data.decode("utf-8", errors="replace")
 
     def _payload(self) -> dict:
@@ -253,9 +246,15 @@ def load_tokenizer(path) -> Tokenizer:
     """Read any seqlab tokenizer file, checking its header and contents."""
     path = Path(path)
     try:
-        header, _, body = path.read_text(encoding="utf-8").partition("\n")
+        text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise TokenizerFormatError(f"{path}: not a UTF-8 text file") from None
+    return loads_tokenizer(text, str(path))
+
+
+def loads_tokenizer(text: str, path: str = "tokenizer") -> Tokenizer:
+    """A tokenizer from the text :meth:`Tokenizer.dumps` wrote; ``path`` names the source in errors."""
+    header, _, body = text.partition("\n")
     parts = header.split()
     if len(parts) != 3 or parts[0] != "seqlab-tokenizer":
         raise TokenizerFormatError(f"{path}: not a seqlab tokenizer file (bad header)")

@@ -9,16 +9,24 @@ from pathlib import Path
 
 import torch
 
-from .checkpoint import CHECKPOINT_FILE, load_checkpoint, save_checkpoint
+from ..errors import InvalidParameterError, SeqlabError
+from .checkpoint import (
+    CHECKPOINT_FILE,
+    CheckpointMismatchError,
+    load_checkpoint,
+    model_kind,
+    read_checkpoint_state,
+    save_checkpoint,
+)
 from .optim import Muon, split_muon_params
 
 __all__ = ["TrainConfig", "TrainingDiverged", "TrainResult", "lr_at", "make_optimizer", "get_batch", "estimate_loss",
-           "train_lm"]
+           "train_lm", "check_resumable"]
 
 LN2 = math.log(2.0)
 
 
-class TrainingDiverged(RuntimeError):
+class TrainingDiverged(SeqlabError, RuntimeError):
     """The loss became NaN or infinite; the last good checkpoint is left as it was."""
 
 
@@ -53,17 +61,20 @@ class TrainConfig:
     def __post_init__(self):
         for name in ("max_iters", "batch_size", "block_size", "eval_interval", "eval_iters"):
             if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+                raise InvalidParameterError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("learning_rate", "min_lr", "muon_lr", "weight_decay", "grad_clip"):
+            if not math.isfinite(getattr(self, name)):
+                raise InvalidParameterError(f"{name} must be a finite number, got {getattr(self, name)}")
         if self.learning_rate <= 0 or self.min_lr < 0 or self.min_lr > self.learning_rate:
-            raise ValueError("need learning_rate > 0 and 0 <= min_lr <= learning_rate")
+            raise InvalidParameterError("need learning_rate > 0 and 0 <= min_lr <= learning_rate")
         if self.warmup_iters < 0 or self.weight_decay < 0 or self.grad_clip < 0:
-            raise ValueError("warmup_iters, weight_decay and grad_clip must be >= 0")
+            raise InvalidParameterError("warmup_iters, weight_decay and grad_clip must be >= 0")
         if not (0 <= self.beta1 < 1 and 0 <= self.beta2 < 1):
-            raise ValueError("beta1 and beta2 must lie in [0, 1)")
+            raise InvalidParameterError("beta1 and beta2 must lie in [0, 1)")
         if self.optimizer not in ("adamw", "muon"):
-            raise ValueError(f"optimizer must be 'adamw' or 'muon', got {self.optimizer!r}")
+            raise InvalidParameterError(f"optimizer must be 'adamw' or 'muon', got {self.optimizer!r}")
         if self.muon_lr <= 0 or not 0 <= self.muon_momentum < 1:
-            raise ValueError("need muon_lr > 0 and muon_momentum in [0, 1)")
+            raise InvalidParameterError("need muon_lr > 0 and muon_momentum in [0, 1)")
         if self.lr_decay_iters is None:
             self.lr_decay_iters = self.max_iters
         if self.checkpoint_interval is None:
@@ -105,7 +116,7 @@ def make_optimizer(model: torch.nn.Module, c: TrainConfig) -> torch.optim.Optimi
 def get_batch(ids: torch.Tensor, batch_size: int, block_size: int, generator: torch.Generator):
     """Random windows: inputs (B, T) and the same windows shifted by one as targets."""
     if len(ids) <= block_size:
-        raise ValueError(f"the text has {len(ids)} tokens, fewer than the context of {block_size} + 1")
+        raise InvalidParameterError(f"the text has {len(ids)} tokens, fewer than the context of {block_size} + 1")
     start = torch.randint(len(ids) - block_size, (batch_size,), generator=generator)
     offsets = torch.arange(block_size)
     x = ids[start[:, None] + offsets]  # (B, T)
@@ -143,6 +154,55 @@ def _progress(it, total, loss, tps, stream):
     stream.flush()
 
 
+def check_resumable(model, state: dict, where) -> None:
+    """Raise :class:`CheckpointMismatchError` naming each setting in which ``model`` differs from the checkpoint's."""
+    kind = model_kind(model)
+    if state["model_kind"] != kind:
+        raise CheckpointMismatchError(f"{where} holds a {state['model_kind']} model; this run builds a {kind} model")
+    now, then = asdict(model.config), state["model_config"]
+    diffs = [f"{k} {then.get(k)!r} (checkpoint) vs {now.get(k)!r} (now)" for k in sorted(set(now) | set(then))
+             if now.get(k) != then.get(k)]
+    if diffs:
+        raise CheckpointMismatchError(f"{where} was trained with other model settings: " + "; ".join(diffs))
+
+
+def _check_lengths(train_ids, val_ids, c: TrainConfig) -> None:
+    for name, ids in (("training", train_ids), ("validation", val_ids)):
+        if len(ids) <= c.block_size:
+            raise InvalidParameterError(f"the {name} text has {len(ids)} tokens, fewer than the context of "
+                                        f"{c.block_size} + 1")
+
+
+def _resume(model, optimizer, ckpt: Path, c: TrainConfig, g: torch.Generator):
+    """Load the checkpoint in ``ckpt`` into ``model``, ``optimizer`` and the RNGs; returns (iteration, history)."""
+    check_resumable(model, read_checkpoint_state(ckpt), ckpt)
+    loaded, _, state = load_checkpoint(ckpt, optimizer_factory=lambda m: make_optimizer(m, c))
+    model.load_state_dict(loaded.state_dict())
+    optimizer.load_state_dict(state["optimizer"].state_dict())
+    if "batch" in state["rng"]:
+        g.set_state(state["rng"]["batch"])
+    if "torch" in state["rng"]:
+        torch.set_rng_state(state["rng"]["torch"])
+    return state["iteration"], state["history"]
+
+
+def _train_step(model, optimizer, it: int, c: TrainConfig, x, y, ckpt) -> float:
+    """One optimizer step at iteration ``it``; returns the loss before the step."""
+    scale = lr_at(it, c) / c.learning_rate
+    for group in optimizer.param_groups:
+        group["lr"] = group["base_lr"] * scale
+    _, loss = model(x, y)
+    if not torch.isfinite(loss):
+        where = f"; {ckpt} keeps its last good checkpoint" if ckpt is not None else ""
+        raise TrainingDiverged(f"loss became {loss.item()} at iteration {it}; training stopped{where}")
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    if c.grad_clip > 0:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), c.grad_clip)
+    optimizer.step()
+    return loss.item()
+
+
 def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: TrainConfig, *, checkpoint_dir=None,
              tokenizer=None, resume: bool = True, progress: bool = False, time_budget_s: float | None = None,
              log=None) -> TrainResult:
@@ -152,7 +212,8 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
     ``checkpoint_interval`` iterations and at the end; with ``resume`` an existing
     checkpoint there is loaded (weights, optimizer, data-order RNG, history) and
     training continues from its iteration, giving the same losses as an
-    uninterrupted run. A NaN or infinite loss raises :class:`TrainingDiverged`.
+    uninterrupted run. A checkpoint of another model shape raises
+    :class:`CheckpointMismatchError`; a NaN or infinite loss raises :class:`TrainingDiverged`.
     ``time_budget_s`` stops early (after an evaluation) once that much training time is used.
     The ``seconds`` in the history count training steps only: evaluations and checkpoint
     writes are left out, as nanoGPT's timings leave them out, so curves from runs with
@@ -160,9 +221,7 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
     """
     c = config
     train_ids, val_ids = torch.as_tensor(train_ids, dtype=torch.long), torch.as_tensor(val_ids, dtype=torch.long)
-    for name, ids in (("training", train_ids), ("validation", val_ids)):
-        if len(ids) <= c.block_size:
-            raise ValueError(f"the {name} text has {len(ids)} tokens, fewer than the context of {c.block_size} + 1")
+    _check_lengths(train_ids, val_ids, c)
     torch.manual_seed(c.seed)
     g = torch.Generator().manual_seed(c.seed)
     optimizer = make_optimizer(model, c)
@@ -170,14 +229,8 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
     start_it, resumed = 0, None
     ckpt = Path(checkpoint_dir) if checkpoint_dir else None
     if ckpt is not None and resume and (ckpt / CHECKPOINT_FILE).is_file():
-        loaded, _, state = load_checkpoint(ckpt, optimizer_factory=lambda m: make_optimizer(m, c))
-        model.load_state_dict(loaded.state_dict())
-        optimizer.load_state_dict(state["optimizer"].state_dict())
-        start_it, history, resumed = state["iteration"], state["history"], state["iteration"]
-        if "batch" in state["rng"]:
-            g.set_state(state["rng"]["batch"])
-        if "torch" in state["rng"]:
-            torch.set_rng_state(state["rng"]["torch"])
+        start_it, history = _resume(model, optimizer, ckpt, c, g)
+        resumed = start_it
 
     def checkpoint(it):
         if ckpt is not None:
@@ -188,22 +241,9 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
     t0 = time.perf_counter()
     elapsed0 = history[-1]["seconds"] if history else 0.0
     running, n_running, tokens = 0.0, 0, 0
-    it = start_it
     for it in range(start_it, c.max_iters):
-        scale = lr_at(it, c) / c.learning_rate
-        for group in optimizer.param_groups:
-            group["lr"] = group.get("base_lr", c.learning_rate) * scale  # old checkpoints lack base_lr
         x, y = get_batch(train_ids, c.batch_size, c.block_size, g)
-        _, loss = model(x, y)
-        if not torch.isfinite(loss):
-            where = f"; {ckpt} keeps its last good checkpoint" if ckpt is not None else ""
-            raise TrainingDiverged(f"loss became {loss.item()} at iteration {it}; training stopped{where}")
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        if c.grad_clip > 0:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), c.grad_clip)
-        optimizer.step()
-        running += loss.item()
+        running += _train_step(model, optimizer, it, c, x, y, ckpt)
         n_running += 1
         tokens += x.numel()
         done = it + 1

@@ -15,15 +15,14 @@ import pandas as pd
 import torch
 
 from ..nn import GPT, GPTConfig, LSTMConfig, LSTMLanguageModel
-from ..report.artifacts import artifact_dir, heavy_eval, read_artifact_csv, read_artifact_json, verify_artifacts, \
-    write_artifacts
-from .checkpoint import CHECKPOINT_FILE, load_checkpoint, save_checkpoint
-from .corpus import TINY_SHAKESPEARE_SHA256, load_tinyshakespeare, split_train_val
-from .generation import generate
-from .metrics import distinct_n, mean_nll, repetition_rate
-from .sampling import build_processors
-from .tokenizers import CharTokenizer
-from .training import TrainConfig, train_lm
+from ..store import artifact_dir, heavy_eval, read_artifact_csv, read_artifact_json, verify_artifacts, write_artifacts
+from ..text.checkpoint import CHECKPOINT_FILE, load_checkpoint, save_checkpoint
+from ..text.corpus import TINY_SHAKESPEARE_SHA256, load_tinyshakespeare, split_train_val
+from ..text.generation import generate
+from ..text.metrics import distinct_n, mean_nll, repetition_rate
+from ..text.sampling import build_processors
+from ..text.tokenizers import CharTokenizer
+from ..text.training import TrainConfig, train_lm
 
 __all__ = ["CHAPTER_TRAIN", "chapter_gpt_config", "chapter_lstm_config", "experiment_config", "run_lm_experiment",
            "load_lm_artifacts", "lm_results", "STRATEGIES", "PROMPT"]
@@ -50,7 +49,7 @@ TOP_PS = (0.5, 0.7, 0.8, 0.9, 0.95, 1.0)
 
 def chapter_gpt_config(vocab_size: int) -> GPTConfig:
     """nanoGPT's CPU shape (4 layers, 4 heads, 128 dims, block 64, no biases) with rotary positions."""
-    return GPTConfig(vocab_size=vocab_size, block_size=64, n_layer=4, n_head=4, d_model=128, dropout=0.0, bias=False,
+    return GPTConfig(vocab_size=vocab_size, block_size=64, num_layers=4, num_heads=4, d_model=128, dropout=0.0, bias=False,
                      positional="rotary")
 
 

@@ -1,4 +1,4 @@
-"""Build the rendered chapter: ``python -m seqlab.report.build [--pages a,b] [--out DIR]``.
+"""Build the rendered chapter: ``python -m seqlab.book.build [--pages a,b] [--out DIR]``.
 
 Vendors plotly.js (from the plotly package) and MathJax 3 (from the npm registry, once) so the
 site works with no network; runs Sphinx with myst-nb, failing on any warning or cell error;
@@ -16,9 +16,15 @@ import sys
 import time
 from pathlib import Path
 
+from ..errors import SeqlabError
+
 REPO = Path(__file__).resolve().parents[3]
 BOOK = REPO / "book"
 STATIC = BOOK / "_static"
+
+
+class BookError(SeqlabError):
+    """A chapter build that cannot start: an unknown page, an output path that is a file, a missing tool."""
 
 
 def vendor_assets(cache: Path) -> None:
@@ -31,23 +37,55 @@ def vendor_assets(cache: Path) -> None:
     if not (target / "tex-chtml.js").is_file():
         npm = shutil.which("npm")
         if npm is None:
-            raise SystemExit("building the chapter needs npm (to vendor MathJax 3 for offline math)")
+            raise BookError("building the chapter needs npm (to vendor MathJax 3 for offline math)")
         cache.mkdir(parents=True, exist_ok=True)
         subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(cache), "mathjax@3"], check=True,
                        stdout=subprocess.DEVNULL)
         shutil.copytree(cache / "node_modules" / "mathjax" / "es5", target, dirs_exist_ok=True)
 
 
-def code_fingerprint() -> str:
-    """sha256 over seqlab's source and artifact manifests: a code change re-executes every page, prose edits do not."""
+def code_fingerprint(pkg: Path | None = None) -> str:
+    """sha256 over seqlab's source and every artifact file's bytes.
+
+    A code or artifact change re-executes every page; a prose edit does not. The
+    artifact bytes are in the key (not only their manifests) so that a tampered
+    artifact can never be served from a warm cache.
+    """
     import hashlib
 
-    pkg = Path(__file__).resolve().parents[1]
+    pkg = Path(__file__).resolve().parents[1] if pkg is None else Path(pkg)
     h = hashlib.sha256()
-    for f in sorted(list(pkg.rglob("*.py")) + list(pkg.rglob("manifest.json"))):
+    files = list(pkg.rglob("*.py")) + [f for f in (pkg / "artifacts").rglob("*") if f.is_file()]
+    for f in sorted(files):
         h.update(str(f.relative_to(pkg)).encode())
         h.update(f.read_bytes())
     return h.hexdigest()[:12]
+
+
+def available_pages() -> list[str]:
+    """The chapter's page names (``book/NAME.md``), index excluded."""
+    return sorted(f.stem for f in BOOK.glob("*.md") if f.stem != "index")
+
+
+def check_pages(pages: str) -> list[str]:
+    """Parse ``--pages a,b``; an unknown name is an error that lists the valid ones."""
+    names = [p.strip() for p in pages.split(",") if p.strip()]
+    known = available_pages()
+    unknown = [p for p in names if p not in known]
+    if unknown:
+        raise BookError(f"unknown page {unknown[0]!r}; choose from {', '.join(known)}")
+    return names or known
+
+
+def check_out(out: Path) -> None:
+    """``--out`` must be a folder we may write (or create): never a file."""
+    probe = out
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        raise BookError(f"--out {out}: {probe} exists and is not a directory")
+    if not os.access(probe, os.W_OK):
+        raise BookError(f"--out {out}: {probe} is not writable")
 
 
 def page_times(site: Path) -> dict[str, float]:
@@ -67,38 +105,58 @@ def export_notebooks(site: Path, pages: list[str]) -> None:
                         str(nb_dir / f"{page}.ipynb"), str(BOOK / f"{page}.md")], check=True)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m seqlab.report.build")
-    ap.add_argument("--out", default=str(REPO / "build" / "chapter"))
-    ap.add_argument("--pages", default="", help="comma-separated page names (default: all)")
-    args = ap.parse_args(argv)
-    from .artifacts import heavy_eval
+def verify_all_artifacts() -> None:
+    """Check every committed artifact set against its manifest before any page runs (cache warm or cold)."""
+    from ..store import artifact_sets, verify_artifacts
+
+    for name in artifact_sets():
+        verify_artifacts(name)
+
+
+def build(out: Path, pages: str = "") -> int:
+    """Build the chapter into ``out``; ``pages`` limits it to some pages. Bad input raises :class:`BookError`."""
+    from ..store import heavy_eval
 
     heavy = heavy_eval()
-    out = Path(args.out)
+    out = Path(out)
+    check_out(out)
+    names = check_pages(pages)
+    if not heavy:
+        verify_all_artifacts()
     vendor_assets(REPO / "build" / "npm")
     env = dict(os.environ)
     env["SEQLAB_BOOK_FIGURES"] = str(BOOK / "_figures" / "figures")
     # jupyter-cache keys on the cell source only; one cache per HEAVY_EVAL value and per version of seqlab's
     # code makes either change re-execute, while a prose-only edit reuses the outputs
     env["SEQLAB_BOOK_CACHE"] = str(REPO / "build" / f".jupyter_cache-heavy{int(heavy)}-{code_fingerprint()}")
-    if args.pages:
-        env["SEQLAB_BOOK_PAGES"] = args.pages
+    if pages:
+        env["SEQLAB_BOOK_PAGES"] = ",".join(names)
     t0 = time.perf_counter()
     p = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(BOOK), str(out)],
                        env=env)
     if p.returncode != 0:
-        print("chapter build failed (warnings count as errors)", file=sys.stderr)
+        print("seqlab: error: chapter build failed (warnings count as errors; see the messages above)", file=sys.stderr)
         return p.returncode
-    pages = [f.stem for f in BOOK.glob("*.md") if f.stem != "index" and (not args.pages or f.stem in args.pages.split(","))]
-    export_notebooks(out, pages)
+    export_notebooks(out, names)
     print(f"built {out / 'index.html'} in {time.perf_counter() - t0:.1f} s "
           f"(HEAVY_EVAL={'on: heavy parts recomputed' if heavy else 'off: heavy parts loaded from verified artifacts'})")
     for page, secs in page_times(out).items():
-        if page not in pages:
+        if page not in names:
             continue
         print(f"  {page:<14} {secs:7.1f} s of section computation")
     return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m seqlab.book.build")
+    ap.add_argument("--out", default=str(REPO / "build" / "chapter"))
+    ap.add_argument("--pages", default="", help="comma-separated page names (default: all)")
+    args = ap.parse_args(argv)
+    try:
+        return build(Path(args.out), args.pages)
+    except SeqlabError as e:
+        print(f"seqlab: error: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

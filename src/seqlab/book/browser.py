@@ -7,7 +7,6 @@ left in the text); every plotly figure has drawn its SVG; every image loaded.
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from pathlib import Path
 

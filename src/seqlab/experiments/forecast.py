@@ -9,11 +9,11 @@ import time
 
 import pandas as pd
 
-from ..report.artifacts import heavy_eval, read_artifact_csv, verify_artifacts, write_artifacts
-from .core import Forecaster
-from .data import air_passengers, competition
-from .evaluation import bootstrap_difference, evaluate, per_horizon, summarize, unit_mase
-from .neural import NeuralConfig, NeuralForecaster
+from ..forecast.core import Forecaster
+from ..forecast.data import air_passengers, competition
+from ..forecast.evaluation import bootstrap_difference, evaluate, per_horizon, summarize, unit_mase
+from ..forecast.neural import NeuralConfig, NeuralForecaster
+from ..store import heavy_eval, read_artifact_csv, verify_artifacts, write_artifacts
 
 __all__ = ["DATASETS", "SCOPES", "CLASSICAL_MODELS", "min_train_length", "official_holdout", "experiment_config",
            "run_forecast_experiment", "forecast_results"]
@@ -70,7 +70,7 @@ def run_forecast_experiment(root=None, log=print) -> None:
         train, test, season, h = _load(key)
         neural = [NeuralForecaster(arch, name=name, config=NEURAL_CONFIG, season_length=season)
                   for name, arch in NEURAL.items()]
-        fc = Forecaster(CLASSICAL_MODELS + neural, freq=1 if key != "air" else "MS", season_length=season)
+        fc = Forecaster(CLASSICAL_MODELS + neural, freq=1 if key != "air" else "ME", season_length=season)
         t0 = time.perf_counter()
         cv = fc.cross_validation(train, h, n_windows=windows, test_df=test,
                                  min_train_length=None if key == "air" else min_train_length(h, season))

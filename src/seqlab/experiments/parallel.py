@@ -1,7 +1,7 @@
 """Run independent, seeded trainings in worker processes.
 
 Small recurrent models spend their time in per-op overhead, which threads do not
-help; separate processes do. Every task runs with one torch thread, in the
+help; separate processes do. Every call runs with one torch thread, in the
 parent or in a worker, so its numbers do not depend on the worker count.
 """
 from __future__ import annotations
@@ -10,7 +10,10 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 
-import torch
+from ..errors import InvalidParameterError
+from ..threads import single_threaded
+
+__all__ = ["default_workers", "run_calls"]
 
 
 def default_workers() -> int:
@@ -19,22 +22,13 @@ def default_workers() -> int:
         try:
             return max(1, int(env))
         except ValueError:
-            raise ValueError(f"SEQLAB_WORKERS must be a whole number, got {env!r}") from None
+            raise InvalidParameterError(f"SEQLAB_WORKERS must be a whole number, got {env!r}") from None
     return max(1, min(2, os.cpu_count() or 1))
 
 
-def _single_threaded(fn, args):
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+def _call_single_threaded(fn, args):
+    with single_threaded():
         return fn(*args)
-    finally:
-        torch.set_num_threads(before)
-
-
-def pmap(fn, arg_tuples: list[tuple], workers: int | None = None) -> list:
-    """``[fn(*a) for a in arg_tuples]``, in order, spread over worker processes."""
-    return run_calls([(fn, a) for a in arg_tuples], workers)
 
 
 def run_calls(calls: list[tuple], workers: int | None = None, cost=None) -> list:
@@ -46,11 +40,11 @@ def run_calls(calls: list[tuple], workers: int | None = None, cost=None) -> list
     """
     workers = default_workers() if workers is None else workers
     if workers <= 1 or len(calls) <= 1:
-        return [_single_threaded(fn, a) for fn, a in calls]
+        return [_call_single_threaded(fn, a) for fn, a in calls]
     order = sorted(range(len(calls)), key=lambda i: -cost(*calls[i])) if cost else list(range(len(calls)))
     results = [None] * len(calls)
     with ProcessPoolExecutor(max_workers=min(workers, len(calls)), mp_context=get_context("spawn")) as ex:
-        futures = {i: ex.submit(_single_threaded, *calls[i]) for i in order}
+        futures = {i: ex.submit(_call_single_threaded, *calls[i]) for i in order}
         for i, fut in futures.items():
             results[i] = fut.result()
     return results

@@ -1,0 +1,108 @@
+"""What every command shares: the one-line usage error, the argument types, and output folders."""
+from __future__ import annotations
+
+import argparse
+import math
+import tempfile
+from pathlib import Path
+
+from ..errors import SeqlabError
+
+__all__ = ["UsageError", "Parser", "int_at_least", "positive_int", "nonnegative_int", "float_in", "seed",
+           "check_output_dir", "join_option_values"]
+
+#: the largest seed torch's generators accept (a 64-bit integer)
+MAX_SEED = 2 ** 63 - 1
+
+
+class UsageError(SeqlabError):
+    """A bad command line: reported as one line, exit code 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse prints usage and exits; we want one line
+        raise UsageError(message)
+
+
+def int_at_least(lowest: int, highest: int | None = None):
+    """An argparse type: a whole number in [lowest, highest], else a one-line usage error."""
+
+    def parse(v):
+        try:
+            n = int(v)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {v!r}") from None
+        if n < lowest:
+            raise argparse.ArgumentTypeError(f"expected a number >= {lowest}, got {n}")
+        if highest is not None and n > highest:
+            raise argparse.ArgumentTypeError(f"expected a number <= {highest}, got {n}")
+        return n
+
+    return parse
+
+
+positive_int, nonnegative_int = int_at_least(1), int_at_least(0)
+seed = int_at_least(0, MAX_SEED)
+
+
+def float_in(low: float, high: float, *, low_open: bool = False):
+    """An argparse type: a finite number in [low, high] (or (low, high] with ``low_open``)."""
+
+    def parse(v):
+        try:
+            x = float(v)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {v!r}") from None
+        below = x <= low if low_open else x < low
+        if not math.isfinite(x) or below or x > high:
+            bracket = "(" if low_open else "["
+            raise argparse.ArgumentTypeError(f"expected a number in {bracket}{low:g}, {high:g}], got {v}")
+        return x
+
+    return parse
+
+
+def join_option_values(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
+    """Let an option's value start with '-' (``--muon-lr -inf``): rewrite such pairs as ``--opt=value``.
+
+    argparse takes any token that starts with '-' (other than a plain negative
+    number) for an option and then reports "expected one argument", which never
+    says what was wrong with the value.
+    """
+    takes_value = set()
+    stack = [parser]
+    while stack:
+        p = stack.pop()
+        for a in p._actions:  # argparse has no public API for this
+            if isinstance(a, argparse._SubParsersAction):
+                stack.extend(a.choices.values())
+            elif a.nargs is None and a.option_strings:
+                takes_value.update(s for s in a.option_strings if s.startswith("--"))
+    out, i = [], 0
+    while i < len(argv):
+        tok = argv[i]
+        nxt = argv[i + 1] if i + 1 < len(argv) else None
+        if tok in takes_value and nxt is not None and nxt.startswith("-") and not nxt.startswith("--"):
+            out.append(f"{tok}={nxt}")
+            i += 2
+        else:
+            out.append(tok)
+            i += 1
+    return out
+
+
+def check_output_dir(path, option: str = "--out") -> Path:
+    """Create ``path`` if needed and make sure we can write there, before any work starts."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{option} {out} exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"{option} {out}: cannot create it ({e.strerror})") from None
+    try:  # a real write: permission bits say nothing for root or on a read-only file system
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as e:
+        raise UsageError(f"{option} {out}: not writable ({e.strerror})") from None
+    return out

@@ -1,0 +1,20 @@
+"""The exceptions seqlab raises for bad input, all under one base class.
+
+Everything derived from :class:`SeqlabError` describes something the caller can
+fix (a bad file, option, parameter or artifact); the CLI reports it as one line
+and exit code 2. Any other exception is a bug in seqlab and is reported as one.
+Each class also derives from the built-in exception a Python user would expect
+(``ValueError`` for bad values, ``KeyError`` for an unknown name), so existing
+``except ValueError`` code keeps working.
+"""
+from __future__ import annotations
+
+__all__ = ["SeqlabError", "InvalidParameterError"]
+
+
+class SeqlabError(Exception):
+    """Base class of every error that reports bad input rather than a bug."""
+
+
+class InvalidParameterError(SeqlabError, ValueError):
+    """A parameter outside its valid range (a negative length, a probability above one, ...)."""

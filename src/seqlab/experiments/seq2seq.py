@@ -1,0 +1,76 @@
+"""The chapter's encoder-decoder experiments (§14.48-§14.49): copy and reversal, scored on held-out data.
+
+The reversal run is shared by §14.48 (which starts it in a worker beside the copy
+runs) and §14.49 (which reads it); :func:`reversal_experiment_cached` keeps one
+result per seed for the process.
+"""
+from __future__ import annotations
+
+import torch
+
+from ..nn.seq2seq import Seq2Seq
+from ..tasks.seq2seq import fit_seq2seq, random_tokens, token_accuracy
+from ..threads import single_threaded
+
+__all__ = ["copy_experiment", "reversal_experiment", "reversal_experiment_cached", "remember_reversal"]
+
+
+def copy_experiment(T: int, attention: str | None = None, seed: int = 41, d_hidden: int = 24, n_train: int = 400,
+                    epochs: int = 250, lr: float = 5e-3, vocab: int = 8, n_test: int = 400) -> dict:
+    """The chapter's copy task at length ``T``, plus held-out free-running accuracy.
+
+    Draw order after ``torch.manual_seed(seed)``: the training tokens, then the
+    model (embedding, encoder, decoder[, query projection], head). Held-out
+    sequences come from a separate generator seeded ``seed + 1000`` so they do
+    not disturb the chapter's draws.
+    """
+    torch.manual_seed(seed)
+    X = random_tokens(n_train, T, vocab)
+    model = Seq2Seq(vocab + 1, 16, d_hidden, attention=attention)
+    fit = fit_seq2seq(model, X, X, epochs, lr)
+    X_test = random_tokens(n_test, T, vocab, torch.Generator().manual_seed(seed + 1000))
+    with torch.no_grad():
+        train_tf = token_accuracy(model(X, X)[0].argmax(-1), X)
+        test_tf = token_accuracy(model(X_test, X_test)[0].argmax(-1), X_test)
+        test_free, _ = model.greedy_decode(X_test, T)
+    return dict(sequence_length=T, attention=attention or "none", final_loss=fit.final_loss,
+                copy_accuracy=train_tf, heldout_teacher_forced=test_tf,
+                heldout_free_running=token_accuracy(test_free, X_test))
+
+
+_REVERSAL_CACHE: dict[tuple, dict] = {}
+
+
+def reversal_experiment_cached(seed: int = 53) -> dict:
+    """``reversal_experiment(seed)``, reusing a result computed earlier in this process (see ``remember_reversal``)."""
+    if (seed,) not in _REVERSAL_CACHE:
+        with single_threaded():  # the same arithmetic as in a worker process
+            _REVERSAL_CACHE[(seed,)] = reversal_experiment(seed)
+    return _REVERSAL_CACHE[(seed,)]
+
+
+def remember_reversal(seed: int, result: dict) -> None:
+    """Store a reversal result computed elsewhere (a worker process) for ``reversal_experiment_cached``."""
+    _REVERSAL_CACHE[(seed,)] = result
+
+
+def reversal_experiment(seed: int = 53, T: int = 12, vocab: int = 10, n: int = 500, epochs: int = 400,
+                        lr: float = 3e-3) -> dict:
+    """§14.49's reversal task: GRU encoder-decoder with scaled general attention; the decoder starts at zero.
+
+    Returns the final loss, the teacher-forced training accuracy (the chapter's
+    number), held-out free-running accuracy, the attention weights of the first
+    training example and the loss curve.
+    """
+    torch.manual_seed(seed)
+    X = random_tokens(n, T, vocab)
+    Y = X.flip(1)
+    model = Seq2Seq(vocab + 1, 24, 32, attention="general", init_decoder_from_encoder=False)
+    fit = fit_seq2seq(model, X, Y, epochs, lr)
+    X_test = random_tokens(n, T, vocab, torch.Generator().manual_seed(seed + 1000))
+    with torch.no_grad():
+        logits, alpha = model(X, Y)
+        free, _ = model.greedy_decode(X_test, T)
+    return dict(final_loss=fit.final_loss, token_accuracy=token_accuracy(logits.argmax(-1), Y),
+                heldout_free_running=token_accuracy(free, X_test.flip(1)), alpha=alpha[0].numpy(),
+                losses=fit.losses)

@@ -1,0 +1,156 @@
+"""Bad series end as one clear line and exit 2; valid series in any order give the same numbers."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from seqlab.cli import main
+from seqlab.forecast import Forecaster, ForecastDataError
+
+BASE = ["--horizon", "6", "--season", "12", "--models", "Naive,SeasonalNaive"]
+
+
+def seasonal(n=48, level=100.0, phase=0.0):
+    t = np.arange(n)
+    return level + t + 10 * np.sin(2 * np.pi * t / 12 + phase)
+
+
+def long_frame(ids=("a", "b"), n=48, freq="MS"):
+    ds = pd.date_range("2000-01-01", periods=n, freq=freq)
+    return pd.concat([pd.DataFrame({"unique_id": u, "ds": ds, "y": seasonal(n, 100 + 50 * i, i)})
+                      for i, u in enumerate(ids)], ignore_index=True)
+
+
+def write(tmp_path, df, name="s.csv"):
+    f = tmp_path / name
+    df.to_csv(f, index=False)
+    return f
+
+
+def run(capsys, argv):
+    code = main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def error_line(capsys, argv) -> str:
+    code, _, err = run(capsys, argv)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("seqlab: error: "), err
+    return lines[0]
+
+
+def _mutations():
+    def text_ds(df):
+        return df.assign(ds=[f"day {i}" for i in range(len(df))])
+
+    def huge(df):
+        df = df.copy()
+        df.loc[3, "y"] = 1e308
+        return df
+
+    def mixed_freq(df):
+        daily = long_frame(("d",), n=48, freq="D")
+        return pd.concat([df[df.unique_id == "a"], daily])
+
+    def empty_id(df):
+        df = df.astype({"unique_id": object}).copy()
+        df.loc[5, "unique_id"] = ""
+        return df
+
+    def boolean_y(df):
+        return df.assign(y=np.arange(len(df)) % 2 == 0)
+
+    def irregular_int(df):
+        return df.assign(ds=df.groupby("unique_id").cumcount().map(lambda i: (i + 1) ** 2))
+
+    def mixed_formats(df):
+        s = df.ds.dt.strftime("%Y-%m-%d").tolist()
+        s[10] = pd.Timestamp(s[10]).strftime("%d/%m/%Y")
+        return df.assign(ds=s)
+
+    def mixed_zones(df):
+        s = df.ds.dt.strftime("%Y-%m-%dT00:00:00+01:00").tolist()
+        s[7] = s[7].replace("+01:00", "+05:00")
+        return df.assign(ds=s)
+
+    return {"non-date strings in ds": (text_ds, "neither a date"), "1e308": (huge, "too large"),
+            "monthly beside daily": (mixed_freq, "time step"), "empty unique_id": (empty_id, "no unique_id"),
+            "boolean y": (boolean_y, "true/false"), "irregular integer ds": (irregular_int, "evenly spaced"),
+            "mixed date formats": (mixed_formats, "date formats"), "mixed time zones": (mixed_zones, "time zone")}
+
+
+@pytest.mark.parametrize("case", list(_mutations()))
+def test_garbage_series_are_refused(capsys, tmp_path, case):
+    mutate, words = _mutations()[case]
+    f = write(tmp_path, mutate(long_frame()))
+    assert words in error_line(capsys, ["forecast", "evaluate", "--csv", str(f), *BASE])
+
+
+def test_csv_without_header(capsys, tmp_path):
+    f = tmp_path / "s.csv"
+    f.write_text("\n".join(f"2000-{m:02d}-01,{v}" for m, v in zip(range(1, 13), range(12))))
+    assert "header" in error_line(capsys, ["forecast", "evaluate", "--csv", str(f), *BASE])
+
+
+def test_directory_as_csv(capsys, tmp_path):
+    assert "is a directory" in error_line(capsys, ["forecast", "evaluate", "--csv", str(tmp_path), *BASE])
+
+
+def test_duplicate_model_names(capsys, tmp_path):
+    f = write(tmp_path, long_frame())
+    line = error_line(capsys, ["forecast", "evaluate", "--csv", str(f), "--horizon", "6", "--season", "12",
+                               "--models", "Naive,Naive"])
+    assert "twice" in line and "alias" not in line
+
+
+def test_a_constant_series_is_explained(capsys, tmp_path):
+    df = long_frame()
+    df.loc[df.unique_id == "b", "y"] = 7.0
+    code, out, err = run(capsys, ["forecast", "evaluate", "--csv", str(write(tmp_path, df)), *BASE])
+    assert code == 0 and "nan" not in out.lower()
+    assert "scale" in err and "'b'" in err and "undefined" in err
+
+
+def test_series_order_does_not_change_the_scores(capsys, tmp_path):
+    """statsforecast returns series sorted by id; forecasts must still reach their own series."""
+    wide_zz = pd.DataFrame({"ds": pd.date_range("2000-01-01", periods=48, freq="MS"), "zz": seasonal(48, 100),
+                            "aa": seasonal(48, 5000, 1.0)})
+    tables = []
+    for order in (["ds", "zz", "aa"], ["ds", "aa", "zz"]):
+        f = write(tmp_path, wide_zz[order], "o.csv")
+        code, out, err = run(capsys, ["forecast", "evaluate", "--csv", str(f), "--horizon", "6", "--season", "12",
+                                      "--models", "Naive,SeasonalNaive,AutoETS"])
+        assert code == 0, err
+        tables.append(out)
+    assert tables[0] == tables[1]
+
+
+def test_shuffled_ids_forecast_their_own_series():
+    df = long_frame(("zz", "mm", "aa"))
+    fc = Forecaster(["SeasonalNaive"], freq="MS", season_length=12).forecast(df, 12)
+    for uid, g in df.groupby("unique_id"):
+        got = fc.loc[fc.unique_id == uid, "SeasonalNaive"].to_numpy()
+        np.testing.assert_allclose(got, g.y.to_numpy()[-12:])  # the seasonal naive repeats the last season
+
+
+def test_month_end_dates():
+    df = long_frame(("a",), freq="ME")
+    with pytest.raises(ForecastDataError, match="calendar"):
+        Forecaster(["Naive"], freq="MS", season_length=12).forecast(df, 3)
+    fc = Forecaster(["Naive"], freq="ME", season_length=12).forecast(df, 3)
+    last = df.ds.iloc[-1]
+    assert list(fc.ds) == [last + pd.offsets.MonthEnd(k) for k in (1, 2, 3)]
+
+
+def test_warnings_never_precede_the_error_line(capsys, monkeypatch):
+    import warnings
+
+    from seqlab.cli import forecast as forecast_cli
+
+    def noisy(args):
+        warnings.warn("something a library said")
+        raise ForecastDataError("the real problem")
+
+    monkeypatch.setattr(forecast_cli, "_cmd_evaluate", noisy)  # the parser is built afresh by every main()
+    line = error_line(capsys, ["forecast", "evaluate", "--csv", "x.csv", "--horizon", "3"])
+    assert "the real problem" in line

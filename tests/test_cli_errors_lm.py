@@ -1,0 +1,160 @@
+"""Every bad language-model input ends as one clear line and exit 2, and nothing a user had is lost."""
+import json
+import os
+import shutil
+import stat
+
+import pytest
+
+from seqlab.cli import main
+from seqlab.text.corpus import load_tinyshakespeare
+
+TINY = ["--max-iters", "10", "--block-size", "16", "--batch-size", "4", "--eval-interval", "5", "--d-model", "16",
+        "--num-layers", "1", "--num-heads", "2", "--warmup", "2"]
+
+
+def error_line(capsys, argv) -> str:
+    """Run the CLI in-process; assert exit 2 and exactly one stderr line, and return it."""
+    code = main(argv)
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert code == 2, err
+    assert len(lines) == 1 and lines[0].startswith("seqlab: error: "), err
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    d = tmp_path_factory.mktemp("text")
+    f = d / "play.txt"
+    f.write_text(load_tinyshakespeare()[:6000], encoding="utf-8")
+    return f
+
+
+@pytest.fixture(scope="module")
+def ckpt(tmp_path_factory, corpus):
+    out = tmp_path_factory.mktemp("run") / "ckpt"
+    assert main(["lm", "train", "--text", str(corpus), "--out", str(out), *TINY]) == 0
+    return out
+
+
+@pytest.fixture
+def copy(ckpt, tmp_path):
+    dst = tmp_path / "ckpt"
+    shutil.copytree(ckpt, dst)
+    return dst
+
+
+@pytest.mark.parametrize("option,value,word", [
+    ("--batch-size", "1000000000000", "memory"), ("--d-model", "10000000", "memory"),
+    ("--lr", "1e300", "--lr"), ("--muon-lr", "1e300", "--muon-lr"), ("--lr", "1e-320", "--lr"),
+    ("--muon-lr", "-inf", "--muon-lr"), ("--seed", str(2 ** 70), "--seed"), ("--vocab-size", "12", "--vocab-size"),
+])
+def test_bad_training_settings(capsys, corpus, tmp_path, option, value, word):
+    args = [a for i, a in enumerate(TINY) if a != option and (i == 0 or TINY[i - 1] != option)]
+    line = error_line(capsys, ["lm", "train", "--text", str(corpus), "--out", str(tmp_path / "c"), *args, option, value])
+    assert word in line
+    assert not (tmp_path / "c" / "checkpoint.safetensors").exists()
+
+
+@pytest.mark.parametrize("option,value", [("--d-model", "32"), ("--num-layers", "2"), ("--model", "lstm"),
+                                          ("--positional", "learned")])
+def test_resume_with_other_model_settings_names_the_option(capsys, corpus, copy, option, value):
+    before = (copy / "checkpoint.safetensors").read_bytes()
+    args = [a for i, a in enumerate(TINY) if a != option and (i == 0 or TINY[i - 1] != option)]
+    line = error_line(capsys, ["lm", "train", "--text", str(corpus), "--out", str(copy), *args, option, value])
+    assert option in line and "checkpoint" in line
+    assert (copy / "checkpoint.safetensors").read_bytes() == before  # nothing lost
+
+
+def test_resume_on_a_text_in_another_alphabet(capsys, copy, tmp_path):
+    f = tmp_path / "cyrillic.txt"
+    f.write_text("Быть или не быть, вот в чём вопрос. " * 300, encoding="utf-8")
+    line = error_line(capsys, ["lm", "train", "--text", str(f), "--out", str(copy), *TINY])
+    assert "unknown to the tokenizer" in line
+
+
+@pytest.mark.parametrize("content", ["aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" * 100,
+                                     "x" * 70000 + "\x00" + "y" * 10])
+def test_garbage_texts(capsys, tmp_path, content):
+    f = tmp_path / "t.txt"
+    f.write_bytes(content.encode("utf-8"))
+    line = error_line(capsys, ["lm", "train", "--text", str(f), "--out", str(tmp_path / "c"), *TINY])
+    assert "single distinct character" in line or "NUL byte" in line
+
+
+def test_directory_as_text(capsys, tmp_path):
+    assert "is a directory" in error_line(capsys, ["lm", "train", "--text", str(tmp_path), "--out",
+                                                   str(tmp_path / "c"), *TINY])
+
+
+def test_flipped_byte_in_the_weights(capsys, copy):
+    f = copy / "checkpoint.safetensors"
+    data = bytearray(f.read_bytes())
+    data[-100] ^= 0x01  # inside the last tensor's bytes, past the JSON header
+    f.write_bytes(bytes(data))
+    assert "sha256" in error_line(capsys, ["lm", "sample", "--checkpoint", str(copy), "--max-new-tokens", "5"])
+
+
+def test_tokenizer_from_another_run(capsys, copy, tmp_path):
+    from seqlab.text import CharTokenizer
+
+    CharTokenizer().train("abcdefghijklmnopqrstuvwxyz").save(copy / "tokenizer.txt")
+    line = error_line(capsys, ["lm", "sample", "--checkpoint", str(copy), "--max-new-tokens", "5"])
+    assert "not the tokenizer this checkpoint was trained with" in line
+
+
+def test_wrong_shape_weights_are_one_line(capsys, copy):
+    from safetensors import safe_open
+    from safetensors.torch import load_file, save_file
+
+    f = copy / "checkpoint.safetensors"
+    with safe_open(str(f), framework="pt") as h:
+        meta = h.metadata()
+    cfg = json.loads(meta["model_config"])
+    meta["model_config"] = json.dumps(cfg | {"d_model": 32})
+    save_file(load_file(str(f)), str(f), metadata=meta)
+    assert "corrupt" in error_line(capsys, ["lm", "sample", "--checkpoint", str(copy), "--max-new-tokens", "5"])
+
+
+def test_tiny_temperature_samples_like_greedy(capsys, ckpt):
+    base = ["lm", "sample", "--checkpoint", str(ckpt), "--prompt", "ROMEO:", "--max-new-tokens", "20"]
+    assert main([*base, "--temperature", "1e-300"]) == 0
+    cold = capsys.readouterr().out
+    assert main([*base, "--greedy"]) == 0
+    assert cold == capsys.readouterr().out
+
+
+def test_a_second_training_on_the_same_folder_is_refused(capsys, corpus, copy):
+    from seqlab.cli.lm import output_lock
+
+    with output_lock(copy):
+        line = error_line(capsys, ["lm", "train", "--text", str(corpus), "--out", str(copy), *TINY])
+    assert "in use" in line and f"pid {os.getpid()}" in line
+
+
+def test_unwritable_out_is_refused_before_training(capsys, corpus):
+    line = error_line(capsys, ["lm", "train", "--text", str(corpus), "--out", "/proc/self/seqlab-out", *TINY])
+    assert "--out" in line
+
+
+def test_resume_clears_orphans_and_keeps_one_file_mode(capsys, corpus, copy):
+    orphan = copy / ".checkpoint.safetensors.abc123.seqlab-tmp"
+    orphan.write_bytes(b"half a checkpoint")
+    more = [a if a != "10" else "15" for a in TINY]
+    assert main(["lm", "train", "--text", str(corpus), "--out", str(copy), *more]) == 0
+    capsys.readouterr()
+    assert not orphan.exists()
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in copy.iterdir() if p.name != ".lock"}
+    assert set(modes) == {"checkpoint.safetensors", "tokenizer.txt", "trainer_state.json"}
+    assert set(modes.values()) == {0o644}
+
+
+def test_checkpoint_is_one_unit(copy):
+    """The tokenizer and trainer state live inside the one file that is replaced atomically."""
+    from seqlab.text.checkpoint import load_checkpoint
+
+    (copy / "tokenizer.txt").unlink()
+    (copy / "trainer_state.json").unlink()
+    model, tok, state = load_checkpoint(copy)
+    assert tok is not None and tok.vocab_size == model.config.vocab_size and state["iteration"] == 10

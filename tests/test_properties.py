@@ -1,0 +1,150 @@
+"""Property-based guards on the input boundary: random options, texts and series end in valid output or one
+clear error line (exit 2), never a traceback or an internal error."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from seqlab.cli import main
+from seqlab.text.corpus import load_tinyshakespeare
+
+SETTINGS = settings(max_examples=30, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+TINY = ["--max-iters", "2", "--block-size", "8", "--batch-size", "2", "--eval-interval", "1", "--d-model", "8",
+        "--num-layers", "1", "--num-heads", "2", "--warmup", "0"]
+
+
+def outcome(capsys, argv):
+    """Exit code and output; fails on anything but (0, output) or (2, one error line)."""
+    code = main(argv)
+    out = capsys.readouterr()
+    assert code in (0, 2), (argv, code, out.err[-2000:])
+    if code == 2:
+        lines = out.err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("seqlab: error: "), (argv, out.err)
+    return code, out.out, out.err
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    d = tmp_path_factory.mktemp("prop")
+    text = d / "t.txt"
+    text.write_text(load_tinyshakespeare()[:3000], encoding="utf-8")
+    assert main(["lm", "train", "--text", str(text), "--out", str(d / "ckpt"), *TINY]) == 0
+    return d / "ckpt"
+
+
+def _number_text():
+    return st.one_of(st.integers(-10 ** 25, 10 ** 25).map(str),
+                     st.floats(allow_nan=True, allow_infinity=True).map(repr),
+                     st.sampled_from(["", "x", "1e-320", "1e300", "-0", "0x10", " 3", "inf", "-inf", "nan"]))
+
+
+@SETTINGS
+@given(temperature=_number_text(), top_k=st.one_of(st.none(), _number_text()),
+       top_p=st.one_of(st.none(), _number_text()), min_p=st.one_of(st.none(), _number_text()),
+       new=st.integers(-3, 30).map(str), seed=_number_text(), prompt=st.text(max_size=12), greedy=st.booleans())
+def test_sampling_options(capsys, checkpoint, temperature, top_k, top_p, min_p, new, seed, prompt, greedy):
+    argv = ["lm", "sample", "--checkpoint", str(checkpoint), "--temperature", temperature, "--max-new-tokens", new,
+            "--seed", seed, "--prompt", prompt]
+    for name, v in (("--top-k", top_k), ("--top-p", top_p), ("--min-p", min_p)):
+        if v is not None:
+            argv += [name, v]
+    if greedy:
+        argv.append("--greedy")
+    code, out, _ = outcome(capsys, argv)
+    if code == 0:
+        assert out.startswith(prompt)
+
+
+@settings(max_examples=20, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(option=st.sampled_from(["--batch-size", "--block-size", "--d-model", "--num-heads", "--num-layers",
+                               "--max-iters", "--lr", "--muon-lr", "--warmup", "--eval-interval", "--seed",
+                               "--vocab-size"]),
+       value=_number_text(), model=st.sampled_from(["gpt", "lstm"]), tokenizer=st.sampled_from(["char", "bpe"]))
+def test_training_options(capsys, tmp_path_factory, option, value, model, tokenizer):
+    d = tmp_path_factory.mktemp("opt")
+    text = d / "t.txt"
+    text.write_text(load_tinyshakespeare()[:2500], encoding="utf-8")
+    base = [a for i, a in enumerate(TINY) if a != option and (i == 0 or TINY[i - 1] != option)]
+    if option in ("--batch-size", "--block-size", "--d-model", "--max-iters", "--num-layers"):
+        try:  # keep valid values small enough to train in a moment
+            if int(value) > 64:
+                value = "64"
+        except ValueError:
+            pass
+    outcome(capsys, ["lm", "train", "--text", str(text), "--out", str(d / "c"), "--model", model, "--tokenizer",
+                     tokenizer, *base, option, value])
+
+
+@SETTINGS
+@given(data=st.binary(max_size=400))
+def test_text_bytes(capsys, tmp_path_factory, data):
+    d = tmp_path_factory.mktemp("bytes")
+    f = d / "t.txt"
+    f.write_bytes(data * 30)
+    code, _, _ = outcome(capsys, ["lm", "train", "--text", str(f), "--out", str(d / "c"), *TINY])
+    if code == 0:
+        assert (d / "c" / "checkpoint.safetensors").is_file()
+
+
+_VALUES = st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=64), st.integers(-10 ** 20, 10 ** 20),
+                    st.booleans(), st.sampled_from(["", "abc", "1,5", "NA"]))
+
+
+@st.composite
+def frames(draw):
+    n_series = draw(st.integers(1, 3))
+    kind = draw(st.sampled_from(["int", "MS", "ME", "D", "junk", "mixed"]))
+    rows = []
+    for s in range(n_series):
+        uid = draw(st.sampled_from(["a", "b", "zz", "", " ", "7"])) if draw(st.booleans()) else f"s{s}"
+        n = draw(st.integers(1, 40))
+        if kind == "int":
+            start = draw(st.integers(-5, 5))
+            step = draw(st.sampled_from([1, 1, 1, 2]))
+            ds = [start + step * i for i in range(n)]
+        elif kind == "junk":
+            ds = draw(st.lists(st.text(max_size=6), min_size=n, max_size=n))
+        elif kind == "mixed":
+            ds = [str(d.date()) if i % 3 else d.strftime("%m/%d/%Y")
+                  for i, d in enumerate(pd.date_range("2001-01-01", periods=n, freq="MS"))]
+        else:
+            ds = [str(d) for d in pd.date_range("2001-01-01", periods=n, freq=kind)]
+        clean = draw(st.booleans())
+        base = 100 + np.sin(np.arange(n)) * 10
+        ys = list(base) if clean else [draw(_VALUES) for _ in range(n)]
+        if draw(st.booleans()) and n > 2:  # shuffle rows of this series
+            order = draw(st.permutations(list(range(n))))
+            ds, ys = [ds[i] for i in order], [ys[i] for i in order]
+        rows += [{"unique_id": uid, "ds": a, "y": b} for a, b in zip(ds, ys)]
+    return pd.DataFrame(rows)
+
+
+@SETTINGS
+@given(df=frames(), horizon=st.integers(1, 8), season=st.integers(1, 13), windows=st.integers(1, 3),
+       models=st.sampled_from(["Naive", "Naive,SeasonalNaive", "Naive2,SeasonalNaive", "RandomWalkWithDrift"]))
+def test_random_series(capsys, tmp_path_factory, df, horizon, season, windows, models):
+    f = tmp_path_factory.mktemp("csv") / "s.csv"
+    df.to_csv(f, index=False)
+    code, out, _ = outcome(capsys, ["forecast", "evaluate", "--csv", str(f), "--horizon", str(horizon), "--season",
+                                    str(season), "--windows", str(windows), "--models", models])
+    if code == 0:
+        lines = out.strip().splitlines()
+        assert lines[0].split()[:2] == ["model", "mase"]
+        assert {ln.split()[0] for ln in lines[1:]} == set(models.split(","))
+
+
+@SETTINGS
+@given(section=st.one_of(st.sampled_from(["14.45", "14.46", "14.50.2", "14.52", "14.99", "", "all.", "14.46.1x"]),
+                         st.text(max_size=8)),
+       seed=st.one_of(st.none(), _number_text()))
+def test_run_options(capsys, section, seed):
+    argv = ["run", section, "--json", "--no-figures"] + (["--seed", seed] if seed is not None else [])
+    code, out, _ = outcome(capsys, argv)
+    if code == 0:
+        assert json.loads(out)["section"] == section
