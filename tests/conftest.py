@@ -1,9 +1,20 @@
+import os
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+
+
+def require_shared(path: Path) -> Path:
+    """``path`` under ../shared: a user's clone without it skips the test, CI (where it is always present) fails."""
+    if path.exists():
+        return path
+    message = f"{path} is not beside the checkout"
+    if os.environ.get("CI", "").strip().lower() not in ("", "0", "false"):
+        pytest.fail(f"{message}, and CI always has ../shared")
+    pytest.skip(message)
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,6 @@ import ast
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 
 PKG = REPO / "src" / "seqlab"

@@ -3,8 +3,13 @@ import math
 import pytest
 import torch
 
-from seqlab.nn.attention import (AdditiveAttention, causal_mask, dot_attention, padding_mask,
-                                 scaled_dot_product_attention)
+from seqlab.nn.attention import (
+    AdditiveAttention,
+    causal_mask,
+    dot_attention,
+    padding_mask,
+    scaled_dot_product_attention,
+)
 
 
 def qkv(B=2, h=3, Tq=5, Tk=5, d=8, seed=0):

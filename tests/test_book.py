@@ -5,10 +5,8 @@ which has equations, tables, static figures with interactive twins and 3D surfac
 """
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 
 pytest.importorskip("myst_nb")

@@ -38,8 +38,8 @@ def test_14_63_comparison(section_results):
 
 
 def test_14_63_significance_recomputes_from_the_stored_unit_scores():
-    from seqlab.forecast import bootstrap_difference
     from seqlab.experiments.forecast import forecast_results, official_holdout
+    from seqlab.forecast import bootstrap_difference
 
     summary, _, sig, _, units, _ = forecast_results()
     assert len(sig) == len(summary.groupby(["dataset", "scope"])) * 2

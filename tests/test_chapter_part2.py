@@ -30,7 +30,7 @@ def test_14_50_2_causal(section_results):
     w = t(section_results, "14.50.2", "causal_weights")
     M = w[[f"k{j}" for j in range(1, 7)]].to_numpy()
     assert np.all(np.triu(M, 1) == 0)
-    assert M[1, 0] == pytest.approx(0.304) and M[5, 5] == pytest.approx(0.738)
+    assert round(float(M[1, 0]), 3) == 0.304 and round(float(M[5, 5]), 3) == 0.738  # the chapter prints 3 decimals
     c = t(section_results, "14.50.2", "causal_checks").iloc[0]
     assert c.fused_vs_explicit_max_abs < 1e-6 and c.mask_after_softmax_row_sum_min < 0.99
 

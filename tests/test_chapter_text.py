@@ -53,8 +53,8 @@ def test_14_60_cache_is_exact(section_results):
 
 
 def test_altered_artifact_is_refused(tmp_path):
-    from seqlab.store import ROOT, ArtifactError
     from seqlab.experiments.lm import load_lm_artifacts
+    from seqlab.store import ROOT, ArtifactError
 
     root = tmp_path / "artifacts"
     shutil.copytree(ROOT / "lm", root / "lm")
@@ -69,8 +69,8 @@ def test_altered_artifact_is_refused(tmp_path):
 
 
 def test_stale_artifact_is_refused(tmp_path, monkeypatch):
-    from seqlab.store import ROOT, ArtifactError
     from seqlab.experiments import lm as experiments
+    from seqlab.store import ROOT, ArtifactError
 
     root = tmp_path / "artifacts"
     shutil.copytree(ROOT / "lm", root / "lm")

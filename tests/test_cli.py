@@ -74,7 +74,7 @@ def test_out_that_is_a_file_is_refused(tmp_path):
 
 def test_at_most_six_3d_figures_in_the_part(tmp_path):
     """The chapter budgets six interactive 3D figures per part; count the surfaces seqlab writes."""
-    from seqlab.chapter import registry, run_section
+    from seqlab.chapter import run_section
 
     n3d = 0
     for sid in ("14.47", "14.50", "14.52", "14.55"):

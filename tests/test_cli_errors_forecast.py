@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from seqlab.cli import main
-from seqlab.forecast import Forecaster, ForecastDataError
+from seqlab.forecast import ForecastDataError, Forecaster
 
 BASE = ["--horizon", "6", "--season", "12", "--models", "Naive,SeasonalNaive"]
 

@@ -2,8 +2,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from seqlab.forecast import (Forecaster, ForecastDataError, NeuralConfig, NeuralForecaster, air_passengers, evaluate,
-                             mase, rolling_origin_splits, smape, summarize, validate_long)
+from seqlab.forecast import (
+    ForecastDataError,
+    Forecaster,
+    NeuralConfig,
+    NeuralForecaster,
+    air_passengers,
+    evaluate,
+    mase,
+    rolling_origin_splits,
+    smape,
+    summarize,
+    validate_long,
+)
 from seqlab.forecast.classical import naive2_forecast, seasonality_test
 from seqlab.forecast.neural import make_windows
 

@@ -1,6 +1,5 @@
 import pytest
 import torch
-import torch.nn as nn
 
 from seqlab.analysis.params import count_parameters, multihead_parameters
 from seqlab.nn import KVCache, MultiHeadAttention, causal_mask

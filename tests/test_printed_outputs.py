@@ -2,15 +2,13 @@
 import subprocess
 import sys
 
-import pytest
-
-from conftest import REPO, SHARED
+from conftest import REPO, SHARED, require_shared
 
 TOOL = SHARED / "tools" / "check_printed_outputs.py"
 
 
-@pytest.mark.skipif(not TOOL.exists(), reason="shared/tools/check_printed_outputs.py is not beside the checkout")
 def test_check_printed_outputs_passes():
+    require_shared(TOOL)
     p = subprocess.run([sys.executable, str(TOOL), "--seqlab", f"{sys.executable} -m seqlab"], cwd=REPO,
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout + p.stderr

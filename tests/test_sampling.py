@@ -3,7 +3,16 @@ import math
 import pytest
 import torch
 
-from seqlab.text.sampling import MinP, SuppressTokens, Temperature, TopK, TopP, apply_processors, build_processors, sample_next
+from seqlab.text.sampling import (
+    MinP,
+    SuppressTokens,
+    Temperature,
+    TopK,
+    TopP,
+    apply_processors,
+    build_processors,
+    sample_next,
+)
 
 LOG = lambda *p: torch.log(torch.tensor([p]))  # noqa: E731  logits of a probability vector
 
@@ -13,8 +22,11 @@ def kept(logits):
 
 
 def test_temperature_hand_worked():
-    out = Temperature(0.5)(torch.tensor([[1.0, 2.0]]))
-    assert out.tolist() == [[2.0, 4.0]]
+    logits = torch.tensor([[1.0, 2.0]])
+    out = Temperature(0.5)(logits)
+    assert out.tolist() == [[-2.0, 0.0]]  # (1, 2) / 0.5 = (2, 4), shifted so the largest is 0
+    assert torch.allclose(out.softmax(-1), torch.tensor([[2.0, 4.0]]).softmax(-1))
+    assert logits.tolist() == [[1.0, 2.0]]  # the caller's tensor is untouched
 
 
 @pytest.mark.parametrize("k,expected", [(1, [False, True, False, False]), (2, [False, True, True, True]),

@@ -1,6 +1,6 @@
 import pytest
+from conftest import SHARED, require_shared
 
-from conftest import SHARED
 from seqlab.text import BPETokenizer, CharTokenizer, TokenizerFormatError, WordTokenizer, load_tokenizer
 
 CORPUS = SHARED / "data" / "tinyshakespeare.txt"
@@ -99,7 +99,7 @@ def test_save_is_atomic_and_keeps_the_old_file_on_failure(tmp_path, monkeypatch)
     path = tmp_path / "t.tok"
     CharTokenizer().train("abc").save(path)
     before = path.read_text(encoding="utf-8")
-    import seqlab.text.tokenizers as mod
+    import seqlab.store as mod  # every seqlab write goes through store.atomic_write
 
     def boom(*a, **k):
         raise OSError("disk full")
@@ -111,8 +111,8 @@ def test_save_is_atomic_and_keeps_the_old_file_on_failure(tmp_path, monkeypatch)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.tok"]
 
 
-@pytest.mark.skipif(not CORPUS.exists(), reason="tinyshakespeare.txt is not beside the checkout")
 def test_bpe_compression_matches_hugging_face_within_2_percent():
+    require_shared(CORPUS)
     hf = pytest.importorskip("tokenizers")
     from tokenizers import decoders, models, pre_tokenizers, trainers
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import __version__
-from .errors import SeqlabError
+from .errors import InvalidParameterError, SeqlabError
 
 __all__ = ["ArtifactError", "heavy_eval", "artifact_dir", "artifact_sets", "atomic_write", "remove_orphans",
            "write_artifacts", "verify_artifacts", "read_artifact_csv", "read_artifact_json", "sha256_file",
@@ -45,7 +45,7 @@ def heavy_eval() -> bool:
         return True
     if v in _FALSE:
         return False
-    raise ArtifactError(f"HEAVY_EVAL must be 1/0 (or true/false), got {os.environ['HEAVY_EVAL']!r}")
+    raise InvalidParameterError(f"HEAVY_EVAL must be 1/0 (or true/false), got {os.environ['HEAVY_EVAL']!r}")
 
 
 def atomic_write(path, data: bytes | str | Callable[[str], None], mode: int = FILE_MODE) -> Path:

@@ -29,9 +29,8 @@ def layer_gradients(norm_first: bool, seed: int) -> list[float]:
     return [torch.sqrt(sum((p.grad ** 2).sum() for p in b.parameters())).item() for b in blocks]
 
 
-@section("14.53", "The Transformer block")
-def run(ctx):
-    seed = ctx.seed(91)
+def block_walkthrough(seed: int):
+    """One pre-LN block applied step by step to a (2, 10, d) input: ``(shapes table, block, x)``."""
     torch.manual_seed(seed)
     block = EncoderLayer(D_MODEL, N_HEADS, D_FF, norm_first=True)
     x = torch.randn(2, 10, D_MODEL)
@@ -49,35 +48,48 @@ def run(ctx):
         dict(step=f"FFN: {D_MODEL} -> {D_FF} -> {D_MODEL}", shape=shape_str(ff)),
         dict(step="output = h + FFN(LN h)", shape=shape_str(y)),
     ])
-    parts = dict(attention=count_parameters(block.self_attn), feed_forward=count_parameters(block.ff),
-                 layer_norms=count_parameters(block.norm1) + count_parameters(block.norm2))
-    params = pd.DataFrame([
-        dict(part="attention (W^Q, W^K, W^V, W^O + biases)", parameters=parts["attention"],
+    return shapes, block, x
+
+
+def parameter_table(block: EncoderLayer) -> pd.DataFrame:
+    """Counted parameters of each part of a block beside the closed form."""
+    attention, ff = count_parameters(block.self_attn), count_parameters(block.ff)
+    norms = count_parameters(block.norm1) + count_parameters(block.norm2)
+    return pd.DataFrame([
+        dict(part="attention (W^Q, W^K, W^V, W^O + biases)", parameters=attention,
              formula="4d^2 + 4d", formula_value=4 * D_MODEL ** 2 + 4 * D_MODEL),
-        dict(part="feed-forward", parameters=parts["feed_forward"], formula="2 d d_ff + d_ff + d",
+        dict(part="feed-forward", parameters=ff, formula="2 d d_ff + d_ff + d",
              formula_value=2 * D_MODEL * D_FF + D_FF + D_MODEL),
-        dict(part="two LayerNorms", parameters=parts["layer_norms"], formula="4d", formula_value=4 * D_MODEL),
+        dict(part="two LayerNorms", parameters=norms, formula="4d", formula_value=4 * D_MODEL),
         dict(part="block total", parameters=count_parameters(block), formula="4d^2 + 2 d d_ff + 9d + d_ff",
              formula_value=encoder_layer_parameters(D_MODEL, D_FF)),
     ])
 
-    checks = []
+
+def torch_equality(seed: int, x: torch.Tensor) -> pd.DataFrame:
+    """Largest difference between seqlab's block and torch.nn.TransformerEncoderLayer with the same weights."""
+    rows = []
     for norm_first in (True, False):
         torch.manual_seed(seed)
         ours = EncoderLayer(D_MODEL, N_HEADS, D_FF, norm_first=norm_first).eval()
         ref = ours.to_torch().eval()
         with torch.no_grad():
             diff = (ours(x) - ref(x)).abs().max().item()
-        checks.append(dict(variant="pre-LN" if norm_first else "post-LN",
-                           max_abs_difference_vs_torch_TransformerEncoderLayer=diff))
+        rows.append(dict(variant="pre-LN" if norm_first else "post-LN",
+                         max_abs_difference_vs_torch_TransformerEncoderLayer=diff))
+    return pd.DataFrame(rows)
 
-    rows = []
-    for norm_first, name in ((True, "pre-LN"), (False, "post-LN")):
-        for i, g in enumerate(layer_gradients(norm_first, seed)):
-            rows.append(dict(variant=name, layer=i + 1, grad_norm=g))
-    grads = pd.DataFrame(rows)
+
+def gradients_by_depth(seed: int) -> pd.DataFrame:
+    rows = [dict(variant=name, layer=i + 1, grad_norm=g)
+            for norm_first, name in ((True, "pre-LN"), (False, "post-LN"))
+            for i, g in enumerate(layer_gradients(norm_first, seed))]
+    return pd.DataFrame(rows)
+
+
+def _notes(grads: pd.DataFrame) -> list[str]:
     g = grads.pivot(index="layer", columns="variant", values="grad_norm")
-    notes = [
+    return [
         "A block is two residual sub-layers: x + Attention(LN x), then h + FFN(LN h) (pre-LN). Each residual adds "
         "an identity path with derivative 1, the depth-wise twin of the LSTM's additive cell path.",
         f"At initialization, across {DEPTH} blocks: post-LN's parameter gradients range "
@@ -88,6 +100,13 @@ def run(ctx):
         "learning-rate warm-up (Xiong et al., 2020).",
         "seqlab's EncoderLayer equals torch.nn.TransformerEncoderLayer given the same weights (table `torch_equality`).",
     ]
+
+
+@section("14.53", "The Transformer block")
+def run(ctx):
+    seed = ctx.seed(91)
+    shapes, block, x = block_walkthrough(seed)
+    grads = gradients_by_depth(seed)
     figs = []
     if ctx.figures:
         from ..plotting import line_pair
@@ -98,6 +117,6 @@ def run(ctx):
                             xlab="Block (1 = nearest the input)", ylab="Gradient norm (log scale)",
                             colors={"pre-LN": "#3B7DD8", "post-LN": "#D8433B"})
         figs = ctx.save("pre_post_ln", gg, fig)
-    tables = {"block_shapes": shapes, "block_parameters": params, "torch_equality": pd.DataFrame(checks),
-              "ln_gradients": grads}
-    return tables, figs, notes
+    tables = {"block_shapes": shapes, "block_parameters": parameter_table(block),
+              "torch_equality": torch_equality(seed, x), "ln_gradients": grads}
+    return tables, figs, _notes(grads)

@@ -33,11 +33,13 @@ NEURAL_CONFIG = NeuralConfig(hidden_size=64, max_steps=1500, batch_size=256, lea
                              patience=5, seed=1)
 
 
-def experiment_config() -> dict:
+def experiment_config(datasets: dict | None = None, neural_config: NeuralConfig | None = None) -> dict:
     from dataclasses import asdict
 
-    return {"datasets": {k: list(v) for k, v in DATASETS.items()}, "classical": CLASSICAL_MODELS,
-            "neural": NEURAL, "neural_config": asdict(NEURAL_CONFIG), "airpassengers_h": 12,
+    datasets = DATASETS if datasets is None else datasets
+    neural_config = NEURAL_CONFIG if neural_config is None else neural_config
+    return {"datasets": {k: list(v) for k, v in datasets.items()}, "classical": CLASSICAL_MODELS,
+            "neural": NEURAL, "neural_config": asdict(neural_config), "airpassengers_h": 12,
             "min_train_length": "max(2 h, h + 2 season)", "scopes": list(SCOPES)}
 
 
@@ -63,32 +65,49 @@ def _load(key: str):
     return competition(name, group)
 
 
-def run_forecast_experiment(root=None, log=print) -> None:
-    config = experiment_config()
+def _score(label: str, key: str, windows: int, err: pd.DataFrame, h: int, season: int, log) -> tuple[list, list, list]:
+    """Summary, per-horizon and significance rows of one data set in each of its scopes."""
+    summaries, horizons, tests = [], [], []
+    scopes = {"all windows": err} if windows > 1 else {}
+    if key != "air":  # AirPassengers has no official hold-out
+        scopes["official hold-out"] = official_holdout(err)
+    for scope, e in scopes.items():
+        s = summarize(e).assign(dataset=label, scope=scope, horizon=h, season_length=season)
+        summaries.append(s)
+        horizons.append(per_horizon(e).assign(dataset=label, scope=scope))
+        best_classical = s[s.model.isin(CLASSICAL_MODELS)].sort_values("mase").model.iloc[0]
+        for name in NEURAL:
+            tests.append(bootstrap_difference(e, name, best_classical) | {"dataset": label, "scope": scope})
+        log(f"{label} ({scope}):\n{s[['model', 'mase', 'smape', 'owa', 'units']].to_string(index=False)}")
+    return summaries, horizons, tests
+
+
+def run_forecast_experiment(root=None, log=print, *, datasets: dict | None = None,
+                            neural_config: NeuralConfig | None = None) -> None:
+    """Cross-validate every model on every data set and write the artifact set.
+
+    ``datasets`` (label -> (loader key, windows)) and ``neural_config`` default to
+    the chapter's; smaller ones make a quick run whose manifest records what it used.
+    """
+    datasets = DATASETS if datasets is None else datasets
+    neural_config = NEURAL_CONFIG if neural_config is None else neural_config
+    config = experiment_config(datasets, neural_config)
     summaries, horizons, tests, timings, units = [], [], [], [], []
-    for label, (key, windows) in DATASETS.items():
+    for label, (key, windows) in datasets.items():
         train, test, season, h = _load(key)
-        neural = [NeuralForecaster(arch, name=name, config=NEURAL_CONFIG, season_length=season)
+        neural = [NeuralForecaster(arch, name=name, config=neural_config, season_length=season)
                   for name, arch in NEURAL.items()]
         fc = Forecaster(CLASSICAL_MODELS + neural, freq=1 if key != "air" else "ME", season_length=season)
         t0 = time.perf_counter()
         cv = fc.cross_validation(train, h, n_windows=windows, test_df=test,
                                  min_train_length=None if key == "air" else min_train_length(h, season))
         secs = time.perf_counter() - t0
-        history = train if test is None else pd.concat([train, test])
-        err = evaluate(cv, history, season, fc.names)
+        err = evaluate(cv, train if test is None else pd.concat([train, test]), season, fc.names)
         units.append(unit_mase(err).assign(dataset=label))
-        scopes = {"all windows": err} if windows > 1 else {}
-        if key != "air":  # AirPassengers has no official hold-out
-            scopes["official hold-out"] = official_holdout(err)
-        for scope, e in scopes.items():
-            s = summarize(e).assign(dataset=label, scope=scope, horizon=h, season_length=season)
-            summaries.append(s)
-            horizons.append(per_horizon(e).assign(dataset=label, scope=scope))
-            best_classical = s[s.model.isin(CLASSICAL_MODELS)].sort_values("mase").model.iloc[0]
-            for name in NEURAL:
-                tests.append(bootstrap_difference(e, name, best_classical) | {"dataset": label, "scope": scope})
-            log(f"{label} ({scope}):\n{s[['model', 'mase', 'smape', 'owa', 'units']].to_string(index=False)}")
+        s, ph, sig = _score(label, key, windows, err, h, season, log)
+        summaries += s
+        horizons += ph
+        tests += sig
         n_windows = cv.groupby("unique_id").cutoff.nunique()
         timings.append(dict(dataset=label, series=train.unique_id.nunique(), windows=windows,
                             series_windows=int(n_windows.sum()), seconds=secs))

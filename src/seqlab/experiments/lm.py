@@ -6,6 +6,7 @@ verifies and loads the committed results.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import tempfile
 from dataclasses import asdict
@@ -57,11 +58,11 @@ def chapter_lstm_config(vocab_size: int) -> LSTMConfig:
     return LSTMConfig(vocab_size=vocab_size, d_model=128, hidden_size=256, num_layers=2, block_size=64)
 
 
-def experiment_config() -> dict:
-    return {"corpus_sha256": TINY_SHAKESPEARE_SHA256, "tokenizer": "char", "val_fraction": 0.1,
+def experiment_config(train: TrainConfig = CHAPTER_TRAIN, corpus_sha256: str = TINY_SHAKESPEARE_SHA256) -> dict:
+    return {"corpus_sha256": corpus_sha256, "tokenizer": "char", "val_fraction": 0.1,
             "gpt": asdict(chapter_gpt_config(1)) | {"vocab_size": "from tokenizer"},
             "lstm": asdict(chapter_lstm_config(1)) | {"vocab_size": "from tokenizer"},
-            "train": asdict(CHAPTER_TRAIN), "prompt": PROMPT, "strategies": STRATEGIES,
+            "train": asdict(train), "prompt": PROMPT, "strategies": STRATEGIES,
             "temperatures": list(TEMPERATURES), "top_ps": list(TOP_PS)}
 
 
@@ -73,19 +74,23 @@ def _sample(model, tok, n_new: int, seed: int, **strategy) -> str:
     return tok.decode(out[0].tolist())
 
 
-def run_lm_experiment(root=None, log=print) -> None:
-    """Train both models with the same loop and budget, sample, score, and write the artifact set."""
-    config = experiment_config()  # fail before training, not after
-    text = load_tinyshakespeare()
+def run_lm_experiment(root=None, log=print, *, train: TrainConfig = CHAPTER_TRAIN, text: str | None = None) -> None:
+    """Train both models with the same loop and budget, sample, score, and write the artifact set.
+
+    ``train`` and ``text`` default to the chapter's recipe and corpus; smaller ones
+    make a quick run whose manifest records what it used.
+    """
+    text = load_tinyshakespeare() if text is None else text
+    config = experiment_config(train, hashlib.sha256(text.encode("utf-8")).hexdigest())  # fail before training
     tok = CharTokenizer().train(text)
     train_ids, val_ids = split_train_val(torch.tensor(tok.encode(text)))
-    torch.manual_seed(CHAPTER_TRAIN.seed)
+    torch.manual_seed(train.seed)
     gpt = GPT(chapter_gpt_config(tok.vocab_size))
-    g_res = train_lm(gpt, train_ids, val_ids, CHAPTER_TRAIN, log=lambda r: log(f"gpt  {r}"))
-    torch.manual_seed(CHAPTER_TRAIN.seed)
+    g_res = train_lm(gpt, train_ids, val_ids, train, log=lambda r: log(f"gpt  {r}"))
+    torch.manual_seed(train.seed)
     lstm = LSTMLanguageModel(chapter_lstm_config(tok.vocab_size))
     budget = g_res.history[-1]["seconds"]  # the same wall-clock budget as the Transformer
-    l_res = train_lm(lstm, train_ids, val_ids, CHAPTER_TRAIN, time_budget_s=budget, log=lambda r: log(f"lstm {r}"))
+    l_res = train_lm(lstm, train_ids, val_ids, train, time_budget_s=budget, log=lambda r: log(f"lstm {r}"))
     curves = pd.concat([pd.DataFrame(g_res.history).assign(model="GPT"),
                         pd.DataFrame(l_res.history).assign(model="LSTM")])
     samples = {name: _sample(gpt, tok, 300, seed=7, **dict(s)) for name, s in STRATEGIES.items()}
@@ -104,7 +109,7 @@ def run_lm_experiment(root=None, log=print) -> None:
     tradeoff = pd.DataFrame(rows)
 
     with tempfile.TemporaryDirectory() as tmp:
-        save_checkpoint(tmp, gpt, tokenizer=tok, iteration=g_res.iterations, train_config=asdict(CHAPTER_TRAIN),
+        save_checkpoint(tmp, gpt, tokenizer=tok, iteration=g_res.iterations, train_config=asdict(train),
                         history=g_res.history)
         files = {f: (Path(tmp) / f).read_bytes() for f in (CHECKPOINT_FILE, "tokenizer.txt")}
     files.update({

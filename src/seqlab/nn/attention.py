@@ -101,6 +101,37 @@ def _check_mask(mask: torch.Tensor | None) -> None:
         raise TypeError(f"mask must be bool (True = attend) or float (additive), got {mask.dtype}")
 
 
+def _add_causal(mask: torch.Tensor | None, t_q: int, t_k: int, device) -> torch.Tensor:
+    """``mask`` combined with the bottom-right aligned causal mask (bool stays bool, float stays additive)."""
+    cm = causal_mask(t_q, t_k, device=device)
+    if mask is None:
+        return cm
+    if mask.dtype == torch.bool:
+        return mask & cm
+    return mask.masked_fill(~cm, float("-inf"))
+
+
+def _fused(q, k, v, mask, *, pure_causal: bool, dropout_p: float, scale: float) -> torch.Tensor:
+    """PyTorch's fused kernel; without a mask it never materialises the T_q x T_k weights."""
+    if mask is None:
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, scale=scale)
+    if pure_causal:  # square causal self-attention: the kernel can skip the masked half
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=True, scale=scale)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale)
+
+
+def _explicit(q, k, v, mask, blocked, *, dropout_p: float, scale: float):
+    """softmax(Q K^T * scale + mask) V with the weights kept: ``(output, weights)``."""
+    scores = torch.matmul(q, k.transpose(-2, -1)) * scale  # (..., T_q, T_k)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else scores + mask
+    weights = scores.softmax(dim=-1)
+    if blocked is not None:
+        weights = weights.masked_fill(blocked, 0.0)
+    attn = F.dropout(weights, p=dropout_p) if dropout_p > 0 else weights
+    return torch.matmul(attn, v), weights  # (..., T_q, d_v), (..., T_q, T_k)
+
+
 def scaled_dot_product_attention(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -122,48 +153,21 @@ def scaled_dot_product_attention(
     ``fused=False`` computes the weights explicitly and returns them (for
     teaching and plots). ``fused=True`` calls PyTorch's fused kernel, which never
     materialises the T_q x T_k matrix when no mask is given; it returns ``None``
-    for the weights.
+    for the weights. A query with no allowed key gets a zero output either way.
     """
     _check_mask(mask)
     if not 0.0 <= dropout_p < 1.0:
         raise InvalidParameterError(f"dropout_p must lie in [0, 1), got {dropout_p}")
-    d_k = q.size(-1)
-    scale = 1.0 / math.sqrt(d_k) if scale is None else scale
+    scale = 1.0 / math.sqrt(q.size(-1)) if scale is None else scale
     t_q, t_k = q.size(-2), k.size(-2)
     pure_causal = is_causal and mask is None and t_q == t_k
-
     if is_causal:
-        cm = causal_mask(t_q, t_k, device=q.device)
-        if mask is None:
-            mask = cm
-        elif mask.dtype == torch.bool:
-            mask = mask & cm
-        else:
-            mask = mask.masked_fill(~cm, float("-inf"))
-
+        mask = _add_causal(mask, t_q, t_k, q.device)
     blocked = _blocked_rows(mask)
-
     if fused:
-        if mask is None:
-            out = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, scale=scale)
-        elif pure_causal:
-            # square causal self-attention: the kernel can skip the masked half
-            out = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=True, scale=scale)
-        else:
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale)
+        out = _fused(q, k, v, mask, pure_causal=pure_causal, dropout_p=dropout_p, scale=scale)
         if blocked is not None and bool(blocked.any()):
             out = out.masked_fill(blocked, 0.0)
         return out, None
-
-    scores = torch.matmul(q, k.transpose(-2, -1)) * scale  # (..., T_q, T_k)
-    if mask is not None:
-        if mask.dtype == torch.bool:
-            scores = scores.masked_fill(~mask, float("-inf"))
-        else:
-            scores = scores + mask
-    weights = scores.softmax(dim=-1)
-    if blocked is not None:
-        weights = weights.masked_fill(blocked, 0.0)
-    attn = F.dropout(weights, p=dropout_p) if dropout_p > 0 else weights
-    out = torch.matmul(attn, v)  # (..., T_q, d_v)
+    out, weights = _explicit(q, k, v, mask, blocked, dropout_p=dropout_p, scale=scale)
     return out, (weights if need_weights else None)

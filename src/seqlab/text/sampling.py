@@ -58,7 +58,11 @@ class SuppressTokens(LogitsProcessor):
 
 
 class Temperature(LogitsProcessor):
-    """logits / T: T < 1 sharpens, T > 1 flattens the distribution."""
+    """logits / T: T < 1 sharpens, T > 1 flattens the distribution.
+
+    The result is shifted so that its largest entry is 0, which leaves the softmax
+    unchanged and keeps any T > 0, however small, free of overflow.
+    """
 
     def __init__(self, temperature: float):
         if not isinstance(temperature, (int, float)) or not math.isfinite(temperature) or temperature <= 0:
