@@ -1,9 +1,19 @@
-"""What a page of the rendered chapter calls: run a section and display its tables, figures and notes.
+"""What a page of the rendered chapter calls to *display* results; nothing here computes anything.
 
-Static figures appear as images; each has its interactive plotly twin in a
-collapsed ``<details>`` block (one click away). 3D figures are interactive only.
-Notes that start with "Erratum" become warning callouts. Nothing here computes
-anything: it only shows what :func:`seqlab.chapter.run_section` returns.
+A page is code-first: its cells build inputs and call seqlab's library step by
+step, with the chapter's settings taken from the section module (one source for
+the numbers, shared with ``seqlab run``). This module only turns those results
+into reader-facing output:
+
+- :func:`glue` binds a computed number to a name that the prose quotes with
+  ``{glue:text}`name```, so no number in the text is typed by hand;
+- :func:`table` shows a frame with reader headings and display rounding (the
+  frame itself keeps full precision);
+- :func:`figure` shows a static figure with its interactive twin one click away;
+- :func:`erratum` sets the chapter's claim beside what was measured.
+
+The older :func:`show` (a whole section's tables at once) remains for pages not yet
+rewritten in this style.
 """
 from __future__ import annotations
 
@@ -11,10 +21,104 @@ import html
 import os
 from pathlib import Path
 
-__all__ = ["show", "FIGURE_DIR"]
+__all__ = ["glue", "table", "figure", "erratum", "show", "FIGURE_DIR", "fmt"]
 
 #: where pages write figures; the build copies this folder into the site as ``figures/``
 FIGURE_DIR = Path(os.environ.get("SEQLAB_BOOK_FIGURES", "_figures/figures"))
+
+
+class _Text(str):
+    """A string whose plain-text display has no quotes, so ``{glue:text}`` prints it as it is."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(str(self))
+
+
+#: thousands separator in prose: a narrow no-break space (a comma would read as a tuple to myst-nb)
+_THOUSANDS = "\u202f"
+
+
+def fmt(value, spec: str = ".3g") -> str:
+    """``value`` for prose: numbers by ``spec`` (``","`` groups thousands), anything else as ``str``."""
+    if isinstance(value, (bool, str)) or not hasattr(value, "__float__"):
+        return str(value)
+    if spec == "," or spec.endswith("d"):
+        return format(int(value), spec).replace(",", _THOUSANDS)
+    text = format(float(value), spec).replace(",", _THOUSANDS)
+    return text.replace("e-0", "e-").replace("e+0", "e+")
+
+
+def glue(name: str, value, spec: str = ".3g") -> None:
+    """Bind ``value``, formatted by ``spec``, to ``name``; the prose quotes it as ``{glue:text}`name```.
+
+    Outside a myst-nb build (a plain notebook or script) it does nothing.
+    """
+    try:
+        from myst_nb import glue as nb_glue
+    except ImportError:  # pragma: no cover - the book extra is not installed
+        return
+    nb_glue(name, _Text(fmt(value, spec)), display=False)
+
+
+def table(df, columns: dict[str, str] | None = None, formats: dict[str, str] | None = None, max_rows: int = 16,
+          caption: str | None = None):
+    """Display ``df`` with reader headings (``columns``: code name -> heading, in that order) and rounding.
+
+    ``formats`` maps a code name to a format spec (default ``.4g`` for floats). The
+    frame is not changed; rounding happens only in what is shown.
+    """
+    from IPython.display import HTML, display
+
+    view = df if columns is None else df[list(columns)]
+    formats = formats or {}
+
+    def cell(col, v):
+        spec = formats.get(col)
+        if spec is not None:
+            return fmt(v, spec)
+        if isinstance(v, float):
+            return fmt(v, ".4g")
+        return str(v)
+
+    rows = view if len(view) <= max_rows else view.head(max_rows)
+    head = "".join(f"<th>{html.escape((columns or {}).get(c, str(c)))}</th>" for c in view.columns)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(cell(c, v))}</td>" for c, v in zip(view.columns, r)) + "</tr>"
+                   for r in rows.itertuples(index=False, name=None))
+    more = f"<p class='seqlab-more'>{len(view) - max_rows} more rows</p>" if len(view) > max_rows else ""
+    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    display(HTML(f"<div class='seqlab-table-wrap'><table class='seqlab-table'>{cap}<thead><tr>{head}</tr></thead>"
+                 f"<tbody>{body}</tbody></table>{more}</div>"))
+
+
+def figure(name: str, gg=None, fig=None):
+    """Show a figure: the static image (if ``gg``) with its interactive ``fig`` folded beneath; 3D: ``fig`` only."""
+    from IPython.display import HTML, Image, display
+
+    FIGURE_DIR.mkdir(parents=True, exist_ok=True)
+    div = fig.to_html(full_html=False, include_plotlyjs=False, config={"responsive": True}) if fig is not None else ""
+    if gg is None:
+        display(HTML(f"<div class='seqlab-interactive-figure'>{div}</div>"))
+        return
+    from ..plotting import write_pair
+
+    paths = write_pair(gg, fig, FIGURE_DIR / name)
+    png = next(p for p in paths if p.suffix == ".png")
+    display(Image(filename=str(png)))
+    if div:
+        display(HTML(f"<details class='seqlab-interactive'><summary>Interactive version</summary>{div}</details>"))
+
+
+def erratum(chapter_says: str, measured: str, why: str = ""):
+    """A warning callout: the chapter's claim, the measurement beside it, and the reason they differ."""
+    from IPython.display import HTML, display
+
+    extra = f"<p>{html.escape(why)}</p>" if why else ""
+    display(HTML("<div class='admonition warning'><p class='admonition-title'>Erratum</p>"
+                 f"<p><b>The chapter says:</b> {html.escape(chapter_says)}</p>"
+                 f"<p><b>Measured here:</b> {html.escape(measured)}</p>{extra}</div>"))
 
 
 def _table_html(name: str, df, max_rows: int = 14) -> str:

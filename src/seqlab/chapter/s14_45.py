@@ -9,11 +9,16 @@ from ..nn.problem_shapes import AlignedManyToMany, ManyToOne, OneToMany, Unalign
 from ._util import shape_str
 from .base import section
 
+#: the chapter's settings: batch, input and output lengths, widths, seed, and the lengths of the variable-length check
+B, T, T_OUT, D_IN, D_H, D_OUT = 8, 25, 10, 4, 16, 3
+SEED = 45
+LENGTHS = (5, 50, 5000)
+
 
 @section("14.45", "The sequence-modelling problem class")
 def run(ctx):
-    torch.manual_seed(ctx.seed(45))
-    B, T, T_out, d_in, d_h, d_out = 8, 25, 10, 4, 16, 3
+    torch.manual_seed(ctx.seed(SEED))
+    d_in, d_h, d_out = D_IN, D_H, D_OUT
     cases = [
         ("One-to-many", "fixed -> sequence", "image captioning, music generation",
          OneToMany(d_in, d_h, d_out, steps=T), torch.randn(B, d_in)),
@@ -22,7 +27,7 @@ def run(ctx):
         ("Many-to-many, aligned", "T -> T", "part-of-speech tagging, per-timepoint labelling",
          AlignedManyToMany(d_in, d_h, d_out), torch.randn(B, T, d_in)),
         ("Many-to-many, unaligned", "T -> T'", "translation, summarization, forecasting",
-         UnalignedManyToMany(d_in, d_h, d_out, out_steps=T_out), torch.randn(B, T, d_in)),
+         UnalignedManyToMany(d_in, d_h, d_out, out_steps=T_OUT), torch.randn(B, T, d_in)),
     ]
     rows = []
     for shape, io, examples, module, x in cases:
@@ -33,7 +38,7 @@ def run(ctx):
     # variable length: the same many-to-one module on T = 5 and T = 5000
     m2o = cases[1][3]
     var = []
-    for length in (5, 50, 5000):
+    for length in LENGTHS:
         with torch.no_grad():
             y = m2o(torch.randn(2, length, d_in))
         var.append(dict(length=length, output_shape=shape_str(y), parameters=count_parameters(m2o)))

@@ -9,10 +9,12 @@ from ..analysis.params import count_parameters, recurrent_parameters
 from ._util import shape_str
 from .base import section
 
+SEED = 11
+
 
 @section("14.46", "Recurrent networks")
 def run(ctx):
-    torch.manual_seed(ctx.seed(11))
+    torch.manual_seed(ctx.seed(SEED))
     rnn = nn.RNN(input_size=4, hidden_size=16, num_layers=1, batch_first=True)
     x_seq = torch.randn(8, 25, 4)  # 8 sequences, 25 steps, 4 features
     with torch.no_grad():

@@ -9,8 +9,41 @@ from ..analysis.gradients import grad_by_lag
 from ._util import wide_by_lag
 from .base import section
 
+#: the chapter's settings: spectral radii, sequence length, width, seeds
 RHOS = (0.7, 0.95, 1.0, 1.15)
 T = 60
+D = 32
+SEED = 21
+CLIP_SEED = 23
+#: the radii the explorer precomputes (a slider over them)
+EXPLORER_RHOS = tuple(round(r, 2) for r in np.arange(0.5, 1.301, 0.05))
+
+
+def gradient_frame(rhos=RHOS, T: int = T, d: int = D, seed: int = SEED) -> pd.DataFrame:
+    """``grad_by_lag`` for every radius, long format: rho, lag, steps_back, g."""
+    rows = []
+    for rho in rhos:
+        g = grad_by_lag(rho, T=T, d=d, seed=seed)
+        for t in range(T):
+            # the chapter labels the state h_t with lag T-1-t; it is T-t steps before h_T
+            rows.append(dict(rho=rho, lag=T - 1 - t, steps_back=T - t, g=max(float(g[t]), 1e-30),
+                             label=f"spectral radius = {rho:.2f}"))
+    return pd.DataFrame(rows)
+
+
+def clipping_check(seed: int = CLIP_SEED) -> pd.DataFrame:
+    """Norm-clip an exploding gradient (norm 1e5) to 1 and measure the angle between before and after."""
+    torch.manual_seed(seed)
+    p = torch.randn(100, requires_grad=True)
+    (p.sum() * 1e4).backward()
+    before = p.grad.norm().item()
+    dir_before = p.grad / p.grad.norm()
+    torch.nn.utils.clip_grad_norm_([p], max_norm=1.0)
+    after = p.grad.norm().item()
+    dir_after = p.grad / p.grad.norm()
+    return pd.DataFrame([dict(norm_before=before, norm_after=after,
+                              cosine_between_directions=(dir_before * dir_after).sum().item(),
+                              interpretation="direction preserved exactly; only the length changes")])
 
 
 def first_lag_below(df: pd.DataFrame, rho: float, threshold: float) -> int | None:
@@ -19,37 +52,51 @@ def first_lag_below(df: pd.DataFrame, rho: float, threshold: float) -> int | Non
     return int(sub.lag.min()) if len(sub) else None
 
 
-@section("14.46.1", "The vanishing-gradient product")
-def run(ctx):
-    rows = []
-    for rho in RHOS:
-        g = grad_by_lag(rho, T=T, d=32, seed=ctx.seed(21))
-        for t in range(T):
-            # the chapter labels the state h_t with lag T-1-t; it is T-t steps before h_T
-            rows.append(dict(rho=rho, lag=T - 1 - t, steps_back=T - t, g=max(float(g[t]), 1e-30),
-                             label=f"spectral radius = {rho:.2f}"))
-    vg = pd.DataFrame(rows)
-    wide = wide_by_lag(vg, "rho", [5, 20, 40, 55])
+def decay_per_step(df: pd.DataFrame, rho: float) -> float:
+    """Geometric decay factor per step: exp of the slope of log g against lag."""
+    sub = df[df.rho == rho]
+    return float(np.exp(np.polyfit(sub.lag, np.log(sub.g), 1)[0]))
 
-    torch.manual_seed(ctx.seed(23))
-    p = torch.randn(100, requires_grad=True)
-    (p.sum() * 1e4).backward()
-    before = p.grad.norm().item()
-    dir_before = p.grad / p.grad.norm()
-    torch.nn.utils.clip_grad_norm_([p], max_norm=1.0)
-    after = p.grad.norm().item()
-    dir_after = p.grad / p.grad.norm()
-    clipping = pd.DataFrame([dict(norm_before=float(before), norm_after=float(after),
-                                  cosine_between_directions=(dir_before * dir_after).sum().item(),
-                                  interpretation="direction preserved exactly; only the length changes")])
 
+def figure(vg: pd.DataFrame):
+    from ..plotting import line_pair
+
+    return line_pair(vg, "lag", "g", "label", title="Gradient reaching back through time",
+                     subtitle="Below the dashed line the signal has vanished; rho = 1.15 stays near it "
+                              "because tanh saturates",
+                     xlab="Lag (steps back from the loss)", ylab="Gradient norm (log scale)", log_y=True,
+                     reverse_x=True, hline=1.0)
+
+
+def explorer(seed: int = SEED, rhos=EXPLORER_RHOS):
+    """A slider over the spectral radius: the gradient-by-lag curve for each, precomputed."""
+    import plotly.graph_objects as go
+
+    from ..plotting import slider_figure
+
+    vg = gradient_frame(rhos, seed=seed)
+    steps = []
+    for rho in rhos:
+        sub = vg[vg.rho == rho]
+        steps.append((f"{rho:.2f}", [go.Scatter(x=sub.lag, y=sub.g, mode="lines", name=f"rho = {rho:.2f}",
+                                                line=dict(color="#3B7DD8", width=3)),
+                                     go.Scatter(x=[0, T - 1], y=[1.0, 1.0], mode="lines", name="gradient = 1",
+                                                line=dict(color="#737373", dash="dash"))]))
+    fig = slider_figure(steps, title="Move the spectral radius", subtitle="Gradient norm at each earlier state, "
+                        "same W direction, rescaled", xlab="Lag (steps back from the loss)",
+                        ylab="Gradient norm (log scale)", slider_label="spectral radius = ", log_y=True,
+                        active=rhos.index(0.95) if 0.95 in rhos else 0, yrange=(-30, 3))
+    fig.update_xaxes(autorange="reversed")
+    return fig
+
+
+def _notes(vg: pd.DataFrame) -> list[str]:
     g07_40 = float(vg[(vg.rho == 0.7) & (vg.lag == 40)].g.iloc[0])
-    below = first_lag_below(vg, 0.7, 1e-8)
     g115 = vg[vg.rho == 1.15]
-    notes = [
+    return [
         f"Erratum (rho = 0.7): the chapter says the gradient is below 1e-8 by lag 40; measured {g07_40:.3g} at lag 40, "
-        f"and it first falls below 1e-8 at lag {below}. The decay is geometric as stated, about "
-        f"{np.exp(np.polyfit(vg[vg.rho == 0.7].lag, np.log(vg[vg.rho == 0.7].g), 1)[0]):.3f}x per step.",
+        f"and it first falls below 1e-8 at lag {first_lag_below(vg, 0.7, 1e-8)}. The decay is geometric as stated, "
+        f"about {decay_per_step(vg, 0.7):.3f}x per step.",
         f"Erratum (rho = 1.15): the chapter says a gradient above the dashed line explodes. Measured: it stays between "
         f"{g115.g.min():.3g} and {g115.g.max():.3g} over all 60 lags. With tanh the Jacobian is W^T diag(1 - h^2); "
         "once the state saturates, diag(1 - h^2) shrinks and cancels the growth of W. rho > 1 makes explosion "
@@ -59,14 +106,15 @@ def run(ctx):
         "W is rescaled by its spectral radius from torch.linalg.eigvals (R uses eigen()); the draws come from "
         "torch's generator in the chapter's order, so the numbers agree with R torch to float precision.",
     ]
+
+
+@section("14.46.1", "The vanishing-gradient product")
+def run(ctx):
+    vg = gradient_frame(seed=ctx.seed(SEED))
+    wide = wide_by_lag(vg, "rho", [5, 20, 40, 55])
+    clipping = clipping_check(ctx.seed(CLIP_SEED))
     figs = []
     if ctx.figures:
-        from ..plotting import line_pair
-
-        gg, fig = line_pair(vg, "lag", "g", "label", title="Gradient reaching back through time",
-                            subtitle="Below the dashed line the signal has vanished; rho = 1.15 stays near it "
-                                     "because tanh saturates",
-                            xlab="Lag (steps back from the loss)", ylab="Gradient norm (log scale)", log_y=True,
-                            reverse_x=True, hline=1.0)
-        figs = ctx.save("grad_by_lag", gg, fig)
-    return {"grad_by_lag": vg, "grad_by_lag_wide": wide, "clipping": clipping}, figs, notes
+        figs = ctx.save("grad_by_lag", *figure(vg))
+        figs += ctx.save_plotly("rho_explorer", explorer(ctx.seed(SEED)))
+    return {"grad_by_lag": vg, "grad_by_lag_wide": wide, "clipping": clipping}, figs, _notes(vg)

@@ -9,11 +9,15 @@ from ..plotting.theme import PALETTE
 from ._util import wide_by_lag
 from .base import section
 
+#: the chapter's settings: sequence length, widths of the surface, seeds, forget-gate biases
 T = 80
 WIDTHS = (8, 16, 32, 64, 128)
+SEED = 31
+FORGET_SEED = 33
+FORGET_BIASES = (-1.0, 0.0, 1.0, 2.0)
 
 
-def reach_table(seed: int) -> pd.DataFrame:
+def reach_table(seed: int = SEED) -> pd.DataFrame:
     rows = []
     for cell in ("rnn", "lstm", "gru"):
         g = input_gradient_reach(cell, T=T, d=32, seed=seed)
@@ -28,17 +32,30 @@ def reach_surface(cell: str, seed: int) -> np.ndarray:
                      for d in WIDTHS])
 
 
+def forget_bias_table(seed: int = FORGET_SEED, biases=FORGET_BIASES) -> pd.DataFrame:
+    rows = []
+    for fb in biases:
+        g = input_gradient_reach("lstm", T=T, d=32, seed=seed, forget_bias=fb)
+        rows.append(dict(forget_bias=fb, grad_at_lag_40=float(g[39]), grad_at_lag_70=float(g[9])))
+    return pd.DataFrame(rows)
+
+
+def figure(gt: pd.DataFrame):
+    from ..plotting import line_pair
+
+    return line_pair(gt, "lag", "g", "cell", title="How far back the loss at step 80 can influence the input",
+                     subtitle="Gradient at each input step, at initialization",
+                     xlab="Lag (steps back)", ylab="Input-gradient magnitude (log scale)", log_y=True,
+                     reverse_x=True, colors={k: PALETTE[k] for k in ("RNN", "LSTM", "GRU")})
+
+
 @section("14.47", "LSTM and GRU gating")
 def run(ctx):
-    seed = ctx.seed(31)
+    seed = ctx.seed(SEED)
     gt = reach_table(seed)
     wide = wide_by_lag(gt, "cell", [1, 20, 40, 60, 79])
 
-    fb_rows = []
-    for fb in (-1.0, 0.0, 1.0, 2.0):
-        g = input_gradient_reach("lstm", T=T, d=32, seed=ctx.seed(33), forget_bias=fb)
-        fb_rows.append(dict(forget_bias=fb, grad_at_lag_40=float(g[39]), grad_at_lag_70=float(g[9])))
-    forget = pd.DataFrame(fb_rows)
+    forget = forget_bias_table(ctx.seed(FORGET_SEED))
 
     z_rnn, z_lstm = reach_surface("rnn", seed), reach_surface("lstm", seed)
     gap = z_lstm - z_rnn  # (width, lag)
@@ -62,13 +79,9 @@ def run(ctx):
     ]
     figs = []
     if ctx.figures:
-        from ..plotting import line_pair, surface_figure
+        from ..plotting import surface_figure
 
-        gg, fig = line_pair(gt, "lag", "g", "cell", title="How far back the loss at step 80 can influence the input",
-                            subtitle="Gradient at each input step, at initialization",
-                            xlab="Lag (steps back)", ylab="Input-gradient magnitude (log scale)", log_y=True,
-                            reverse_x=True, colors={k: PALETTE[k] for k in ("RNN", "LSTM", "GRU")})
-        figs = ctx.save("grad_through_time", gg, fig)
+        figs = ctx.save("grad_through_time", *figure(gt))
         lags = np.arange(T)
         fig3 = surface_figure(
             [dict(x=lags, y=WIDTHS, z=z_lstm, name="LSTM", colorscale="Blues"),

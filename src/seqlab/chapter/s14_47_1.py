@@ -7,10 +7,11 @@ import torch.nn as nn
 from ..analysis.params import GATE_BLOCKS, count_parameters, recurrent_parameters
 from .base import section
 
+D_H, D_IN = 128, 64
 
-@section("14.47.1", "The GRU")
-def run(ctx):
-    d_h, d_in = 128, 64
+
+def parameter_formulas(d_h: int = D_H, d_in: int = D_IN) -> pd.DataFrame:
+    """Counted parameters of PyTorch's RNN, GRU and LSTM beside the two-bias formula and the chapter's one-bias one."""
     rows = []
     for cell, module, gates, chapter_formula in (("RNN", nn.RNN, 0, "d(d+m)+d"), ("GRU", nn.GRU, 2, "3d(d+m)+3d"),
                                                  ("LSTM", nn.LSTM, 3, "4d(d+m)+4d")):
@@ -20,7 +21,12 @@ def run(ctx):
                          formula_value=recurrent_parameters(cell, d_h, d_in, bias_vectors=2),
                          chapter_formula=chapter_formula,
                          chapter_formula_value=recurrent_parameters(cell, d_h, d_in, bias_vectors=1)))
-    df = pd.DataFrame(rows).replace({"formula": {"1d(d+m)+2d": "d(d+m)+2d"}})
+    return pd.DataFrame(rows).replace({"formula": {"1d(d+m)+2d": "d(d+m)+2d"}})
+
+
+@section("14.47.1", "The GRU")
+def run(ctx):
+    df = parameter_formulas()
     gru, lstm = df.set_index("cell").parameters["GRU"], df.set_index("cell").parameters["LSTM"]
     notes = [
         "Erratum: the chapter's formulas count one bias vector per gate block; PyTorch (and R torch) keep two, "

@@ -7,23 +7,50 @@ from ..experiments.parallel import run_calls
 from ..experiments.seq2seq import copy_experiment, remember_reversal, reversal_experiment
 from .base import section
 
+#: the chapter's settings: source lengths and seed (the reversal seed is §14.49's)
 LENGTHS = (4, 8, 16, 32)
+SEED = 41
+REVERSAL_SEED = 53
+
+
+def copy_sweep(seed: int = SEED, lengths=LENGTHS, prefetch_reversal: bool = True) -> pd.DataFrame:
+    """``copy_experiment`` at every length, without and with attention, in worker processes.
+
+    §14.49's reversal training is independent of this sweep; started in the same pool
+    it fills the second core while the long copy runs finish, and its result is kept
+    for §14.49 in this process.
+    """
+    calls = [(copy_experiment, (T, att, seed)) for att in (None, "general") for T in lengths]
+    if prefetch_reversal:
+        calls.append((reversal_experiment, (REVERSAL_SEED,)))
+    cost = lambda fn, args: 40 if fn is reversal_experiment else args[0] * (1.2 if args[1] else 1.0)  # noqa: E731
+    out = run_calls(calls, cost=cost)
+    if prefetch_reversal:
+        remember_reversal(REVERSAL_SEED, out.pop())
+    return pd.DataFrame(out)
+
+
+def figure(results: pd.DataFrame):
+    from ..plotting import line_pair
+
+    comparison = results.assign(model=results.attention.map({"none": "fixed vector (chapter)",
+                                                             "general": "with attention"}))
+    long = comparison.melt(id_vars=["sequence_length", "model"],
+                           value_vars=["copy_accuracy", "heldout_teacher_forced", "heldout_free_running"],
+                           var_name="measure", value_name="accuracy")
+    long["measure"] = long.measure.map({"copy_accuracy": "training, teacher-forced (chapter)",
+                                        "heldout_teacher_forced": "held-out, teacher-forced",
+                                        "heldout_free_running": "held-out, free-running"})
+    return line_pair(long, "sequence_length", "accuracy", "model", facet="measure", points=True, log_x=True,
+                     title="Copying through a fixed-size vector, and with attention",
+                     subtitle="Hidden size 24. The fixed vector loses the source as it grows; attention keeps it",
+                     xlab="Sequence length (log scale)", ylab="Token-level copy accuracy",
+                     colors={"fixed vector (chapter)": "steelblue", "with attention": "#D8433B"})
 
 
 @section("14.48", "Encoder-decoder and the bottleneck")
 def run(ctx):
-    seed = ctx.seed(41)
-    calls = [(copy_experiment, (T, att, seed)) for att in (None, "general") for T in LENGTHS]
-    # §14.49's reversal training is independent of this section; started in the same pool it fills the
-    # second core while the long copy runs finish (its result is reused when §14.49 runs in this process)
-    prefetch = ctx.seed_override is None
-    if prefetch:
-        calls.append((reversal_experiment, (53,)))
-    cost = lambda fn, args: 40 if fn is reversal_experiment else args[0] * (1.2 if args[1] else 1.0)  # noqa: E731
-    out = run_calls(calls, cost=cost)
-    if prefetch:
-        remember_reversal(53, out.pop())
-    results = pd.DataFrame(out)
+    results = copy_sweep(ctx.seed(SEED), prefetch_reversal=ctx.seed_override is None)
     chapter = results[results.attention == "none"]
     copy_task = chapter[["sequence_length", "copy_accuracy"]]
     comparison = results.assign(model=results.attention.map({"none": "fixed vector (chapter)",
@@ -43,20 +70,5 @@ def run(ctx):
         "only 400 training sequences and 250 steps one wrong token derails the rest of the greedy decode.",
         "Each training runs single-threaded in a worker process; the result does not depend on the worker count.",
     ]
-    figs = []
-    if ctx.figures:
-        from ..plotting import line_pair
-
-        long = comparison.melt(id_vars=["sequence_length", "model"],
-                               value_vars=["copy_accuracy", "heldout_teacher_forced", "heldout_free_running"],
-                               var_name="measure", value_name="accuracy")
-        long["measure"] = long.measure.map({"copy_accuracy": "training, teacher-forced (chapter)",
-                                            "heldout_teacher_forced": "held-out, teacher-forced",
-                                            "heldout_free_running": "held-out, free-running"})
-        gg, fig = line_pair(long, "sequence_length", "accuracy", "model", facet="measure", points=True, log_x=True,
-                            title="Copying through a fixed-size vector, and with attention",
-                            subtitle="Hidden size 24. The fixed vector loses the source as it grows; attention keeps it",
-                            xlab="Sequence length (log scale)", ylab="Token-level copy accuracy",
-                            colors={"fixed vector (chapter)": "steelblue", "with attention": "#D8433B"})
-        figs = ctx.save("copy_task", gg, fig)
+    figs = ctx.save("copy_task", *figure(results)) if ctx.figures else []
     return {"copy_task": copy_task, "copy_comparison": comparison}, figs, notes

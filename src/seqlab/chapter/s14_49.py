@@ -11,10 +11,47 @@ from ..nn.attention import AdditiveAttention, dot_attention
 from ._util import shape_str
 from .base import section
 
+#: the chapter's seeds and its printed reversal accuracy (teacher-forced, on the training sequences)
+SEED = 51
+REVERSAL_SEED = 53
+CHAPTER_REVERSAL_ACCURACY = 0.9908
+
+
+def alignment_summary(A: np.ndarray) -> pd.DataFrame:
+    """Where the learned weights of a T x T reversal alignment ``A`` (output x input) put their mass."""
+    n = A.shape[0]
+    rows_ = np.arange(n)
+    anti = float(np.mean(A[rows_, n - 1 - rows_]))
+    argmax = A.argmax(axis=1)
+    on_anti = float(np.mean(argmax == n - 1 - rows_))
+    later = rows_[1:]  # output t attends input T - t + 2 (0-based: n - i), defined from the second output on
+    one_later = float(np.mean(argmax[later] == n - later))
+    near = float(np.mean([A[i, max(0, n - 2 - i): min(n, n + 1 - i)].sum() for i in rows_]))
+    return pd.DataFrame([dict(mean_weight_on_antidiagonal=anti, argmax_on_antidiagonal=on_anti,
+                              argmax_one_step_later=one_later, weight_within_one_of_antidiagonal=near,
+                              argmax_input_position=" ".join(str(int(j) + 1) for j in argmax))])
+
+
+def alignment_frame(A: np.ndarray) -> pd.DataFrame:
+    n = A.shape[0]
+    return pd.DataFrame([dict(output_step=i + 1, input_step=j + 1, w=float(A[i, j])) for i in range(n)
+                         for j in range(n)])
+
+
+def figure(A: np.ndarray):
+    from ..plotting import heatmap_pair
+
+    n = A.shape[0]
+    return heatmap_pair(alignment_frame(A), "input_step", "output_step", "w", antidiagonal=n,
+                        title="Learned attention on a sequence-reversal task",
+                        subtitle="Dashed: the mirrored position each output should read. The weights gather "
+                                 "around it, mostly one step later",
+                        xlab="Input position", ylab="Output position")
+
 
 @section("14.49", "Attention, derived from alignment")
 def run(ctx):
-    torch.manual_seed(ctx.seed(51))
+    torch.manual_seed(ctx.seed(SEED))
     B, T, d = 2, 10, 16
     H = torch.randn(B, T, d)
     s = torch.randn(B, d)
@@ -28,24 +65,15 @@ def run(ctx):
                                         weights_sum_to_one=w_add[0].sum().item(),
                                         parameters_in_additive_attention=count_parameters(additive))])
 
-    r = reversal_experiment_cached(seed=ctx.seed(53))
+    r = reversal_experiment_cached(seed=ctx.seed(REVERSAL_SEED))
     reversal = pd.DataFrame([dict(final_loss=r["final_loss"], token_accuracy=r["token_accuracy"],
                                   heldout_free_running=r["heldout_free_running"])])
     A = r["alpha"]  # (T_out, T_in)
     n = A.shape[0]
-    alignment = pd.DataFrame([dict(output_step=i + 1, input_step=j + 1, w=float(A[i, j]))
-                              for i in range(n) for j in range(n)])
-    rows_ = np.arange(n)
-    anti = float(np.mean(A[rows_, n - 1 - rows_]))
-    argmax = A.argmax(axis=1)
-    on_anti = float(np.mean(argmax == n - 1 - rows_))
-    later = rows_[1:]  # output t attends input T - t + 2 (0-based: n - i), defined from the second output on
-    one_later = float(np.mean(argmax[later] == n - later))
-    near = float(np.mean([A[i, max(0, n - 2 - i): min(n, n + 1 - i)].sum() for i in rows_]))
-    summary = pd.DataFrame([dict(mean_weight_on_antidiagonal=anti, argmax_on_antidiagonal=on_anti,
-                                 argmax_one_step_later=one_later,
-                                 weight_within_one_of_antidiagonal=near,
-                                 argmax_input_position=" ".join(str(int(j) + 1) for j in argmax))])
+    alignment = alignment_frame(A)
+    summary = alignment_summary(A)
+    on_anti, one_later, near = (summary[c].item() for c in ("argmax_on_antidiagonal", "argmax_one_step_later",
+                                                            "weight_within_one_of_antidiagonal"))
     notes = [
         f"Reversal: final loss {r['final_loss']:.4g} and teacher-forced token accuracy {r['token_accuracy']:.4f} "
         "(chapter: 0.06029 and 0.9908). The data and initial weights come from torch's generator in the chapter's "
@@ -60,15 +88,7 @@ def run(ctx):
         "GRU, so its state h_(j+1) still carries x_j: attending one step late retrieves the right token. The "
         "alignment is learned; it is just not the literal anti-diagonal.",
     ]
-    figs = []
-    if ctx.figures:
-        from ..plotting import heatmap_pair
-
-        gg, fig = heatmap_pair(alignment, "input_step", "output_step", "w", antidiagonal=n,
-                               title="Learned attention on a sequence-reversal task",
-                               subtitle="The dashed anti-diagonal is the correct alignment; it was learned, not told",
-                               xlab="Input position", ylab="Output position")
-        figs = ctx.save("reversal_attention", gg, fig)
+    figs = ctx.save("reversal_attention", *figure(A)) if ctx.figures else []
     tables = {"dot_attention_check": check, "additive_attention_check": additive_check, "reversal": reversal,
               "reversal_alignment": summary, "reversal_attention": alignment}
     return tables, figs, notes

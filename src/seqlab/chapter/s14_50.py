@@ -1,4 +1,9 @@
-"""§14.50-14.50.1 Scaled dot-product attention: why sqrt(d_k), measured."""
+"""§14.50-14.50.1 Scaled dot-product attention: why sqrt(d_k), measured.
+
+The chapter's settings are module constants; each step below is a few library calls.
+``run`` composes the steps in the chapter's draw order and returns the tables of
+``seqlab run 14.50 --json``; ``book/attention.md`` calls the same steps cell by cell.
+"""
 from __future__ import annotations
 
 import math
@@ -7,68 +12,185 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..analysis.softmax import attention_saturation, entropy_surface, logit_spread
+from ..analysis.softmax import attention_entropy, attention_saturation, entropy_surface, logit_spread
+from ..threads import single_threaded
 from .base import section
 
+#: the page's first worked example: random Q, K, V of DEMO_T positions and width DEMO_DK
+DEMO_SEED = 60
+DEMO_T = 5
+DEMO_DK = 8
+#: key dimensions of the spread and saturation tables
 D_GRID = (8, 32, 128, 512)
+#: (q, k) pairs drawn per key dimension for the spread of q . k
+N_PAIRS = 4000
+SPREAD_SEED = 61
+#: sequence length (queries = keys) of the saturation measurements
+T = 32
+SATURATION_SEED = 63
+#: the entropy surface: 25 key dimensions from 4 to 512 and 25 logit divisors from 10^-0.6 to 10^1.2
+SURFACE_SEED = 65
+SURFACE_DK = tuple(int(v) for v in np.round(np.exp(np.linspace(math.log(4), math.log(512), 25))))
+SURFACE_DIVISORS = tuple(float(v) for v in 10 ** np.linspace(-0.6, 1.2, 25))
+#: the explorer: one slider step per key dimension, each a sweep over the divisor (wide enough to pass sqrt(512))
+EXPLORER_DK = (4, 8, 16, 32, 64, 128, 256, 512)
+EXPLORER_DIVISORS = tuple(float(v) for v in 10 ** np.linspace(-1, 2, 61))
+
+SCALED, UNSCALED = "with 1/sqrt(d_k)", "unscaled"
+
+
+def random_qkv(T: int = DEMO_T, d_k: int = DEMO_DK, seed: int = DEMO_SEED):
+    """Independent standard-normal Q, K, V, each (1, T, d_k), drawn in that order after ``torch.manual_seed(seed)``."""
+    torch.manual_seed(seed)
+    return torch.randn(1, T, d_k), torch.randn(1, T, d_k), torch.randn(1, T, d_k)
+
+
+def spread_table(d_grid=D_GRID, n: int = N_PAIRS, seed: int = SPREAD_SEED) -> pd.DataFrame:
+    """Standard deviation of q . k for q, k ~ N(0, I), unscaled and divided by sqrt(d_k).
+
+    Draw order is the chapter's: every unscaled d_k first, then every scaled one.
+    """
+    torch.manual_seed(seed)
+    unscaled = [logit_spread(d, n, scaled=False) for d in d_grid]
+    scaled = [logit_spread(d, n, scaled=True) for d in d_grid]
+    return pd.DataFrame(dict(d_k=list(d_grid), sd_unscaled=unscaled, sqrt_d_k=np.sqrt(d_grid), sd_scaled=scaled))
+
+
+def saturation_table(d_grid=D_GRID, T: int = T, seed: int = SATURATION_SEED) -> pd.DataFrame:
+    """:func:`~seqlab.analysis.softmax.attention_saturation` for every d_k, unscaled then scaled."""
+    rows = []
+    for is_scaled in (False, True):
+        for d in d_grid:
+            m = attention_saturation(d, T=T, scaled=is_scaled, seed=seed)
+            rows.append(dict(d_k=d, scaled=SCALED if is_scaled else UNSCALED, **{k: float(v) for k, v in m.items()}))
+    return pd.DataFrame(rows)
+
+
+def entropy_grid(dk_grid=SURFACE_DK, divisors=SURFACE_DIVISORS, T: int = T, seed: int = SURFACE_SEED) -> np.ndarray:
+    """Mean attention entropy, rows = divisors, columns = d_k (the chapter's surface)."""
+    return entropy_surface(dk_grid, divisors, T=T, seed=seed).numpy()
+
+
+def ridge_table(dk_grid=SURFACE_DK, T: int = T, seed: int = SURFACE_SEED) -> pd.DataFrame:
+    """The entropy along the divisor sqrt(d_k): the red curve on the surface."""
+    ridge = [entropy_surface([dk], [math.sqrt(dk)], T=T, seed=seed).item() for dk in dk_grid]
+    return pd.DataFrame(dict(d_k=list(dk_grid), divisor=np.sqrt(dk_grid), entropy=ridge))
+
+
+def softmax_profile(d_k: int, divisors=EXPLORER_DIVISORS, T: int = T, seed: int = SURFACE_SEED) -> pd.DataFrame:
+    """For one d_k: entropy and average largest weight of softmax(Q K^T / divisor) over a sweep of divisors.
+
+    Q and K are drawn from ``seed`` as for the surface, so a column of the surface and this
+    sweep share their inputs. ``top_weight`` is the largest weight of each query's row,
+    averaged over the queries; ``entropy_fraction`` is the entropy divided by log T (1 = uniform).
+    """
+    torch.manual_seed(seed)
+    Q = torch.randn(1, T, d_k)
+    K = torch.randn(1, T, d_k)
+    logits = torch.bmm(Q, K.transpose(1, 2))
+    rows = []
+    for tau in divisors:
+        a = torch.softmax(logits / tau, dim=-1)
+        h = attention_entropy(a).item()
+        rows.append(dict(d_k=d_k, divisor=float(tau), entropy=h, entropy_fraction=h / math.log(T),
+                         top_weight=a.max(dim=-1).values.mean().item()))
+    return pd.DataFrame(rows)
+
+
+def explorer_frame(dk_values=EXPLORER_DK, divisors=EXPLORER_DIVISORS, T: int = T,
+                   seed: int = SURFACE_SEED) -> pd.DataFrame:
+    """:func:`softmax_profile` for every slider position."""
+    return pd.concat([softmax_profile(d, divisors, T, seed) for d in dk_values], ignore_index=True)
+
+
+# ----------------------------------------------------------------------------------------------- figures
+
+MEASURES = {"max_attention_weight": "Largest weight", "attention_entropy": "Entropy (nats)",
+            "logit_gradient_norm": "Gradient through the softmax"}
+
+
+def saturation_figure(sat: pd.DataFrame):
+    """Three panels against d_k (largest weight, entropy, gradient), unscaled vs scaled: (ggplot, plotly)."""
+    from ..plotting import line_pair
+
+    long = sat.melt(id_vars=["d_k", "scaled"], value_vars=list(MEASURES), var_name="measure")
+    long["measure"] = pd.Categorical(long.measure.map(MEASURES), categories=list(MEASURES.values()), ordered=True)
+    gg, fig = line_pair(long, "d_k", "value", "scaled", facet="measure", points=True, log_x=True,
+                        title="What the 1/sqrt(d_k) buys", subtitle="Unscaled logits saturate the softmax: "
+                        "weights go one-hot, entropy and the gradient through the softmax collapse",
+                        xlab="Key dimension d_k (log scale)", ylab="",
+                        colors={UNSCALED: "#D8433B", SCALED: "#3B7DD8"})
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+    fig.update_xaxes(tickvals=sorted(sat.d_k.unique()), ticktext=[str(d) for d in sorted(sat.d_k.unique())])
+    return gg, fig
+
+
+def surface_3d(Z: np.ndarray, ridge: pd.DataFrame, dk_grid=SURFACE_DK, divisors=SURFACE_DIVISORS):
+    """The chapter's entropy surface with the sqrt(d_k) ridge drawn on it (plotly only)."""
+    from ..plotting import surface_figure
+
+    return surface_figure([dict(x=np.asarray(dk_grid), y=np.asarray(divisors), z=Z, name="entropy",
+                                colorbar="Attention entropy")],
+                          lines=[dict(x=ridge.d_k, y=ridge.divisor, z=ridge.entropy, name="divisor = sqrt(d_k)")],
+                          title="Attention entropy over key dimension and logit divisor", xlab="d_k",
+                          ylab="Logit divisor", zlab="Mean attention entropy", log_x=True, log_y=True)
+
+
+def softmax_explorer(frame: pd.DataFrame, T: int = T):
+    """A slider over d_k; each step draws entropy / log T and the average largest weight against the divisor."""
+    import plotly.graph_objects as go
+
+    from ..plotting import slider_figure
+
+    steps = []
+    for d, part in frame.groupby("d_k", sort=True):
+        root = math.sqrt(d)
+        steps.append((str(d), [
+            go.Scatter(x=part.divisor, y=part.entropy_fraction, mode="lines", name="entropy / log T",
+                       line=dict(color="#3B7DD8", width=3)),
+            go.Scatter(x=part.divisor, y=part.top_weight, mode="lines", name="average largest weight",
+                       line=dict(color="#D8433B", width=3)),
+            go.Scatter(x=[root, root], y=[0, 1], mode="lines", name=f"divisor = sqrt(d_k) = {root:.3g}",
+                       line=dict(color="#555555", dash="dash")),
+            go.Scatter(x=[1, 1], y=[0, 1], mode="lines", name="divisor = 1 (no scaling)",
+                       line=dict(color="#BBBBBB", dash="dot")),
+        ]))
+    return slider_figure(steps, title="Softmax of Q K^T / divisor, one key dimension at a time",
+                         subtitle=f"T = {T} random queries and keys; move the slider to change d_k",
+                         xlab="Logit divisor (log scale)", ylab="Fraction", slider_label="d_k = ",
+                         log_x=True, yrange=(0, 1.05), active=3)
 
 
 @section("14.50", "Scaled dot-product attention")
 def run(ctx):
-    torch.manual_seed(ctx.seed(61))
-    # the chapter's draw order: all unscaled d_k first, then all scaled
-    unscaled = [logit_spread(d, scaled=False) for d in D_GRID]
-    scaled = [logit_spread(d, scaled=True) for d in D_GRID]
-    spread = pd.DataFrame(dict(d_k=D_GRID, sd_unscaled=unscaled,
-                               sqrt_d_k=np.sqrt(D_GRID), sd_scaled=scaled))
+    with single_threaded():  # small tensors: one thread is many times faster than two under load
+        spread = spread_table(seed=ctx.seed(SPREAD_SEED))
+        sat = saturation_table(seed=ctx.seed(SATURATION_SEED))
+        Z = entropy_grid(seed=ctx.seed(SURFACE_SEED))  # (divisor, d_k)
+        ridge_tbl = ridge_table(seed=ctx.seed(SURFACE_SEED))
 
-    rows = []
-    for is_scaled in (False, True):
-        for d in D_GRID:
-            m = attention_saturation(d, T=32, scaled=is_scaled, seed=ctx.seed(63))
-            rows.append(dict(d_k=d, scaled="with 1/sqrt(d_k)" if is_scaled else "unscaled",
-                             **{k: float(v) for k, v in m.items()}))
-    sat = pd.DataFrame(rows)
-
-    dk_grid = np.round(np.exp(np.linspace(math.log(4), math.log(512), 25))).astype(int)
-    tau_grid = 10 ** np.linspace(-0.6, 1.2, 25)
-    Z = entropy_surface(dk_grid, tau_grid, T=32, seed=ctx.seed(65)).numpy()  # (tau, d_k)
-    ridge = np.array([entropy_surface([dk], [math.sqrt(dk)], seed=ctx.seed(65)).item() for dk in dk_grid])
-    ridge_tbl = pd.DataFrame(dict(d_k=dk_grid, divisor=np.sqrt(dk_grid), entropy=ridge))
-
-    u = sat[sat.scaled == "unscaled"].set_index("d_k")
-    s = sat[sat.scaled != "unscaled"].set_index("d_k")
-    notes = [
-        f"The unscaled spread tracks sqrt(d_k) (ratio {min(np.divide(unscaled, np.sqrt(D_GRID))):.3f} to "
-        f"{max(np.divide(unscaled, np.sqrt(D_GRID))):.3f}); scaled it stays near 1.",
-        "Erratum (saturation table): the chapter backpropagates sum(alpha). Every softmax row sums to 1, so that "
-        "loss is the constant T and its true gradient is exactly zero; the `gradient_norm` column is float rounding "
-        f"(at most {sat.gradient_norm.max():.3g}) and cannot show saturation. The column `logit_gradient_norm` "
-        "backpropagates sum(alpha * G) for a fixed random G to the logits, i.e. through the softmax Jacobian: "
-        f"unscaled it falls from {u.logit_gradient_norm[8]:.3g} (d_k = 8) to {u.logit_gradient_norm[512]:.3g} "
-        f"(d_k = 512) while the max weight reaches {u.max_attention_weight[512]:.3g}; scaled it stays within "
-        f"{s.logit_gradient_norm.min():.3g}-{s.logit_gradient_norm.max():.3g}. With respect to Q "
-        f"(`query_gradient_norm`) the unscaled gradient grows instead ({u.query_gradient_norm[8]:.3g} -> "
-        f"{u.query_gradient_norm[512]:.3g}), because dL/dQ = J^T G K carries the sqrt(d_k)-sized keys: "
-        "saturation shows in the rows that go one-hot, not in a smaller overall norm.",
-        f"Along tau = sqrt(d_k) the entropy stays between {ridge.min():.3f} and {ridge.max():.3f} nats "
-        f"(log 32 = {math.log(32):.3f} is uniform) across d_k = 4..512: the ridge the text describes.",
-    ]
-    figs = []
-    if ctx.figures:
-        from ..plotting import line_pair, surface_figure
-
-        long = sat.melt(id_vars=["d_k", "scaled"], value_vars=["logit_gradient_norm", "max_attention_weight",
-                                                              "attention_entropy"], var_name="measure")
-        gg, fig = line_pair(long, "d_k", "value", "scaled", facet="measure", points=True, log_x=True,
-                            title="What the 1/sqrt(d_k) buys", subtitle="Unscaled logits saturate the softmax: "
-                            "weights go one-hot, entropy and gradient collapse",
-                            xlab="Key dimension d_k (log scale)", ylab="",
-                            colors={"unscaled": "#D8433B", "with 1/sqrt(d_k)": "#3B7DD8"})
-        figs = ctx.save("saturation", gg, fig)
-        fig3 = surface_figure([dict(x=dk_grid, y=tau_grid, z=Z, name="entropy", colorbar="Attention entropy")],
-                              lines=[dict(x=dk_grid, y=np.sqrt(dk_grid), z=ridge, name="divisor = sqrt(d_k)")],
-                              title="Attention entropy over key dimension and logit divisor", xlab="d_k",
-                              ylab="Logit divisor", zlab="Mean attention entropy", log_x=True, log_y=True)
-        figs += ctx.save_plotly("entropy_surface_3d", fig3)
-    return {"logit_spread": spread, "saturation": sat, "entropy_ridge": ridge_tbl}, figs, notes
+        ratio = spread.sd_unscaled / spread.sqrt_d_k
+        u = sat[sat.scaled == UNSCALED].set_index("d_k")
+        s = sat[sat.scaled != UNSCALED].set_index("d_k")
+        notes = [
+            f"The unscaled spread tracks sqrt(d_k) (ratio {ratio.min():.3f} to {ratio.max():.3f}); scaled it stays near 1.",
+            "Erratum (saturation table): the chapter backpropagates sum(alpha). Every softmax row sums to 1, so that "
+            "loss is the constant T and its true gradient is exactly zero; the `gradient_norm` column is float rounding "
+            f"(at most {sat.gradient_norm.max():.3g}) and cannot show saturation. The column `logit_gradient_norm` "
+            "backpropagates sum(alpha * G) for a fixed random G to the logits, i.e. through the softmax Jacobian: "
+            f"unscaled it falls from {u.logit_gradient_norm[8]:.3g} (d_k = 8) to {u.logit_gradient_norm[512]:.3g} "
+            f"(d_k = 512) while the max weight reaches {u.max_attention_weight[512]:.3g}; scaled it stays within "
+            f"{s.logit_gradient_norm.min():.3g}-{s.logit_gradient_norm.max():.3g}. With respect to Q "
+            f"(`query_gradient_norm`) the unscaled gradient grows instead ({u.query_gradient_norm[8]:.3g} -> "
+            f"{u.query_gradient_norm[512]:.3g}), because dL/dQ = J^T G K carries the sqrt(d_k)-sized keys: "
+            "saturation shows in the rows that go one-hot, not in a smaller overall norm.",
+            f"Along tau = sqrt(d_k) the entropy stays between {ridge_tbl.entropy.min():.3f} and "
+            f"{ridge_tbl.entropy.max():.3f} nats (log 32 = {math.log(32):.3f} is uniform) across d_k = 4..512: "
+            "the ridge the text describes.",
+        ]
+        figs = []
+        if ctx.figures:
+            figs = ctx.save("saturation", *saturation_figure(sat))
+            figs += ctx.save_plotly("entropy_surface_3d", surface_3d(Z, ridge_tbl))
+            figs += ctx.save_plotly("softmax_explorer", softmax_explorer(explorer_frame(seed=ctx.seed(SURFACE_SEED))))
+        return {"logit_spread": spread, "saturation": sat, "entropy_ridge": ridge_tbl}, figs, notes

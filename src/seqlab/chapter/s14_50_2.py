@@ -1,32 +1,81 @@
-"""§14.50.2 Causal masking."""
+"""§14.50.2 Causal masking.
+
+The chapter's settings are module constants; the steps below are a few library calls each.
+The weights are pinned to the chapter's printed matrix: keep the seed and the draw order.
+"""
 from __future__ import annotations
 
 import pandas as pd
 import torch
 
 from ..nn.attention import causal_mask, scaled_dot_product_attention
+from ..threads import single_threaded
 from .base import section
+
+SEED = 67
+#: sequence length and model width of the chapter's example (Q = K = V = X)
+T = 6
+D = 16
+#: the position from which the future is overwritten in the leak test (0-based)
+CHANGE_FROM = 3
+
+
+def causal_inputs(seed: int = SEED, T: int = T, d: int = D) -> torch.Tensor:
+    """The chapter's input: one sequence ``X`` (1, T, d) drawn after ``torch.manual_seed(seed)``."""
+    torch.manual_seed(seed)
+    return torch.randn(1, T, d)
+
+
+def causal_weights(X: torch.Tensor) -> torch.Tensor:
+    """Self-attention weights of ``X`` with the causal mask, Q = K = V = X: (T, T)."""
+    _, w = scaled_dot_product_attention(X, X, X, causal_mask(X.size(1)))
+    return w[0]
+
+
+def weights_table(W: torch.Tensor) -> pd.DataFrame:
+    """One row per query position, one column ``k1..kT`` per key position."""
+    T = W.size(0)
+    table = pd.DataFrame(W.numpy(), columns=[f"k{j}" for j in range(1, T + 1)])
+    table.insert(0, "query", range(1, T + 1))
+    return table
+
+
+def mask_checks(X: torch.Tensor, W: torch.Tensor) -> pd.DataFrame:
+    """What the mask guarantees, and what goes wrong if it is applied after the softmax instead of before."""
+    T, d = X.size(1), X.size(2)
+    fused, _ = scaled_dot_product_attention(X, X, X, is_causal=True, fused=True)
+    explicit, _ = scaled_dot_product_attention(X, X, X, is_causal=True)
+    post = torch.softmax(X @ X.transpose(1, 2) / d ** 0.5, dim=-1)[0] * causal_mask(T)
+    return pd.DataFrame([dict(max_above_diagonal=torch.triu(W, diagonal=1).abs().max().item(),
+                              row_sums_min=W.sum(-1).min().item(), row_sums_max=W.sum(-1).max().item(),
+                              fused_vs_explicit_max_abs=(fused - explicit).abs().max().item(),
+                              mask_after_softmax_row_sum_min=post.sum(-1).min().item())])
+
+
+def future_leak(X: torch.Tensor, change_from: int = CHANGE_FROM) -> pd.DataFrame:
+    """Overwrite every position >= ``change_from`` (X -> -X there, no new random draws) and measure how much the
+    outputs at the earlier positions move, with and without the causal mask."""
+    X2 = X.clone()
+    X2[:, change_from:] = -X2[:, change_from:]
+    rows = []
+    for masked in (True, False):
+        out1, _ = scaled_dot_product_attention(X, X, X, is_causal=masked)
+        out2, _ = scaled_dot_product_attention(X2, X2, X2, is_causal=masked)
+        rows.append(dict(mask="causal" if masked else "none", changed_from_position=change_from + 1,
+                         max_change_before=(out1 - out2)[:, :change_from].abs().max().item()))
+    return pd.DataFrame(rows)
 
 
 @section("14.50.2", "Causal masking")
 def run(ctx):
-    torch.manual_seed(ctx.seed(67))
-    T, d = 6, 16
-    X = torch.randn(1, T, d)
-    _, w = scaled_dot_product_attention(X, X, X, causal_mask(T))
-    W = w[0]
-    table = pd.DataFrame(W.numpy(), columns=[f"k{j}" for j in range(1, T + 1)])
-    table.insert(0, "query", range(1, T + 1))
-    upper = torch.triu(W, diagonal=1)
-    fused, _ = scaled_dot_product_attention(X, X, X, is_causal=True, fused=True)
-    explicit, _ = scaled_dot_product_attention(X, X, X, is_causal=True)
-    # what goes wrong when the mask is applied after the softmax instead of before
-    post = torch.softmax(X @ X.transpose(1, 2) / d ** 0.5, dim=-1)[0] * causal_mask(T)
-    checks = pd.DataFrame([dict(max_above_diagonal=upper.abs().max().item(),
-                                row_sums_min=W.sum(-1).min().item(), row_sums_max=W.sum(-1).max().item(),
-                                fused_vs_explicit_max_abs=(fused - explicit).abs().max().item(),
-                                mask_after_softmax_row_sum_min=post.sum(-1).min().item())])
-    notes = ["The strict upper triangle is exactly 0 (masked with -inf before the softmax); every row sums to 1.",
-             f"Zeroing the weights after the softmax instead leaves rows summing to as little as "
-             f"{checks.mask_after_softmax_row_sum_min[0]:.3f}."]
-    return {"causal_weights": table, "causal_checks": checks}, [], notes
+    with single_threaded():  # small tensors: one thread is many times faster than two under load
+        X = causal_inputs(ctx.seed(SEED))
+        W = causal_weights(X)
+        checks = mask_checks(X, W)
+        leak = future_leak(X)
+        notes = ["The strict upper triangle is exactly 0 (masked with -inf before the softmax); every row sums to 1.",
+                 f"Zeroing the weights after the softmax instead leaves rows summing to as little as "
+                 f"{checks.mask_after_softmax_row_sum_min[0]:.3f}.",
+                 f"Changing positions {CHANGE_FROM + 1}.. moves the earlier outputs by "
+                 f"{leak.max_change_before[0]:.3g} with the mask and by {leak.max_change_before[1]:.3g} without it."]
+        return {"causal_weights": weights_table(W), "causal_checks": checks, "future_leak": leak}, [], notes

@@ -1,4 +1,10 @@
-"""§14.51 Multi-head attention: same parameters for any head count, different patterns per head."""
+"""§14.51 Multi-head attention: same parameters for any head count; what the heads buy, measured.
+
+Two parts. The chapter's: parameter counts for 1..16 heads, and the patterns of four untrained
+heads (pinned to the chapter's printed correlations: keep seed 71 and the draw order). And a
+measured demonstration of what several heads buy at an equal parameter count: the offset task
+of :mod:`seqlab.tasks.offsets`, where the target at position t is the pair (x_{t-1}, x_{t-3}).
+"""
 from __future__ import annotations
 
 import itertools
@@ -9,39 +15,241 @@ import torch
 
 from ..analysis.params import count_parameters, multihead_parameters
 from ..nn.multihead import MultiHeadAttention
+from ..tasks.offsets import OffsetAttention, attention_by_offset, fit_offset_model, offset_accuracy, offset_task
+from ..threads import single_threaded
 from .base import section
+
+# --- the chapter's parameter table and untrained heads
+PARAM_D_MODEL = 256
+PARAM_HEADS = (1, 2, 4, 8, 16)
+INIT_SEED = 71
+INIT_D_MODEL = 64
+INIT_HEADS = 4
+INIT_T = 14
+
+# --- the offset task: what several heads buy at a fixed d_model (and so a fixed parameter count)
+OFFSETS = (1, 3)
+VOCAB = 32
+SEQ_LEN = 12
+TASK_D_MODEL = 32
+TASK_HEADS = (1, 2, 4)
+N_TRAIN = 4000
+N_TEST = 1000
+DATA_SEED = 73
+#: one model per (head count, seed); every head count sees the same seeds
+TRAIN_SEEDS = (74, 75, 76)
+STEPS = 300
+BATCH = 64
+LR = 1e-2
+#: offsets 0..MAX_OFFSET are shown in the attention-by-offset table
+MAX_OFFSET = 5
+#: held-out sequences averaged in the attention maps
+N_SHOWN = 200
+
+
+def head_parameter_table(d_model: int = PARAM_D_MODEL, heads=PARAM_HEADS) -> pd.DataFrame:
+    """Parameters of :class:`MultiHeadAttention` for each head count, beside 4 d_model^2."""
+    return pd.DataFrame([dict(n_heads=h, d_per_head=d_model // h,
+                              parameters=count_parameters(MultiHeadAttention(d_model, h)),
+                              formula_4_d_model_sq=multihead_parameters(d_model),
+                              note="identical: 4 * d_model^2 regardless of head count") for h in heads])
+
+
+def initial_head_weights(seed: int = INIT_SEED, d_model: int = INIT_D_MODEL, heads: int = INIT_HEADS,
+                         T: int = INIT_T) -> np.ndarray:
+    """Weights (heads, T, T) of an untrained layer on one random input (layer first, then the input, from ``seed``)."""
+    torch.manual_seed(seed)
+    mh = MultiHeadAttention(d_model, heads)
+    X = torch.randn(1, T, d_model)
+    with torch.no_grad():
+        _, w = mh(X, need_weights=True)  # (1, h, T, T)
+    return w[0].numpy()
+
+
+def head_diversity(W: np.ndarray) -> pd.DataFrame:
+    """Mean and largest correlation between the flattened weight matrices of every pair of heads."""
+    pw = [np.corrcoef(W[i].ravel(), W[j].ravel())[0, 1] for i, j in itertools.combinations(range(W.shape[0]), 2)]
+    return pd.DataFrame([dict(mean_pairwise_correlation=float(np.mean(pw)), max_pairwise_correlation=float(np.max(pw)),
+                              interpretation="low correlation = heads are attending to different things")])
+
+
+def head_weights_long(W: np.ndarray) -> pd.DataFrame:
+    """``W`` as a long frame (head, query, key, w), positions counted from 1."""
+    H, T, _ = W.shape
+    return pd.DataFrame([dict(head=f"head {h + 1}", query=q + 1, key=k + 1, w=float(W[h, q, k]))
+                         for h in range(H) for q in range(T) for k in range(T)])
+
+
+def offset_data(seed: int = DATA_SEED, n_train: int = N_TRAIN, n_test: int = N_TEST, length: int = SEQ_LEN,
+                vocab: int = VOCAB, offsets=OFFSETS) -> dict[str, torch.Tensor]:
+    """Training and held-out sequences of the offset task, both drawn from one generator seeded with ``seed``."""
+    g = torch.Generator().manual_seed(seed)
+    x_train, y_train = offset_task(n_train, length, vocab, offsets, generator=g)
+    x_test, y_test = offset_task(n_test, length, vocab, offsets, generator=g)
+    return dict(x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test)
+
+
+def train_offset_model(data: dict, num_heads: int, seed: int, d_model: int = TASK_D_MODEL, vocab: int = VOCAB, *,
+                       positions: bool = True, steps: int = STEPS, batch: int = BATCH,
+                       lr: float = LR) -> OffsetAttention:
+    """One model: initialised after ``torch.manual_seed(seed)``, minibatches drawn from ``seed``, one thread."""
+    torch.manual_seed(seed)
+    model = OffsetAttention(vocab, data["x_train"].size(1), d_model, num_heads, n_targets=data["y_train"].size(-1),
+                            positions=positions)
+    fit_offset_model(model, data["x_train"], data["y_train"], steps=steps, batch=batch, lr=lr, seed=seed)
+    return model
+
+
+def train_offset_models(data: dict, heads=TASK_HEADS, seeds=TRAIN_SEEDS, **kw) -> dict[tuple[int, int], OffsetAttention]:
+    """:func:`train_offset_model` for every (head count, seed)."""
+    return {(h, s): train_offset_model(data, h, s, **kw) for h in heads for s in seeds}
+
+
+def accuracy_table(models: dict, data: dict) -> pd.DataFrame:
+    """Held-out accuracy of every model: each target alone and both at once (chance: 1/vocab and 1/vocab^2)."""
+    rows = []
+    for (h, s), m in models.items():
+        acc = offset_accuracy(m, data["x_test"], data["y_test"])
+        rows.append(dict(n_heads=h, d_per_head=m.attn.d_k, seed=s, parameters=count_parameters(m),
+                         accuracy_first_target=acc["target_1"], accuracy_second_target=acc["target_2"],
+                         accuracy_both=acc["both"]))
+    return pd.DataFrame(rows)
+
+
+def accuracy_summary(acc: pd.DataFrame) -> pd.DataFrame:
+    """Per head count: parameters, and the mean, worst and best accuracy on both targets over the seeds."""
+    g = acc.groupby("n_heads")
+    return pd.DataFrame(dict(parameters=g.parameters.first(), d_per_head=g.d_per_head.first(),
+                             mean_accuracy_both=g.accuracy_both.mean(), worst_accuracy_both=g.accuracy_both.min(),
+                             best_accuracy_both=g.accuracy_both.max(),
+                             mean_accuracy_first=g.accuracy_first_target.mean(),
+                             mean_accuracy_second=g.accuracy_second_target.mean())).reset_index()
+
+
+def offset_attention_table(models: dict, data: dict, max_offset: int = MAX_OFFSET,
+                           n_shown: int = N_SHOWN) -> pd.DataFrame:
+    """Each head's mean weight on the key ``offset`` steps back, over held-out sequences: a long frame."""
+    rows = []
+    for (h, s), m in models.items():
+        by = attention_by_offset(m, data["x_test"][:n_shown], max_offset).numpy()  # (h, max_offset + 1)
+        rows += [dict(n_heads=h, seed=s, head=i + 1, offset=k, weight=float(by[i, k]))
+                 for i in range(by.shape[0]) for k in range(by.shape[1])]
+    return pd.DataFrame(rows)
+
+
+def one_head_split(by_offset: pd.DataFrame, acc: pd.DataFrame, offsets=OFFSETS) -> pd.DataFrame:
+    """For the one-head models: the mean weight on each target's offset beside that target's accuracy, per seed."""
+    one = by_offset[by_offset.n_heads == 1].pivot(index="seed", columns="offset", values="weight")
+    out = acc[acc.n_heads == 1].set_index("seed")[["accuracy_first_target", "accuracy_second_target"]].copy()
+    out.insert(0, "weight_first_offset", one[offsets[0]])
+    out.insert(1, "weight_second_offset", one[offsets[1]])
+    return out.reset_index()
+
+
+@torch.no_grad()
+def attention_maps(models: dict, data: dict, seed: int = TRAIN_SEEDS[0], n_shown: int = N_SHOWN) -> pd.DataFrame:
+    """Mean weights (query x key) of every head of the models trained with ``seed``, over held-out sequences."""
+    rows = []
+    for (h, s), m in models.items():
+        if s != seed:
+            continue
+        _, w = m(data["x_test"][:n_shown], need_weights=True)
+        W = w.mean(0).numpy()  # (h, T, T)
+        T = W.shape[-1]
+        rows += [dict(n_heads=h, head=i + 1, query=q + 1, key=k + 1, weight=float(W[i, q, k]))
+                 for i in range(h) for q in range(T) for k in range(T)]
+    return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------------------------- figures
+
+def _heads_label(h: int) -> str:
+    return f"{h} head" + ("" if h == 1 else "s")
+
+
+def head_patterns_figure(long: pd.DataFrame):
+    """The chapter's four untrained heads side by side: (ggplot, plotly)."""
+    from ..plotting import heatmap_pair
+
+    return heatmap_pair(long, "key", "query", "w", facet="head", title="Four heads at initialization, same input",
+                        subtitle="Each head projects to its own subspace and attends differently",
+                        xlab="Key position", ylab="Query position")
+
+
+def offset_attention_figure(by_offset: pd.DataFrame, seed: int = TRAIN_SEEDS[0]):
+    """Mean weight by offset, one line per head, one panel per head count (models of ``seed``): (ggplot, plotly)."""
+    from plotnine import scale_x_continuous
+
+    from ..plotting import line_pair
+
+    df = by_offset[by_offset.seed == seed].copy()
+    counts = sorted(df.n_heads.unique())
+    df["model"] = pd.Categorical(df.n_heads.map(_heads_label), categories=[_heads_label(h) for h in counts],
+                                 ordered=True)
+    df["head"] = "head " + df["head"].astype(str)
+    offsets = sorted(df.offset.unique())
+    gg, fig = line_pair(df, "offset", "weight", "head", facet="model", points=True,
+                        title="Where each trained head looks",
+                        subtitle="Mean attention weight on the token k steps back, held-out sequences",
+                        xlab="Offset k (query position minus key position)", ylab="Mean weight")
+    gg += scale_x_continuous(breaks=offsets)
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+    fig.update_xaxes(tickvals=offsets)
+    fig.update_yaxes(matches="y", range=[-0.02, 1.02])
+    return gg, fig
+
+
+def head_explorer(maps: pd.DataFrame):
+    """A slider over (model, head): each step is one head's mean attention map."""
+    import plotly.graph_objects as go
+
+    from ..plotting import slider_figure
+
+    steps = []
+    for (h, i), part in maps.groupby(["n_heads", "head"], sort=True):
+        wide = part.pivot(index="query", columns="key", values="weight")
+        steps.append((f"{_heads_label(h)}: head {i}",
+                      [go.Heatmap(z=wide.values, x=wide.columns, y=wide.index, colorscale="Inferno", zmin=0, zmax=1,
+                                  colorbar=dict(title="weight"))]))
+    fig = slider_figure(steps, title="Trained heads on the offset task",
+                        subtitle="Mean attention over held-out sequences; move the slider to pick a model and a head",
+                        xlab="Key position", ylab="Query position", slider_label="")
+    T = int(maps["query"].max())
+    fig.update_yaxes(autorange="reversed", tickmode="linear", dtick=1, scaleanchor="x")
+    fig.update_xaxes(tickmode="linear", dtick=1, range=[0.5, T + 0.5])
+    fig.update_layout(height=620)
+    return fig
 
 
 @section("14.51", "Multi-head attention")
 def run(ctx):
-    d_model = 256
-    heads = pd.DataFrame([dict(n_heads=h, d_per_head=d_model // h,
-                               parameters=count_parameters(MultiHeadAttention(d_model, h)),
-                               formula_4_d_model_sq=multihead_parameters(d_model),
-                               note="identical: 4 * d_model^2 regardless of head count") for h in (1, 2, 4, 8, 16)])
+    with single_threaded():  # small tensors: one thread is many times faster than two under load
+        heads = head_parameter_table()
+        W = initial_head_weights(ctx.seed(INIT_SEED))
+        diversity = head_diversity(W)
+        long = head_weights_long(W)
 
-    torch.manual_seed(ctx.seed(71))
-    mh = MultiHeadAttention(64, 4)
-    X = torch.randn(1, 14, 64)
-    with torch.no_grad():
-        _, w = mh(X, need_weights=True)  # (1, 4, 14, 14)
-    W = w[0].numpy()
-    pw = [np.corrcoef(W[i].ravel(), W[j].ravel())[0, 1] for i, j in itertools.combinations(range(4), 2)]
-    diversity = pd.DataFrame([dict(mean_pairwise_correlation=float(np.mean(pw)),
-                                   max_pairwise_correlation=float(np.max(pw)),
-                                   interpretation="low correlation = heads are attending to different things")])
-    long = pd.DataFrame([dict(head=f"head {h + 1}", query=q + 1, key=k + 1, w=float(W[h, q, k]))
-                         for h in range(4) for q in range(14) for k in range(14)])
-    notes = ["Weights are initialized exactly as the chapter's nn_linear layers (Wq, Wk, Wv, Wo drawn in that "
-             "order after seed 71), so the head correlations match its printed 0.0618 / 0.202.",
-             "These heads are untrained: the differences come from random projections. Whether trained heads "
-             "specialize is a separate, empirical question (many can be pruned; Michel et al., 2019)."]
-    figs = []
-    if ctx.figures:
-        from ..plotting import heatmap_pair
+        data = offset_data(ctx.seed(DATA_SEED))
+        models = train_offset_models(data, seeds=tuple(ctx.seed(s) for s in TRAIN_SEEDS))
+        acc = accuracy_table(models, data)
+        summary = accuracy_summary(acc)
+        by_offset = offset_attention_table(models, data)
 
-        gg, fig = heatmap_pair(long, "key", "query", "w", facet="head", title="Four heads at initialization, same input",
-                               subtitle="Each head projects to its own subspace and attends differently",
-                               xlab="Key position", ylab="Query position")
-        figs = ctx.save("head_patterns", gg, fig)
-    return {"head_parameters": heads, "head_diversity": diversity, "head_weights": long}, figs, notes
+        one, many = summary.set_index("n_heads").mean_accuracy_both[min(TASK_HEADS)], \
+            summary.set_index("n_heads").mean_accuracy_both[max(TASK_HEADS)]
+        notes = [f"Weights are initialized exactly as the chapter's nn_linear layers (Wq, Wk, Wv, Wo drawn in that "
+                 f"order after seed {INIT_SEED}), so the head correlations match its printed 0.0618 / 0.202.",
+                 "These heads are untrained: the differences come from random projections. Whether trained heads "
+                 "specialize is a separate, empirical question (many can be pruned; Michel et al., 2019).",
+                 f"Offset task (target at t = the tokens at t-{OFFSETS[0]} and t-{OFFSETS[1]}), d_model = {TASK_D_MODEL}, "
+                 f"{int(summary.parameters.iloc[0])} parameters for every head count: both targets right in "
+                 f"{one:.3g} of held-out positions with {min(TASK_HEADS)} head, {many:.3g} with {max(TASK_HEADS)} heads "
+                 f"(mean over {len(TRAIN_SEEDS)} seeds)."]
+        figs = []
+        if ctx.figures:
+            figs = ctx.save("head_patterns", *head_patterns_figure(long))
+            figs += ctx.save("offset_attention", *offset_attention_figure(by_offset, seed=ctx.seed(TRAIN_SEEDS[0])))
+            figs += ctx.save_plotly("head_explorer", head_explorer(attention_maps(models, data,
+                                                                                  seed=ctx.seed(TRAIN_SEEDS[0]))))
+        return {"head_parameters": heads, "head_diversity": diversity, "head_weights": long,
+                "offset_accuracy": acc, "offset_accuracy_summary": summary, "offset_attention": by_offset}, figs, notes

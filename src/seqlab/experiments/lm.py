@@ -58,12 +58,20 @@ def chapter_lstm_config(vocab_size: int) -> LSTMConfig:
     return LSTMConfig(vocab_size=vocab_size, d_model=128, hidden_size=256, num_layers=2, block_size=64)
 
 
-def experiment_config(train: TrainConfig = CHAPTER_TRAIN, corpus_sha256: str = TINY_SHAKESPEARE_SHA256) -> dict:
-    return {"corpus_sha256": corpus_sha256, "tokenizer": "char", "val_fraction": 0.1,
-            "gpt": asdict(chapter_gpt_config(1)) | {"vocab_size": "from tokenizer"},
-            "lstm": asdict(chapter_lstm_config(1)) | {"vocab_size": "from tokenizer"},
-            "train": asdict(train), "prompt": PROMPT, "strategies": STRATEGIES,
-            "temperatures": list(TEMPERATURES), "top_ps": list(TOP_PS)}
+#: tokens per sample and samples per setting in the decoding sweep
+SAMPLE_TOKENS, SAMPLE_SEEDS = 300, 4
+
+
+def experiment_config(train: TrainConfig = CHAPTER_TRAIN, corpus_sha256: str = TINY_SHAKESPEARE_SHA256,
+                      sample_tokens: int = SAMPLE_TOKENS, sample_seeds: int = SAMPLE_SEEDS) -> dict:
+    config = {"corpus_sha256": corpus_sha256, "tokenizer": "char", "val_fraction": 0.1,
+              "gpt": asdict(chapter_gpt_config(1)) | {"vocab_size": "from tokenizer"},
+              "lstm": asdict(chapter_lstm_config(1)) | {"vocab_size": "from tokenizer"},
+              "train": asdict(train), "prompt": PROMPT, "strategies": STRATEGIES,
+              "temperatures": list(TEMPERATURES), "top_ps": list(TOP_PS)}
+    if (sample_tokens, sample_seeds) != (SAMPLE_TOKENS, SAMPLE_SEEDS):  # a quick run records its own sampling
+        config |= {"sample_tokens": sample_tokens, "sample_seeds": sample_seeds}
+    return config
 
 
 def _sample(model, tok, n_new: int, seed: int, **strategy) -> str:
@@ -74,14 +82,16 @@ def _sample(model, tok, n_new: int, seed: int, **strategy) -> str:
     return tok.decode(out[0].tolist())
 
 
-def run_lm_experiment(root=None, log=print, *, train: TrainConfig = CHAPTER_TRAIN, text: str | None = None) -> None:
+def run_lm_experiment(root=None, log=print, *, train: TrainConfig = CHAPTER_TRAIN, text: str | None = None,
+                      sample_tokens: int = SAMPLE_TOKENS, sample_seeds: int = SAMPLE_SEEDS) -> None:
     """Train both models with the same loop and budget, sample, score, and write the artifact set.
 
     ``train`` and ``text`` default to the chapter's recipe and corpus; smaller ones
     make a quick run whose manifest records what it used.
     """
     text = load_tinyshakespeare() if text is None else text
-    config = experiment_config(train, hashlib.sha256(text.encode("utf-8")).hexdigest())  # fail before training
+    config = experiment_config(train, hashlib.sha256(text.encode("utf-8")).hexdigest(), sample_tokens,
+                               sample_seeds)  # fail before training
     tok = CharTokenizer().train(text)
     train_ids, val_ids = split_train_val(torch.tensor(tok.encode(text)))
     torch.manual_seed(train.seed)
@@ -93,14 +103,14 @@ def run_lm_experiment(root=None, log=print, *, train: TrainConfig = CHAPTER_TRAI
     l_res = train_lm(lstm, train_ids, val_ids, train, time_budget_s=budget, log=lambda r: log(f"lstm {r}"))
     curves = pd.concat([pd.DataFrame(g_res.history).assign(model="GPT"),
                         pd.DataFrame(l_res.history).assign(model="LSTM")])
-    samples = {name: _sample(gpt, tok, 300, seed=7, **dict(s)) for name, s in STRATEGIES.items()}
+    samples = {name: _sample(gpt, tok, sample_tokens, seed=7, **dict(s)) for name, s in STRATEGIES.items()}
 
     rows = []
     settings = [("temperature", t, dict(temperature=t)) for t in TEMPERATURES] + \
                [("top_p", p, dict(top_p=p)) for p in TOP_PS]
     for knob, value, s in settings:
-        for seed in range(4):
-            txt = _sample(gpt, tok, 300, seed=100 + seed, **dict(s))
+        for seed in range(sample_seeds):
+            txt = _sample(gpt, tok, sample_tokens, seed=100 + seed, **dict(s))
             ids = tok.encode(txt)[len(PROMPT):]
             rows.append(dict(knob=knob, value=value, seed=seed, distinct_1=distinct_n(ids, 1),
                              distinct_2=distinct_n(ids, 2), distinct_3=distinct_n(ids, 3),

@@ -1,4 +1,4 @@
-"""Helpers for PyTorch's recurrent layers."""
+"""Recurrent cells written from their gate equations, checked against PyTorch's, and the forget-gate bias."""
 from __future__ import annotations
 
 import torch
@@ -6,7 +6,7 @@ from torch import nn
 
 from ..errors import InvalidParameterError
 
-__all__ = ["set_forget_bias"]
+__all__ = ["set_forget_bias", "lstm_cell", "gru_cell", "unroll"]
 
 
 @torch.no_grad()
@@ -30,3 +30,53 @@ def set_forget_bias(lstm: nn.LSTM, value: float) -> nn.LSTM:
         elif name.startswith("bias_hh"):
             p[h : 2 * h].zero_()
     return lstm
+
+
+def lstm_cell(x: torch.Tensor, h: torch.Tensor, c: torch.Tensor, W_ih: torch.Tensor, W_hh: torch.Tensor,
+              b_ih: torch.Tensor, b_hh: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """One LSTM step, eqs. (eq-lstm-gates)-(eq-lstm-state): c' = f*c + i*g, h' = o*tanh(c').
+
+    ``x`` (B, m), ``h`` and ``c`` (B, d); ``W_ih`` (4d, m), ``W_hh`` (4d, d), biases (4d,),
+    the gate blocks stacked in PyTorch's order i, f, g, o.
+    """
+    z = x @ W_ih.T + b_ih + h @ W_hh.T + b_hh  # (B, 4d)
+    i, f, g, o = z.chunk(4, dim=-1)  # each (B, d)
+    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)  # the additive cell path
+    h = torch.sigmoid(o) * torch.tanh(c)
+    return h, c
+
+
+def gru_cell(x: torch.Tensor, h: torch.Tensor, W_ih: torch.Tensor, W_hh: torch.Tensor, b_ih: torch.Tensor,
+             b_hh: torch.Tensor) -> torch.Tensor:
+    """One GRU step, eq. (eq-gru): h' = (1 - z)*n + z*h, a convex mix of the candidate and the old state.
+
+    Blocks stacked in PyTorch's order r, z, n. The reset gate multiplies the
+    recurrent part of the candidate *after* its matrix product (PyTorch's and
+    cuDNN's form; the original paper resets h before the product).
+    """
+    gx, gh = x @ W_ih.T + b_ih, h @ W_hh.T + b_hh  # (B, 3d) each
+    rx, zx, nx = gx.chunk(3, dim=-1)
+    rh, zh, nh = gh.chunk(3, dim=-1)
+    r, z = torch.sigmoid(rx + rh), torch.sigmoid(zx + zh)
+    n = torch.tanh(nx + r * nh)
+    return (1 - z) * n + z * h
+
+
+def unroll(module: nn.LSTM | nn.GRU, x: torch.Tensor) -> torch.Tensor:
+    """Outputs (B, T, d) of a one-layer, batch-first ``module``, computed step by step with the cells above."""
+    if module.num_layers != 1 or module.bidirectional or not module.batch_first or not module.bias:
+        raise InvalidParameterError("unroll reproduces a one-layer, one-direction, batch_first module with biases")
+    weights = (module.weight_ih_l0, module.weight_hh_l0, module.bias_ih_l0, module.bias_hh_l0)
+    B, d = x.size(0), module.hidden_size
+    h = x.new_zeros(B, d)
+    c = x.new_zeros(B, d)
+    outputs = []
+    for t in range(x.size(1)):
+        if isinstance(module, nn.LSTM):
+            h, c = lstm_cell(x[:, t], h, c, *weights)
+        elif isinstance(module, nn.GRU):
+            h = gru_cell(x[:, t], h, *weights)
+        else:
+            raise InvalidParameterError(f"unroll needs an nn.LSTM or nn.GRU, got {type(module).__name__}")
+        outputs.append(h)
+    return torch.stack(outputs, dim=1)  # (B, T, d)

@@ -1,0 +1,138 @@
+"""An encoder-decoder Transformer for token sequences, built from :class:`EncoderLayer` and :class:`DecoderLayer`.
+
+It has the interface of the recurrent :class:`~seqlab.nn.seq2seq.Seq2Seq`: ``model(src, tgt)`` returns
+teacher-forced logits and ``model.greedy_decode(src, length)`` decodes free-running, so the same
+training loop (``seqlab.tasks.seq2seq.fit_seq2seq``) and the same scoring serve both.
+
+Token conventions: id ``pad_token`` (default 0) is padding, and the decoder starts from a
+``start_token`` that is not a content token (default: the last id of the vocabulary).
+Masks follow seqlab's polarity (``True`` = may attend):
+
+- the encoder's self-attention and the decoder's cross-attention get a key mask that hides
+  padded source positions (:func:`source_mask`);
+- the decoder's self-attention is causal, so position ``i`` sees decoder inputs ``0..i`` only;
+- the decoder input is the target shifted right by one, ``[start, y_1, ..., y_{T'-1}]``
+  (:func:`shift_right`): position ``i`` is trained to predict ``y_{i+1}`` from ``y_1..y_i``.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn as nn
+
+from ..errors import InvalidParameterError
+from .attention import padding_mask
+from .positional import SinusoidalPositionalEncoding
+from .transformer import DecoderLayer, EncoderLayer
+
+__all__ = ["Seq2SeqTransformer", "shift_right", "source_mask"]
+
+
+def shift_right(tgt: torch.Tensor, start_token: int) -> torch.Tensor:
+    """Teacher-forcing decoder input: ``[start, tgt[:, 0], ..., tgt[:, -2]]`` for ``tgt`` (B, T')."""
+    if tgt.dim() != 2 or tgt.size(1) < 1:
+        raise InvalidParameterError(f"tgt must be (B, T') token ids with T' >= 1, got {tuple(tgt.shape)}")
+    start = torch.full((tgt.size(0), 1), start_token, dtype=tgt.dtype, device=tgt.device)
+    return torch.cat((start, tgt[:, :-1]), dim=1)
+
+
+def source_mask(src: torch.Tensor, pad_token: int = 0, lengths: torch.Tensor | None = None) -> torch.Tensor:
+    """Key mask ``(B, 1, 1, T)``, ``True`` at real source tokens.
+
+    From ``lengths`` when given (``padding_mask``), else from ``src != pad_token``.
+    """
+    if lengths is not None:
+        return padding_mask(torch.as_tensor(lengths, device=src.device), src.size(1))
+    return (src != pad_token)[:, None, None, :]
+
+
+class Seq2SeqTransformer(nn.Module):
+    """Embedding (shared by source and target) x sqrt(d) + sinusoidal positions, N encoder and M decoder layers.
+
+    ``norm_first=True`` builds pre-LN layers and adds the final LayerNorm each pre-LN stack
+    needs; ``norm_first=False`` builds the original post-LN Transformer.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        d_model: int = 32,
+        num_heads: int = 4,
+        d_ff: int = 64,
+        num_encoder_layers: int = 1,
+        num_decoder_layers: int = 1,
+        *,
+        dropout: float = 0.0,
+        norm_first: bool = True,
+        max_len: int = 512,
+        pad_token: int = 0,
+        start_token: int | None = None,
+    ):
+        super().__init__()
+        start_token = vocab_size - 1 if start_token is None else start_token
+        if vocab_size < 3:
+            raise InvalidParameterError(f"vocab_size must count padding, a start token and content: >= 3, got {vocab_size}")
+        for name, tok in (("pad_token", pad_token), ("start_token", start_token)):
+            if not 0 <= tok < vocab_size:
+                raise InvalidParameterError(f"{name} {tok} outside the vocabulary of {vocab_size}")
+        if pad_token == start_token:
+            raise InvalidParameterError("pad_token and start_token must differ")
+        if num_encoder_layers < 1 or num_decoder_layers < 1:
+            raise InvalidParameterError("need at least one encoder and one decoder layer")
+        self.vocab_size, self.d_model = vocab_size, d_model
+        self.pad_token, self.start_token, self.norm_first = pad_token, start_token, norm_first
+        self.embedding = nn.Embedding(vocab_size, d_model)
+        nn.init.normal_(self.embedding.weight, std=d_model ** -0.5)  # x sqrt(d) below: unit-variance inputs
+        self.pos = SinusoidalPositionalEncoding(d_model, max_len)
+        self.drop = nn.Dropout(dropout)
+        self.encoder = nn.ModuleList(EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first=norm_first)
+                                     for _ in range(num_encoder_layers))
+        self.decoder = nn.ModuleList(DecoderLayer(d_model, num_heads, d_ff, dropout, norm_first=norm_first)
+                                     for _ in range(num_decoder_layers))
+        # a pre-LN stack's output is an un-normalized residual sum: normalize it once at the end
+        self.enc_norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
+        self.dec_norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
+        self.head = nn.Linear(d_model, vocab_size)
+
+    def _embed(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.drop(self.pos(self.embedding(tokens) * math.sqrt(self.d_model)))
+
+    def encode(self, src: torch.Tensor, src_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """``src`` (B, T) -> memory (B, T, d); ``src_mask`` (B, 1, 1, T) hides padded keys."""
+        x = self._embed(src)
+        for layer in self.encoder:
+            x = layer(x, src_mask)
+        return self.enc_norm(x)
+
+    def decode(self, dec_in: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Decoder inputs (B, T') and memory -> logits (B, T', V); causal self-attention, masked cross-attention."""
+        y = self._embed(dec_in)
+        for layer in self.decoder:
+            y = layer(y, memory, src_mask)
+        return self.head(self.dec_norm(y))
+
+    def forward(self, src: torch.Tensor, tgt: torch.Tensor, src_lengths: torch.Tensor | None = None,
+                ) -> tuple[torch.Tensor, None]:
+        """Teacher forcing: the decoder reads ``shift_right(tgt)``. Returns logits (B, T', V) and ``None``.
+
+        ``src_lengths`` (B,) marks positions at or beyond each length as padding; without
+        it, positions holding ``pad_token`` are padding.
+        """
+        mask = source_mask(src, self.pad_token, src_lengths)
+        memory = self.encode(src, mask)
+        return self.decode(shift_right(tgt, self.start_token), memory, mask), None
+
+    @torch.no_grad()
+    def greedy_decode(self, src: torch.Tensor, length: int, src_lengths: torch.Tensor | None = None,
+                      ) -> tuple[torch.Tensor, None]:
+        """Free-running decoding: each step appends the model's own argmax and reruns the decoder."""
+        if length < 1:
+            raise InvalidParameterError(f"length must be >= 1, got {length}")
+        mask = source_mask(src, self.pad_token, src_lengths)
+        memory = self.encode(src, mask)
+        dec_in = torch.full((src.size(0), 1), self.start_token, dtype=torch.long, device=src.device)
+        for _ in range(length):
+            token = self.decode(dec_in, memory, mask)[:, -1:].argmax(dim=-1)  # (B, 1)
+            dec_in = torch.cat((dec_in, token), dim=1)
+        return dec_in[:, 1:], None
