@@ -2,7 +2,8 @@
 
 Per page: a screenshot; no request leaves the machine (every loaded resource is a
 local file); math is typeset (MathJax containers present, no raw ``\\(`` or ``$$``
-left in the text); every plotly figure has drawn its SVG; every image loaded.
+left in the text); every plotly figure has drawn its SVG; every image loaded; and
+every explorer's slider is clicked, which must move it and change what is drawn.
 """
 from __future__ import annotations
 
@@ -76,6 +77,7 @@ def check_site(site: Path, shots: Path, settle_s: float = 2.0) -> dict[str, dict
                                          if not r.startswith(("file://", "data:", "blob:", "about:"))]
             del info["resources"]
             drv.save_screenshot(str(shots / f"{page.stem}.png"))
+            info["sliders"] = drive_sliders(drv)
             findings[page.stem] = info
     finally:
         drv.quit()
@@ -89,5 +91,39 @@ if __name__ == "__main__":
     out = check_site(site, site.parent / "screenshots")
     print(json.dumps(out, indent=1))
     bad = {p: f for p, f in out.items() if f["external_requests"] or f["broken_images"] or f["raw_math"]
-           or f["plots_drawn"] != f["plots"]}
+           or f["plots_drawn"] != f["plots"] or not all(s["moved"] and s["changed"] for s in f["sliders"])}
     sys.exit(1 if bad else 0)
+
+
+_SLIDER_STATE = """
+const divs = Array.from(document.querySelectorAll('.plotly-graph-div'))
+  .filter(d => d.layout && d.layout.sliders && d.layout.sliders.length);
+return JSON.stringify(divs.map(d => ({
+  id: d.id,
+  active: d.layout.sliders[0].active,
+  visible: d.data.map(t => t.visible === true),
+  drawn: Array.from(d.querySelectorAll('.scatterlayer path.js-line, .heatmaplayer image, .hm image'))
+           .map(p => (p.getAttribute('d') || p.getAttribute('href') || '').length),
+})));
+"""
+
+
+def drive_sliders(drv) -> list[dict]:
+    """Click each explorer's slider rail near its right end, as a reader would; report what changed."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    before = {s["id"]: s for s in json.loads(drv.execute_script(_SLIDER_STATE))}
+    results = []
+    for sid, state in before.items():
+        div = drv.find_element(By.ID, sid)
+        drv.execute_script("arguments[0].scrollIntoView({block: 'center'});", div)
+        rail = div.find_element(By.CSS_SELECTOR, "rect.slider-rail-touch-rect")
+        width = rail.size["width"]
+        offset = int(width * 0.4) if state["active"] < len(state["visible"]) / 2 else -int(width * 0.4)
+        ActionChains(drv).move_to_element_with_offset(rail, offset, 0).click().perform()
+        time.sleep(0.5)
+        after = {s["id"]: s for s in json.loads(drv.execute_script(_SLIDER_STATE))}[sid]
+        results.append({"id": sid, "moved": after["active"] != state["active"],
+                        "changed": after["visible"] != state["visible"] or after["drawn"] != state["drawn"]})
+    return results

@@ -8,8 +8,8 @@ exports every page as a Jupyter notebook.
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -88,13 +88,20 @@ def check_out(out: Path) -> None:
         raise BookError(f"--out {out}: {probe} is not writable")
 
 
-def page_times(site: Path) -> dict[str, float]:
-    out = {}
-    for html in sorted(site.glob("*.html")):
-        secs = [float(s) for s in re.findall(r"computed by seqlab in ([0-9.]+) s", html.read_text(encoding="utf-8"))]
-        if secs:
-            out[html.stem] = sum(secs)
-    return out
+def page_times(cache: Path) -> dict[str, float]:
+    """Seconds each page's cells took to execute, from the execution cache (0 when served from it unchanged)."""
+    from jupyter_cache import get_cache
+
+    if not cache.exists():
+        return {}
+    return {Path(r.uri).stem: float(r.data.get("execution_seconds", 0.0)) for r in get_cache(cache).list_cache_records()}
+
+
+def _drop_old_caches(keep: Path, idle_s: float = 3600.0) -> None:
+    """Caches keyed by an older code fingerprint can never be hit again; drop those unused for an hour."""
+    for old in keep.parent.glob(keep.name.rsplit("-", 1)[0] + "-*"):
+        if old != keep and old.is_dir() and time.time() - old.stat().st_mtime > idle_s:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def export_notebooks(site: Path, pages: list[str]) -> None:
@@ -128,7 +135,9 @@ def build(out: Path, pages: str = "") -> int:
     env["SEQLAB_BOOK_FIGURES"] = str(BOOK / "_figures" / "figures")
     # jupyter-cache keys on the cell source only; one cache per HEAVY_EVAL value and per version of seqlab's
     # code makes either change re-execute, while a prose-only edit reuses the outputs
-    env["SEQLAB_BOOK_CACHE"] = str(REPO / "build" / f".jupyter_cache-heavy{int(heavy)}-{code_fingerprint()}")
+    cache = REPO / "build" / f".jupyter_cache-heavy{int(heavy)}-{code_fingerprint()}"
+    _drop_old_caches(cache)
+    env["SEQLAB_BOOK_CACHE"] = str(cache)
     if pages:
         env["SEQLAB_BOOK_PAGES"] = ",".join(names)
     t0 = time.perf_counter()
@@ -138,12 +147,13 @@ def build(out: Path, pages: str = "") -> int:
         print("seqlab: error: chapter build failed (warnings count as errors; see the messages above)", file=sys.stderr)
         return p.returncode
     export_notebooks(out, names)
+    times = {page: secs for page, secs in page_times(cache).items() if page in names}
+    (out / "build_report.json").write_text(json.dumps({"heavy_eval": heavy, "seconds": time.perf_counter() - t0,
+                                                       "page_execution_seconds": times}, indent=1))
     print(f"built {out / 'index.html'} in {time.perf_counter() - t0:.1f} s "
           f"(HEAVY_EVAL={'on: heavy parts recomputed' if heavy else 'off: heavy parts loaded from verified artifacts'})")
-    for page, secs in page_times(out).items():
-        if page not in names:
-            continue
-        print(f"  {page:<14} {secs:7.1f} s of section computation")
+    for page, secs in times.items():
+        print(f"  {page:<14} {secs:7.1f} s executing its cells")
     return 0
 
 

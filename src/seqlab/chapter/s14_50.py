@@ -116,8 +116,8 @@ def saturation_figure(sat: pd.DataFrame):
     long = sat.melt(id_vars=["d_k", "scaled"], value_vars=list(MEASURES), var_name="measure")
     long["measure"] = pd.Categorical(long.measure.map(MEASURES), categories=list(MEASURES.values()), ordered=True)
     gg, fig = line_pair(long, "d_k", "value", "scaled", facet="measure", points=True, log_x=True,
-                        title="What the 1/sqrt(d_k) buys", subtitle="Unscaled logits saturate the softmax: "
-                        "weights go one-hot, entropy and the gradient through the softmax collapse",
+                        title="What the 1/sqrt(d_k) buys",
+                        subtitle="Without it the softmax saturates as d_k grows",
                         xlab="Key dimension d_k (log scale)", ylab="",
                         colors={UNSCALED: "#D8433B", SCALED: "#3B7DD8"})
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
@@ -129,11 +129,14 @@ def surface_3d(Z: np.ndarray, ridge: pd.DataFrame, dk_grid=SURFACE_DK, divisors=
     """The chapter's entropy surface with the sqrt(d_k) ridge drawn on it (plotly only)."""
     from ..plotting import surface_figure
 
-    return surface_figure([dict(x=np.asarray(dk_grid), y=np.asarray(divisors), z=Z, name="entropy",
+    fig = surface_figure([dict(x=np.asarray(dk_grid), y=np.asarray(divisors), z=Z, name="entropy",
                                 colorbar="Attention entropy")],
                           lines=[dict(x=ridge.d_k, y=ridge.divisor, z=ridge.entropy, name="divisor = sqrt(d_k)")],
                           title="Attention entropy over key dimension and logit divisor", xlab="d_k",
                           ylab="Logit divisor", zlab="Mean attention entropy", log_x=True, log_y=True)
+    fig.update_layout(scene=dict(xaxis=dict(tickvals=[4, 16, 64, 256, 512]),
+                                 yaxis=dict(tickvals=[0.3, 1, 3, 10])))
+    return fig
 
 
 def softmax_explorer(frame: pd.DataFrame, T: int = T):
@@ -155,10 +158,13 @@ def softmax_explorer(frame: pd.DataFrame, T: int = T):
             go.Scatter(x=[1, 1], y=[0, 1], mode="lines", name="divisor = 1 (no scaling)",
                        line=dict(color="#BBBBBB", dash="dot")),
         ]))
-    return slider_figure(steps, title="Softmax of Q K^T / divisor, one key dimension at a time",
-                         subtitle=f"T = {T} random queries and keys; move the slider to change d_k",
-                         xlab="Logit divisor (log scale)", ylab="Fraction", slider_label="d_k = ",
-                         log_x=True, yrange=(0, 1.05), active=3)
+    fig = slider_figure(steps, title="Softmax of Q K^T / divisor, one key dimension at a time",
+                        subtitle=f"T = {T} random queries and keys; move the slider to change d_k",
+                        xlab="Logit divisor (log scale)", ylab="Fraction", slider_label="d_k = ",
+                        log_x=True, yrange=(0, 1.05), active=3)
+    fig.update_layout(legend=dict(orientation="v", x=0.99, xanchor="right", y=0.5, yanchor="middle",
+                                  bgcolor="rgba(255,255,255,0.85)"))
+    return fig
 
 
 @section("14.50", "Scaled dot-product attention")

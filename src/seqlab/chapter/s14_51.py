@@ -146,6 +146,14 @@ def one_head_split(by_offset: pd.DataFrame, acc: pd.DataFrame, offsets=OFFSETS) 
     return out.reset_index()
 
 
+def head_roles(by_offset: pd.DataFrame, seed: int = TRAIN_SEEDS[0]) -> pd.DataFrame:
+    """For every head of the models of ``seed``: the offset it weighs most and that mean weight."""
+    part = by_offset[by_offset.seed == seed]
+    top = part.loc[part.groupby(["n_heads", "head"]).weight.idxmax()]
+    return top.rename(columns={"offset": "main_offset", "weight": "main_weight"})[
+        ["n_heads", "head", "main_offset", "main_weight"]].reset_index(drop=True)
+
+
 @torch.no_grad()
 def attention_maps(models: dict, data: dict, seed: int = TRAIN_SEEDS[0], n_shown: int = N_SHOWN) -> pd.DataFrame:
     """Mean weights (query x key) of every head of the models trained with ``seed``, over held-out sequences."""
@@ -167,35 +175,68 @@ def _heads_label(h: int) -> str:
     return f"{h} head" + ("" if h == 1 else "s")
 
 
+HEAD_COLORS = ("#3B7DD8", "#D8433B", "#7FB069", "#E0A526", "#8E6CC1", "#4BB3B3", "#737373", "#C85C9E")
+
+
 def head_patterns_figure(long: pd.DataFrame):
     """The chapter's four untrained heads side by side: (ggplot, plotly)."""
+    import warnings
+
+    from plotnine import scale_x_continuous
+
     from ..plotting import heatmap_pair
 
-    return heatmap_pair(long, "key", "query", "w", facet="head", title="Four heads at initialization, same input",
-                        subtitle="Each head projects to its own subspace and attends differently",
-                        xlab="Key position", ylab="Query position")
+    gg, fig = heatmap_pair(long, "key", "query", "w", facet="head", title="Four heads at initialization, same input",
+                           subtitle="Each head projects to its own subspace and attends differently",
+                           xlab="Key position", ylab="Query position")
+    T = int(long["key"].max())
+    ticks = sorted({1, *range(5, T + 1, 5), T})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # replaces heatmap_pair's every-position breaks, too dense in four panels
+        gg += scale_x_continuous(breaks=ticks)
+    fig.update_xaxes(tickvals=ticks)
+    fig.update_yaxes(tickvals=ticks)
+    return gg, fig
 
 
 def offset_attention_figure(by_offset: pd.DataFrame, seed: int = TRAIN_SEEDS[0]):
-    """Mean weight by offset, one line per head, one panel per head count (models of ``seed``): (ggplot, plotly)."""
-    from plotnine import scale_x_continuous
+    """Mean weight by offset as grouped bars, one bar per head, one panel per head count (models of ``seed``)."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+    from plotnine import aes, facet_wrap, geom_col, ggplot, labs, position_dodge, scale_fill_manual, \
+        scale_x_continuous, scale_y_continuous
 
-    from ..plotting import line_pair
+    from ..plotting import theme_seqlab
+    from ..plotting.theme import plotly_layout
 
     df = by_offset[by_offset.seed == seed].copy()
     counts = sorted(df.n_heads.unique())
-    df["model"] = pd.Categorical(df.n_heads.map(_heads_label), categories=[_heads_label(h) for h in counts],
-                                 ordered=True)
-    df["head"] = "head " + df["head"].astype(str)
+    labels = [_heads_label(h) for h in counts]
+    df["model"] = pd.Categorical(df.n_heads.map(_heads_label), categories=labels, ordered=True)
+    n_max = int(df["head"].max())
+    heads = [f"head {i}" for i in range(1, n_max + 1)]
+    df["head"] = pd.Categorical("head " + df["head"].astype(str), categories=heads, ordered=True)
     offsets = sorted(df.offset.unique())
-    gg, fig = line_pair(df, "offset", "weight", "head", facet="model", points=True,
-                        title="Where each trained head looks",
-                        subtitle="Mean attention weight on the token k steps back, held-out sequences",
-                        xlab="Offset k (query position minus key position)", ylab="Mean weight")
-    gg += scale_x_continuous(breaks=offsets)
-    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+    colors = dict(zip(heads, HEAD_COLORS))
+    title, subtitle = "Where each trained head looks", "Mean attention weight on the token k steps back, " \
+        "held-out sequences"
+    xlab = "Offset k (query position minus key position)"
+    gg = (ggplot(df, aes("offset", "weight", fill="head")) + geom_col(position=position_dodge(width=0.85), width=0.8)
+          + facet_wrap("model", nrow=1) + scale_fill_manual(values=colors)
+          + scale_x_continuous(breaks=offsets) + scale_y_continuous(limits=(0, 1))
+          + labs(title=title, subtitle=subtitle, x=xlab, y="Mean weight", fill="") + theme_seqlab())
+
+    fig = make_subplots(rows=1, cols=len(counts), subplot_titles=labels, shared_yaxes=True)
+    for c, h in enumerate(counts, start=1):
+        part = df[df.n_heads == h]
+        for name, g in part.groupby("head", observed=True, sort=True):
+            fig.add_trace(go.Bar(x=g.offset, y=g.weight, name=str(name), marker_color=colors[str(name)],
+                                 legendgroup=str(name), showlegend=c == len(counts)), row=1, col=c)
+    fig.update_layout(**plotly_layout(title, subtitle), barmode="group")
+    fig.update_xaxes(tickvals=offsets, title_text=xlab, row=1, col=(len(counts) + 1) // 2)
     fig.update_xaxes(tickvals=offsets)
-    fig.update_yaxes(matches="y", range=[-0.02, 1.02])
+    fig.update_yaxes(range=[0, 1.02])
+    fig.update_yaxes(title_text="Mean weight", row=1, col=1)
     return gg, fig
 
 
@@ -215,9 +256,9 @@ def head_explorer(maps: pd.DataFrame):
                         subtitle="Mean attention over held-out sequences; move the slider to pick a model and a head",
                         xlab="Key position", ylab="Query position", slider_label="")
     T = int(maps["query"].max())
-    fig.update_yaxes(autorange="reversed", tickmode="linear", dtick=1, scaleanchor="x")
-    fig.update_xaxes(tickmode="linear", dtick=1, range=[0.5, T + 0.5])
-    fig.update_layout(height=620)
+    fig.update_xaxes(tickmode="linear", tick0=1, dtick=1, range=[0.5, T + 0.5], constrain="domain")
+    fig.update_yaxes(tickmode="linear", tick0=1, dtick=1, range=[T + 0.5, 0.5], scaleanchor="x", constrain="domain")
+    fig.update_layout(height=640)
     return fig
 
 

@@ -14,7 +14,7 @@ import torch
 
 from ..nn.multihead import MultiHeadAttention
 from ..nn.positional import RotaryEmbedding, sinusoidal_encoding
-from ..tasks.offsets import offset_accuracy
+from ..tasks.offsets import accuracy_by_position, offset_accuracy
 from . import s14_51
 from ..threads import single_threaded
 from .base import section
@@ -117,16 +117,31 @@ def rope_table(head_dim: int = ROPE_DIM, seed: int = ROPE_SEED, pairs=ROPE_PAIRS
     return pd.DataFrame(rows)
 
 
-def position_ablation(data: dict, num_heads: int = max(s14_51.TASK_HEADS),
-                      seed: int = s14_51.TRAIN_SEEDS[0]) -> pd.DataFrame:
-    """The §14.51 offset task with and without learned positions (same heads, same seed)."""
+def ablation_models(data: dict, num_heads: int = max(s14_51.TASK_HEADS),
+                    seed: int = s14_51.TRAIN_SEEDS[0]) -> dict:
+    """The §14.51 offset model trained with and without learned positions (same heads, same seed)."""
+    return {positions: s14_51.train_offset_model(data, num_heads, seed, positions=positions)
+            for positions in (True, False)}
+
+
+def ablation_table(models: dict, data: dict) -> pd.DataFrame:
+    """Held-out accuracy of the two models of :func:`ablation_models`."""
     rows = []
-    for positions in (True, False):
-        m = s14_51.train_offset_model(data, num_heads, seed, positions=positions)
+    for positions, m in models.items():
         acc = offset_accuracy(m, data["x_test"], data["y_test"])
-        rows.append(dict(positions="learned" if positions else "none", n_heads=num_heads, seed=seed,
+        rows.append(dict(positions="learned" if positions else "none", n_heads=m.attn.num_heads,
                          accuracy_first_target=acc["target_1"], accuracy_second_target=acc["target_2"],
                          accuracy_both=acc["both"]))
+    return pd.DataFrame(rows)
+
+
+def ablation_by_position(models: dict, data: dict) -> pd.DataFrame:
+    """Accuracy per query position (counted from 1), averaged over the targets, for both models."""
+    rows = []
+    for positions, m in models.items():
+        acc = accuracy_by_position(m, data["x_test"], data["y_test"]).mean(-1)  # (T,)
+        rows += [dict(positions="learned" if positions else "none", position=t + 1, accuracy=float(a))
+                 for t, a in enumerate(acc.tolist()) if a == a]
     return pd.DataFrame(rows)
 
 
@@ -170,6 +185,8 @@ def similarity_explorer(PE: torch.Tensor, positions=EXPLORER_POSITIONS):
                         subtitle="Dot product of the sinusoidal codes of query position m and every position n",
                         xlab="Key position n", ylab="PE[m] . PE[n]", slider_label="m = ", active=4)
     fig.update_xaxes(tickmode="linear", dtick=10)
+    fig.update_layout(legend=dict(orientation="h", x=0.99, xanchor="right", y=1.0, yanchor="bottom"),
+                      margin=dict(t=110))
     return fig
 
 
@@ -183,8 +200,10 @@ def run(ctx):
         rot = rotation_table(PE)
         sim = similarity_by_offset(PE)
         rope_tbl = rope_table(seed=ctx.seed(ROPE_SEED))
-        ablation = position_ablation(s14_51.offset_data(ctx.seed(s14_51.DATA_SEED)),
-                                     seed=ctx.seed(s14_51.TRAIN_SEEDS[0]))
+        data = s14_51.offset_data(ctx.seed(s14_51.DATA_SEED))
+        ablated = ablation_models(data, seed=ctx.seed(s14_51.TRAIN_SEEDS[0]))
+        ablation = ablation_table(ablated, data)
+        ablation_positions = ablation_by_position(ablated, data)
         spread = rope_tbl.groupby("offset").dot.agg(lambda s: s.max() - s.min()).max()
         notes = [
             "The permutation is drawn with torch.randperm (the chapter uses R's sample()); the difference is float "
@@ -202,4 +221,5 @@ def run(ctx):
             figs += ctx.save_plotly("positional_encoding_3d", encoding_surface(PE))
             figs += ctx.save_plotly("position_similarity_explorer", similarity_explorer(PE))
         return {"permutation_equivariance": equiv, "pe_rotation": rot, "rope_offsets": rope_tbl,
-                "order_sensitivity": order, "pe_similarity_by_offset": sim, "position_ablation": ablation}, figs, notes
+                "order_sensitivity": order, "pe_similarity_by_offset": sim, "position_ablation": ablation,
+                "position_ablation_by_position": ablation_positions}, figs, notes

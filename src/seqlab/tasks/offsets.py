@@ -20,8 +20,8 @@ from ..nn.multihead import MultiHeadAttention
 from ..nn.positional import LearnedPositionalEncoding
 from ..threads import single_threaded
 
-__all__ = ["IGNORE", "offset_task", "OffsetAttention", "OffsetFit", "fit_offset_model", "offset_accuracy",
-           "attention_by_offset"]
+__all__ = ["IGNORE", "OffsetAttention", "OffsetFit", "accuracy_by_position", "attention_by_offset", "fit_offset_model",
+           "offset_accuracy", "offset_task"]
 
 #: target value at positions that have no token at one of the offsets (skipped by the loss and the accuracy)
 IGNORE = -100
@@ -112,6 +112,15 @@ def offset_accuracy(model: OffsetAttention, x: torch.Tensor, y: torch.Tensor) ->
     out = {f"target_{i + 1}": right[:, i].float().mean().item() for i in range(right.size(1))}
     out["both"] = right.all(-1).float().mean().item()
     return out
+
+
+@torch.no_grad()
+def accuracy_by_position(model: OffsetAttention, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Accuracy per query position and target, (T, n_targets); positions without a full target are NaN."""
+    logits, _ = model(x)
+    right = (logits.argmax(-1) == y).float().mean(0)  # (T, n_targets)
+    keep = (y != IGNORE).all(-1).any(0)  # (T,)
+    return right.masked_fill(~keep.unsqueeze(-1), float("nan"))
 
 
 @torch.no_grad()
