@@ -42,6 +42,11 @@ def test_metrics_match_utilsforecast():
         assert mase(t.y, t.model, tr.y, 4) == pytest.approx(ref_mase[uid], rel=1e-9)
         # utilsforecast reports sMAPE on a 0-1 scale (mean of |e| / (|y| + |f|)); the M4 scale is 200 x that
         assert smape(t.y, t.model) == pytest.approx(200 * ref_smape[uid], rel=1e-9)
+    # the path the chapter's tables take: evaluate() per step, then summarize() per (series, window)
+    cv = test.assign(cutoff=31)
+    per = summarize(evaluate(cv, df, 4, ["model"]), naive2=None).iloc[0]
+    assert per.mase == pytest.approx(ref_mase.mean(), rel=1e-9)
+    assert per.smape == pytest.approx(200 * ref_smape.mean(), rel=1e-9)
 
 
 def test_rolling_origin_splits_hand_worked():

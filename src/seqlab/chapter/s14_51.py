@@ -280,8 +280,9 @@ def run(ctx):
             summary.set_index("n_heads").mean_accuracy_both[max(TASK_HEADS)]
         notes = [f"Weights are initialized exactly as the chapter's nn_linear layers (Wq, Wk, Wv, Wo drawn in that "
                  f"order after seed {INIT_SEED}), so the head correlations match its printed 0.0618 / 0.202.",
-                 "These heads are untrained: the differences come from random projections. Whether trained heads "
-                 "specialize is a separate, empirical question (many can be pruned; Michel et al., 2019).",
+                 "These heads are untrained: the differences come from random projections. The offset task "
+                 "(tables offset_*) measures trained heads; on real text many heads can be pruned "
+                 "(Michel et al., 2019).",
                  f"Offset task (target at t = the tokens at t-{OFFSETS[0]} and t-{OFFSETS[1]}), d_model = {TASK_D_MODEL}, "
                  f"{int(summary.parameters.iloc[0])} parameters for every head count: both targets right in "
                  f"{one:.3g} of held-out positions with {min(TASK_HEADS)} head, {many:.3g} with {max(TASK_HEADS)} heads "

@@ -44,7 +44,7 @@ PROTOCOL = dict(vocab=8, n_train=400, n_test=400, epochs=250, lr=5e-3)
 #: the chapter's recurrent encoder-decoder (§14.48): embedding 16, GRU hidden size 24
 GRU = dict(embed_dim=16, hidden_size=24)
 #: a small pre-LN encoder-decoder Transformer
-TRANSFORMER = dict(d_model=32, num_heads=4, d_ff=64, num_encoder_layers=1, num_decoder_layers=1)
+TRANSFORMER = dict(d_model=16, num_heads=2, d_ff=32, num_encoder_layers=1, num_decoder_layers=1)
 #: pre-LN vs post-LN, with and without warm-up: a deeper stack on one task, several seeds, two learning rates
 WARMUP_STUDY = dict(task="reverse", T=8, layers=3, lrs=[1e-3, 1e-2], warmup_steps=50, seeds=[1, 2, 3],
                     curve_every=5)

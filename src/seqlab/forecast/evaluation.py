@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .metrics import mase_scale, owa
+from .metrics import mase_scale, owa, scaled_errors, smape_terms
 
 __all__ = ["evaluate", "summarize", "per_horizon", "unit_mase", "bootstrap_difference"]
 
@@ -24,11 +24,8 @@ def evaluate(cv: pd.DataFrame, history: pd.DataFrame, season_length: int, models
         y = w["y"].to_numpy(float)
         for m in models:
             f = w[m].to_numpy(float)
-            denom = np.abs(y) + np.abs(f)
             rows.append(pd.DataFrame({"unique_id": uid, "cutoff": cutoff, "model": m, "step": np.arange(1, len(y) + 1),
-                                      "scaled_error": np.abs(y - f) / scale if scale > 0 else np.nan,
-                                      "smape_term": 200 * np.divide(np.abs(y - f), denom, out=np.zeros_like(y),
-                                                                    where=denom > 0)}))
+                                      "scaled_error": scaled_errors(y, f, scale), "smape_term": smape_terms(y, f)}))
     return pd.concat(rows, ignore_index=True)
 
 
