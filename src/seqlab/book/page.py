@@ -27,17 +27,7 @@ __all__ = ["glue", "table", "figure", "erratum", "show", "FIGURE_DIR", "fmt"]
 FIGURE_DIR = Path(os.environ.get("SEQLAB_BOOK_FIGURES", "_figures/figures"))
 
 
-class _Text(str):
-    """A string whose plain-text display has no quotes, so ``{glue:text}`` prints it as it is."""
-
-    def __repr__(self) -> str:
-        return str(self)
-
-    def _repr_pretty_(self, p, cycle) -> None:
-        p.text(str(self))
-
-
-#: thousands separator in prose: a narrow no-break space (a comma would read as a tuple to myst-nb)
+#: thousands separator in prose: a narrow no-break space
 _THOUSANDS = "\u202f"
 
 
@@ -60,7 +50,9 @@ def glue(name: str, value, spec: str = ".3g") -> None:
         from myst_nb import glue as nb_glue
     except ImportError:  # pragma: no cover - the book extra is not installed
         return
-    nb_glue(name, _Text(fmt(value, spec)), display=False)
+    # a plain str: its text/plain form is a quoted literal, which myst-nb unquotes as it is ("1.000" stays
+    # "1.000"; an unquoted 1.000 would be read back as the float 1.0)
+    nb_glue(name, fmt(value, spec), display=False)
 
 
 def table(df, columns: dict[str, str] | None = None, formats: dict[str, str] | None = None, max_rows: int = 16,

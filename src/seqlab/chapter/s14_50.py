@@ -12,7 +12,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..analysis.softmax import attention_entropy, attention_saturation, entropy_surface, logit_spread
+from ..analysis.softmax import (
+    attention_entropy,
+    attention_saturation,
+    entropy_surface,
+    logit_spread,
+)
 from ..threads import single_threaded
 from .base import section
 
@@ -133,9 +138,11 @@ def surface_3d(Z: np.ndarray, ridge: pd.DataFrame, dk_grid=SURFACE_DK, divisors=
                                 colorbar="Attention entropy")],
                           lines=[dict(x=ridge.d_k, y=ridge.divisor, z=ridge.entropy, name="divisor = sqrt(d_k)")],
                           title="Attention entropy over key dimension and logit divisor", xlab="d_k",
-                          ylab="Logit divisor", zlab="Mean attention entropy", log_x=True, log_y=True)
+                          ylab="Logit divisor", zlab="Entropy (nats)", log_x=True, log_y=True)
     fig.update_layout(scene=dict(xaxis=dict(tickvals=[4, 16, 64, 256, 512]),
-                                 yaxis=dict(tickvals=[0.3, 1, 3, 10])))
+                                 yaxis=dict(tickvals=[0.3, 1, 3, 10]),
+                                 camera=dict(eye=dict(x=1.5, y=-1.7, z=0.8))),
+                      margin=dict(l=10, r=10, t=60, b=10))
     return fig
 
 
@@ -178,17 +185,20 @@ def run(ctx):
         ratio = spread.sd_unscaled / spread.sqrt_d_k
         u = sat[sat.scaled == UNSCALED].set_index("d_k")
         s = sat[sat.scaled != UNSCALED].set_index("d_k")
+        lo, hi = min(D_GRID), max(D_GRID)
         notes = [
-            f"The unscaled spread tracks sqrt(d_k) (ratio {ratio.min():.3f} to {ratio.max():.3f}); scaled it stays near 1.",
-            "Erratum (saturation table): the chapter backpropagates sum(alpha). Every softmax row sums to 1, so that "
-            "loss is the constant T and its true gradient is exactly zero; the `gradient_norm` column is float rounding "
-            f"(at most {sat.gradient_norm.max():.3g}) and cannot show saturation. The column `logit_gradient_norm` "
-            "backpropagates sum(alpha * G) for a fixed random G to the logits, i.e. through the softmax Jacobian: "
-            f"unscaled it falls from {u.logit_gradient_norm[8]:.3g} (d_k = 8) to {u.logit_gradient_norm[512]:.3g} "
-            f"(d_k = 512) while the max weight reaches {u.max_attention_weight[512]:.3g}; scaled it stays within "
+            f"The unscaled spread tracks sqrt(d_k) (ratio {ratio.min():.3f} to {ratio.max():.3f}); "
+            "scaled it stays near 1.",
+            "Erratum (saturation table): the chapter backpropagates sum(alpha). Every softmax row sums to 1, so "
+            "that loss is the constant T and its true gradient is exactly zero; the `gradient_norm` column is float "
+            f"rounding (at most {sat.gradient_norm.max():.3g}) and cannot show saturation. The column "
+            "`logit_gradient_norm` backpropagates sum(alpha * G) for a fixed random G to the logits, i.e. through "
+            f"the softmax Jacobian: unscaled it falls from {u.logit_gradient_norm[lo]:.3g} (d_k = {lo}) to "
+            f"{u.logit_gradient_norm[hi]:.3g} (d_k = {hi}) while the max weight reaches "
+            f"{u.max_attention_weight[hi]:.3g}; scaled it stays within "
             f"{s.logit_gradient_norm.min():.3g}-{s.logit_gradient_norm.max():.3g}. With respect to Q "
-            f"(`query_gradient_norm`) the unscaled gradient grows instead ({u.query_gradient_norm[8]:.3g} -> "
-            f"{u.query_gradient_norm[512]:.3g}), because dL/dQ = J^T G K carries the sqrt(d_k)-sized keys: "
+            f"(`query_gradient_norm`) the unscaled gradient grows instead ({u.query_gradient_norm[lo]:.3g} -> "
+            f"{u.query_gradient_norm[hi]:.3g}), because dL/dQ = J^T G K carries the sqrt(d_k)-sized keys: "
             "saturation shows in the rows that go one-hot, not in a smaller overall norm.",
             f"Along tau = sqrt(d_k) the entropy stays between {ridge_tbl.entropy.min():.3f} and "
             f"{ridge_tbl.entropy.max():.3f} nats (log 32 = {math.log(32):.3f} is uniform) across d_k = 4..512: "

@@ -15,7 +15,13 @@ import torch
 
 from ..analysis.params import count_parameters, multihead_parameters
 from ..nn.multihead import MultiHeadAttention
-from ..tasks.offsets import OffsetAttention, attention_by_offset, fit_offset_model, offset_accuracy, offset_task
+from ..tasks.offsets import (
+    OffsetAttention,
+    attention_by_offset,
+    fit_offset_model,
+    offset_accuracy,
+    offset_task,
+)
 from ..threads import single_threaded
 from .base import section
 
@@ -82,25 +88,30 @@ def head_weights_long(W: np.ndarray) -> pd.DataFrame:
 
 def offset_data(seed: int = DATA_SEED, n_train: int = N_TRAIN, n_test: int = N_TEST, length: int = SEQ_LEN,
                 vocab: int = VOCAB, offsets=OFFSETS) -> dict[str, torch.Tensor]:
-    """Training and held-out sequences of the offset task, both drawn from one generator seeded with ``seed``."""
+    """Training and held-out sequences of the offset task, both drawn from one generator seeded with ``seed``.
+
+    Returns ``x_train, y_train, x_test, y_test`` and the task's ``vocab`` and ``offsets``.
+    """
     g = torch.Generator().manual_seed(seed)
     x_train, y_train = offset_task(n_train, length, vocab, offsets, generator=g)
     x_test, y_test = offset_task(n_test, length, vocab, offsets, generator=g)
-    return dict(x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test)
+    return dict(x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test, vocab=vocab,
+                offsets=tuple(offsets))
 
 
-def train_offset_model(data: dict, num_heads: int, seed: int, d_model: int = TASK_D_MODEL, vocab: int = VOCAB, *,
+def train_offset_model(data: dict, num_heads: int, seed: int, d_model: int = TASK_D_MODEL, *,
                        positions: bool = True, steps: int = STEPS, batch: int = BATCH,
                        lr: float = LR) -> OffsetAttention:
     """One model: initialised after ``torch.manual_seed(seed)``, minibatches drawn from ``seed``, one thread."""
     torch.manual_seed(seed)
-    model = OffsetAttention(vocab, data["x_train"].size(1), d_model, num_heads, n_targets=data["y_train"].size(-1),
-                            positions=positions)
+    model = OffsetAttention(data["vocab"], data["x_train"].size(1), d_model, num_heads,
+                            n_targets=data["y_train"].size(-1), positions=positions)
     fit_offset_model(model, data["x_train"], data["y_train"], steps=steps, batch=batch, lr=lr, seed=seed)
     return model
 
 
-def train_offset_models(data: dict, heads=TASK_HEADS, seeds=TRAIN_SEEDS, **kw) -> dict[tuple[int, int], OffsetAttention]:
+def train_offset_models(data: dict, heads=TASK_HEADS, seeds=TRAIN_SEEDS,
+                        **kw) -> dict[tuple[int, int], OffsetAttention]:
     """:func:`train_offset_model` for every (head count, seed)."""
     return {(h, s): train_offset_model(data, h, s, **kw) for h in heads for s in seeds}
 
@@ -182,7 +193,7 @@ def head_patterns_figure(long: pd.DataFrame):
     """The chapter's four untrained heads side by side: (ggplot, plotly)."""
     import warnings
 
-    from plotnine import scale_x_continuous
+    from plotnine import scale_x_continuous, scale_y_reverse
 
     from ..plotting import heatmap_pair
 
@@ -194,6 +205,7 @@ def head_patterns_figure(long: pd.DataFrame):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # replaces heatmap_pair's every-position breaks, too dense in four panels
         gg += scale_x_continuous(breaks=ticks)
+        gg += scale_y_reverse(breaks=ticks)
     fig.update_xaxes(tickvals=ticks)
     fig.update_yaxes(tickvals=ticks)
     return gg, fig
@@ -203,8 +215,17 @@ def offset_attention_figure(by_offset: pd.DataFrame, seed: int = TRAIN_SEEDS[0])
     """Mean weight by offset as grouped bars, one bar per head, one panel per head count (models of ``seed``)."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
-    from plotnine import aes, facet_wrap, geom_col, ggplot, labs, position_dodge, scale_fill_manual, \
-        scale_x_continuous, scale_y_continuous
+    from plotnine import (
+        aes,
+        facet_wrap,
+        geom_col,
+        ggplot,
+        labs,
+        position_dodge,
+        scale_fill_manual,
+        scale_x_continuous,
+        scale_y_continuous,
+    )
 
     from ..plotting import theme_seqlab
     from ..plotting.theme import plotly_layout
@@ -283,10 +304,10 @@ def run(ctx):
                  "These heads are untrained: the differences come from random projections. The offset task "
                  "(tables offset_*) measures trained heads; on real text many heads can be pruned "
                  "(Michel et al., 2019).",
-                 f"Offset task (target at t = the tokens at t-{OFFSETS[0]} and t-{OFFSETS[1]}), d_model = {TASK_D_MODEL}, "
-                 f"{int(summary.parameters.iloc[0])} parameters for every head count: both targets right in "
-                 f"{one:.3g} of held-out positions with {min(TASK_HEADS)} head, {many:.3g} with {max(TASK_HEADS)} heads "
-                 f"(mean over {len(TRAIN_SEEDS)} seeds)."]
+                 f"Offset task (target at t = the tokens at t-{OFFSETS[0]} and t-{OFFSETS[1]}), "
+                 f"d_model = {TASK_D_MODEL}, {int(summary.parameters.iloc[0])} parameters for every head count: "
+                 f"both targets right in {one:.3g} of held-out positions with {min(TASK_HEADS)} head, {many:.3g} "
+                 f"with {max(TASK_HEADS)} heads (mean over {len(TRAIN_SEEDS)} seeds)."]
         figs = []
         if ctx.figures:
             figs = ctx.save("head_patterns", *head_patterns_figure(long))

@@ -15,8 +15,8 @@ import torch
 from ..nn.multihead import MultiHeadAttention
 from ..nn.positional import RotaryEmbedding, sinusoidal_encoding
 from ..tasks.offsets import accuracy_by_position, offset_accuracy
-from . import s14_51
 from ..threads import single_threaded
+from . import s14_51
 from .base import section
 
 SEED = 81
@@ -101,7 +101,7 @@ def similarity_by_offset(PE: torch.Tensor) -> pd.DataFrame:
     n = S.shape[0]
     off = np.subtract.outer(np.arange(n), np.arange(n))
     rows = [dict(offset=int(k), dot_min=float(S[off == k].min()), dot_max=float(S[off == k].max()))
-            for k in range(0, n)]
+            for k in range(n)]
     out = pd.DataFrame(rows)
     out["spread"] = out.dot_max - out.dot_min
     return out

@@ -1,0 +1,158 @@
+"""§14.50-§14.52 as the attention page shows them: the multi-head demonstration, the explorers, the contract."""
+import re
+
+import numpy as np
+import pytest
+import torch
+from conftest import REPO
+
+from seqlab.chapter import s14_50, s14_51, s14_52
+from seqlab.nn.positional import sinusoidal_encoding
+
+#: table name -> columns of `seqlab run SECTION --json` before the page was rewritten (the contract)
+CONTRACT = {
+    "14.50": {"logit_spread": ["d_k", "sd_unscaled", "sqrt_d_k", "sd_scaled"],
+              "saturation": ["d_k", "scaled", "gradient_norm", "logit_gradient_norm", "query_gradient_norm",
+                             "max_attention_weight", "attention_entropy"],
+              "entropy_ridge": ["d_k", "divisor", "entropy"]},
+    "14.50.2": {"causal_weights": ["query", "k1", "k2", "k3", "k4", "k5", "k6"],
+                "causal_checks": ["max_above_diagonal", "row_sums_min", "row_sums_max", "fused_vs_explicit_max_abs",
+                                  "mask_after_softmax_row_sum_min"]},
+    "14.51": {"head_parameters": ["n_heads", "d_per_head", "parameters", "formula_4_d_model_sq", "note"],
+              "head_diversity": ["mean_pairwise_correlation", "max_pairwise_correlation", "interpretation"],
+              "head_weights": ["head", "query", "key", "w"]},
+    "14.52": {"permutation_equivariance": ["max_abs_difference", "permutation", "conclusion"],
+              "pe_rotation": ["max_rotation_error", "offset", "interpretation"],
+              "rope_offsets": ["query_position", "key_position", "offset", "dot"]},
+}
+
+
+@pytest.mark.parametrize("sid", sorted(CONTRACT))
+def test_contract_tables_keep_their_columns(section_results, sid):
+    tables = section_results(sid).tables
+    for name, cols in CONTRACT[sid].items():
+        assert name in tables, (sid, name)
+        assert list(tables[name].columns) == cols, (sid, name)
+        assert len(tables[name])
+
+
+# --------------------------------------------------------------------------- what several heads buy (§14.51)
+
+def test_heads_at_equal_parameters(section_results):
+    acc = section_results("14.51").tables["offset_accuracy"]
+    assert acc.parameters.nunique() == 1  # only the head count changes
+    assert set(acc.n_heads) == set(s14_51.TASK_HEADS) and len(acc) == len(s14_51.TASK_HEADS) * len(s14_51.TRAIN_SEEDS)
+    assert (acc.d_per_head * acc.n_heads == s14_51.TASK_D_MODEL).all()
+
+
+def test_four_heads_beat_one_head_by_a_clear_margin(section_results):
+    """Measured over every seed: 1 head got both targets at 15-18% of positions, 2 and 4 heads at 100%."""
+    acc = section_results("14.51").tables["offset_accuracy"]
+    both = acc.groupby("n_heads").accuracy_both
+    one, many = min(s14_51.TASK_HEADS), max(s14_51.TASK_HEADS)
+    assert both.min()[many] > 0.95  # the worst four-head seed
+    assert both.max()[one] < 0.5  # the best one-head seed
+    assert both.min()[many] - both.max()[one] > 0.5
+    chance = 1 / s14_51.VOCAB
+    assert both.min()[many] > 10 * chance
+
+
+def test_one_head_splits_and_keeps_the_heavier_token(section_results):
+    tabs = section_results("14.51").tables
+    split = s14_51.one_head_split(tabs["offset_attention"], tabs["offset_accuracy"])
+    w = split[["weight_first_offset", "weight_second_offset"]].to_numpy()
+    a = split[["accuracy_first_target", "accuracy_second_target"]].to_numpy()
+    assert (w > 0.3).all()  # it attends to both offsets
+    assert (a.min(1) < 0.5).all()  # and loses one of the two tokens
+    assert (w.argmax(1) == a.argmax(1)).mean() >= 2 / 3  # mostly the lighter one
+
+
+def test_two_heads_specialise(section_results):
+    roles = s14_51.head_roles(section_results("14.51").tables["offset_attention"])
+    two = roles[roles.n_heads == 2]
+    assert (two.main_weight > 0.9).all()
+    assert set(two.main_offset) == set(s14_51.OFFSETS)
+
+
+def test_offset_training_is_deterministic():
+    data = s14_51.offset_data(n_train=64, n_test=32)
+    runs = [s14_51.train_offset_model(data, 2, seed=5, steps=5, batch=16) for _ in range(2)]
+    x = data["x_test"]
+    with torch.no_grad():
+        assert torch.equal(runs[0](x)[0], runs[1](x)[0])
+
+
+def test_without_positions_the_task_fails(section_results):
+    abl = section_results("14.52").tables["position_ablation"].set_index("positions")
+    assert abl.accuracy_both["learned"] > 0.95 and abl.accuracy_both["none"] < 0.1
+    by_pos = section_results("14.52").tables["position_ablation_by_position"]
+    none = by_pos[by_pos.positions == "none"].accuracy.to_numpy()
+    assert none[-1] < none[0]  # guessing among more tokens is harder
+
+
+# --------------------------------------------------------------------------- the rest of the sections
+
+def test_mask_blocks_the_future(section_results):
+    leak = section_results("14.50.2").tables["future_leak"].set_index("mask").max_change_before
+    assert leak["causal"] == 0 and leak["none"] > 0.1
+
+
+def test_positions_break_equivariance(section_results):
+    tabs = section_results("14.52").tables
+    order = tabs["order_sensitivity"].set_index("inputs").max_abs_difference
+    assert order["tokens only"] < 1e-6 and order["tokens + sinusoidal positions"] > 1e-2
+    sim = tabs["pe_similarity_by_offset"]
+    assert sim.spread.max() < 1e-4 and sim.dot_max[0] == pytest.approx(s14_52.PE_DIM / 2)
+
+
+# --------------------------------------------------------------------------- explorers
+
+def _step_data(fig):
+    """For each slider step, the data arrays of the traces it makes visible."""
+    (slider,) = fig.layout.sliders
+    out = []
+    for step in slider.steps:
+        visible = step.args[0]["visible"]
+        assert len(visible) == len(fig.data) and sum(visible) >= 1
+        shown = [tr for tr, v in zip(fig.data, visible) if v]
+        out.append([np.asarray(tr.z if getattr(tr, "z", None) is not None else tr.y, dtype=float).ravel()
+                    for tr in shown])
+    return out
+
+
+def _assert_steps_change_data(fig, min_steps):
+    data = _step_data(fig)
+    assert len(data) >= min_steps
+    first = data[0]
+    for other in data[1:]:
+        assert any(a.shape != b.shape or not np.allclose(a, b) for a, b in zip(first, other))
+
+
+def test_softmax_explorer_slider_redraws():
+    fig = s14_50.softmax_explorer(s14_50.explorer_frame(dk_values=(4, 64, 512)))
+    assert fig.layout.sliders[0].steps[0].label == "4"
+    _assert_steps_change_data(fig, 3)
+
+
+def test_head_explorer_slider_redraws():
+    data = s14_51.offset_data(n_train=64, n_test=16)
+    models = s14_51.train_offset_models(data, heads=(1, 2), seeds=(7,), steps=3, batch=16)
+    fig = s14_51.head_explorer(s14_51.attention_maps(models, data, seed=7))
+    assert [s.label for s in fig.layout.sliders[0].steps] == ["1 head: head 1", "2 heads: head 1", "2 heads: head 2"]
+    _assert_steps_change_data(fig, 3)
+
+
+def test_position_explorer_slider_redraws():
+    fig = s14_52.similarity_explorer(sinusoidal_encoding(s14_52.PE_LEN, s14_52.PE_DIM))
+    _assert_steps_change_data(fig, len(s14_52.EXPLORER_POSITIONS))
+
+
+# --------------------------------------------------------------------------- the page source
+
+def test_page_glues_every_quoted_name_and_drops_show():
+    text = (REPO / "book" / "attention.md").read_text(encoding="utf-8")
+    quoted = set(re.findall(r"\{glue:text\}`([A-Za-z0-9_]+)", text))
+    defined = set(re.findall(r'glue\("([A-Za-z0-9_]+)"', text))
+    assert quoted and quoted <= defined, quoted - defined
+    assert "show(" not in text
+    assert "erratum(" in text and text.count("```{code-cell}") >= 20
