@@ -158,3 +158,39 @@ def test_checkpoint_is_one_unit(copy):
     (copy / "trainer_state.json").unlink()
     model, tok, state = load_checkpoint(copy)
     assert tok is not None and tok.vocab_size == model.config.vocab_size and state["iteration"] == 10
+
+
+def test_sigkill_then_resume_is_bitwise_exact(tmp_path, corpus):
+    """A run killed with SIGKILL mid-training resumes (its lock died with it) to the same weights, bit for bit."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from safetensors.torch import load_file
+
+    args = [a if a != "10" else "400" for a in TINY]  # --max-iters 400, checkpoints every 5 iterations
+    cmd = lambda out: [sys.executable, "-m", "seqlab", "lm", "train", "--text", str(corpus), "--out", str(out), *args]  # noqa: E731
+    assert subprocess.run(cmd(tmp_path / "whole"), capture_output=True, timeout=600).returncode == 0
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen(cmd(killed), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    state = killed / "trainer_state.json"
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None:
+        if state.exists() and json.loads(state.read_text() or "{}").get("iteration", 0) >= 20:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    again = subprocess.run(cmd(killed), capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert "resumed from iteration" in again.stdout
+    a, b = load_file(str(tmp_path / "whole" / "checkpoint.safetensors")), load_file(str(killed / "checkpoint.safetensors"))
+    assert a.keys() == b.keys() and all(torch_equal(a[k], b[k]) for k in a)
+
+
+def torch_equal(x, y) -> bool:
+    import torch
+
+    return x.dtype == y.dtype and x.shape == y.shape and bool(torch.equal(x, y))
