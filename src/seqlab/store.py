@@ -161,7 +161,8 @@ def verify_artifacts(name: str, expected_config: dict | None = None, root: Path 
 def read_artifact_csv(name: str, fname: str, root: Path | None = None):
     import pandas as pd
 
-    return pd.read_csv(artifact_dir(name, root) / fname)
+    # round_trip: a value written with 17 significant digits reads back as the same float
+    return pd.read_csv(artifact_dir(name, root) / fname, float_precision="round_trip")
 
 
 def read_artifact_json(name: str, fname: str, root: Path | None = None):

@@ -1,11 +1,16 @@
-"""Cost of attention vs recurrence: analytic FLOPs, wall-clock and peak memory (§14.55)."""
+"""Cost of attention vs recurrence: analytic FLOPs, wall-clock, achieved FLOP rates and peak memory (§14.55)."""
 from __future__ import annotations
 
 import time
+import warnings
+from contextlib import contextmanager
 
+from ..errors import InvalidParameterError
 from .params import GATE_BLOCKS
 
-__all__ = ["attention_flops", "recurrent_flops", "time_call", "peak_cpu_memory", "crossover"]
+__all__ = ["attention_flops", "attention_core_flops", "recurrent_flops", "flop_crossover",
+           "gflops", "time_call", "time_training_step", "torch_threads", "fused_rnn_kernels", "peak_cpu_memory",
+           "crossover"]
 
 
 def attention_flops(T: int, d: int) -> int:
@@ -13,10 +18,29 @@ def attention_flops(T: int, d: int) -> int:
     return 8 * T * d * d + 4 * T * T * d
 
 
+def attention_core_flops(T: int, d: int) -> int:
+    """The T^2 part of :func:`attention_flops`: Q K^T (2 T^2 d) and the weighted sum of values (2 T^2 d)."""
+    return 4 * T * T * d
+
+
 def recurrent_flops(T: int, d: int, cell: str = "rnn", input_size: int | None = None) -> int:
     """Forward FLOPs of one recurrent layer: T steps of g blocks of (d x (d + m)) matvecs, 2 g T d (d + m)."""
     m = d if input_size is None else input_size
     return 2 * GATE_BLOCKS[cell] * T * d * (d + m)
+
+
+def flop_crossover(d: int, cell: str = "lstm") -> float:
+    """T at which one self-attention layer (8 T d^2 + 4 T^2 d) has as many FLOPs as one recurrent layer.
+
+    For the LSTM (16 T d^2) this is T = 2d; for a vanilla RNN (4 T d^2) attention always has more.
+    """
+    rec = 2 * GATE_BLOCKS[cell] * 2  # recurrent FLOPs per T d^2 (input size = d)
+    return max(0.0, (rec - 8) * d / 4)
+
+
+def gflops(flops: float, seconds: float) -> float:
+    """Achieved rate in GFLOP/s."""
+    return flops / seconds / 1e9
 
 
 def time_call(fn, repeats: int = 3, warmup: int = 1) -> float:
@@ -29,6 +53,49 @@ def time_call(fn, repeats: int = 3, warmup: int = 1) -> float:
         fn()
         best = min(best, time.perf_counter() - t0)
     return best
+
+
+def time_training_step(module, x, repeats: int = 3, warmup: int = 1) -> float:
+    """Best-of-``repeats`` seconds of one forward and backward pass of ``module`` on ``x`` (loss: sum of outputs).
+
+    Parameter gradients are cleared between calls; ``x`` needs no gradient.
+    """
+    def step():
+        module.zero_grad(set_to_none=True)
+        out = module(x)
+        (out[0] if isinstance(out, tuple) else out).sum().backward()
+
+    return time_call(step, repeats, warmup)
+
+
+@contextmanager
+def torch_threads(n: int):
+    """Run the block with ``torch.set_num_threads(n)``; the previous setting comes back afterwards."""
+    import torch
+
+    if n < 1:
+        raise InvalidParameterError(f"thread count must be >= 1, got {n}")
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+@contextmanager
+def fused_rnn_kernels(enabled: bool):
+    """Allow or forbid oneDNN (MKLDNN) kernels, which run a whole LSTM layer as one fused CPU call.
+
+    With ``enabled=False`` PyTorch falls back to its generic path, which dispatches
+    the recurrent matrix product step by step.
+    """
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # toggling oneDNN also prints a note about Intel-GPU TF32
+        with torch.backends.mkldnn.flags(enabled=enabled):
+            yield
 
 
 def peak_cpu_memory(fn) -> int:

@@ -1,71 +1,266 @@
-"""§14.54 Encoder, decoder, and the three attention patterns: self, causal self, cross."""
+"""§14.54 Encoder, decoder, and the three attention patterns: self, causal self, cross; trained on copy and reversal."""
 from __future__ import annotations
 
 import pandas as pd
 import torch
 
-from ..analysis.params import count_parameters, decoder_layer_parameters, encoder_layer_parameters
-from ..nn.attention import causal_mask
+from ..analysis.params import (
+    count_parameters,
+    decoder_layer_parameters,
+    encoder_layer_parameters,
+)
+from ..experiments.transformer_tasks import (
+    ATTENTION_T,
+    LENGTHS,
+    MODELS,
+    PROTOCOL,
+    task_experiment,
+    transformer_task_results,
+)
+from ..nn.attention import causal_mask, padding_mask
+from ..nn.seq2seq_transformer import Seq2SeqTransformer, shift_right
 from ..nn.transformer import DecoderLayer, EncoderLayer
+from ..tasks.seq2seq import random_tokens
+from ..threads import single_threaded
 from ._util import shape_str
 from .base import section
 
+SEED = 95
+#: the layers whose attention patterns are drawn (untrained)
 D, H, D_FF = 32, 4, 128
+T_SRC, T_TGT = 7, 5
+#: the padded demonstration batch: three source sequences of these lengths, padded with token 0
+DEMO_LENGTHS = (5, 3, 4)
+DEMO_VOCAB = 8
+#: the demonstration model: the chapter's small Transformer (see experiments.transformer_tasks.TRANSFORMER)
+DEMO_MODEL = dict(d_model=16, num_heads=2, d_ff=32)
+
+MODEL_COLORS = {"GRU": "steelblue", "GRU + attention": "#D8433B", "Transformer": "#7FB069"}
 
 
-@section("14.54", "Encoder, decoder, and the three attention patterns")
-def run(ctx):
-    torch.manual_seed(ctx.seed(95))
-    T_src, T_tgt = 7, 5
+def layer_pair(seed: int = SEED) -> tuple[EncoderLayer, DecoderLayer, torch.Tensor, torch.Tensor]:
+    """An untrained encoder layer and decoder layer with a random source (1, T_SRC, D) and target (1, T_TGT, D)."""
+    torch.manual_seed(seed)
     enc = EncoderLayer(D, H, D_FF).eval()
     dec = DecoderLayer(D, H, D_FF).eval()
-    src = torch.randn(1, T_src, D)
-    tgt = torch.randn(1, T_tgt, D)
-    with torch.no_grad():
-        memory = enc(src)
-        _, w_self = enc.self_attn(enc.norm1(src), need_weights=True)
-        _, w_causal = dec.self_attn(dec.norm1(tgt), is_causal=True, need_weights=True)
-        _, w_cross = dec.cross_attn(dec.norm2(tgt), memory, memory, need_weights=True)
-        out = dec(tgt, memory)
-        # causality: changing the last target position must not move earlier outputs
-        tgt2 = tgt.clone()
-        tgt2[:, -1] += 5.0
-        leak = (dec(tgt2, memory)[:, :-1] - out[:, :-1]).abs().max().item()
-    patterns = pd.DataFrame([
+    return enc, dec, torch.randn(1, T_SRC, D), torch.randn(1, T_TGT, D)
+
+
+@torch.no_grad()
+def attention_weights(enc: EncoderLayer, dec: DecoderLayer, src: torch.Tensor, tgt: torch.Tensor) -> dict:
+    """The weights of the three patterns, each (1, H, T_q, T_k), and the encoder memory."""
+    memory = enc(src)
+    _, w_self = enc.self_attn(enc.norm1(src), need_weights=True)
+    _, w_causal = dec.self_attn(dec.norm1(tgt), is_causal=True, need_weights=True)
+    _, w_cross = dec.cross_attn(dec.norm2(tgt), memory, memory, need_weights=True)
+    return {"self": w_self, "causal self": w_causal, "cross": w_cross, "memory": memory}
+
+
+def pattern_table(w: dict, out_shape: str) -> pd.DataFrame:
+    return pd.DataFrame([
         dict(pattern="self (encoder)", queries_from="source", keys_values_from="source", mask="none (or padding)",
-             weights_shape=shape_str(w_self[0]), output_shape=shape_str(memory)),
+             weights_shape=shape_str(w["self"][0]), output_shape=shape_str(w["memory"])),
         dict(pattern="causal self (decoder)", queries_from="target", keys_values_from="target so far",
-             mask="j <= i", weights_shape=shape_str(w_causal[0]), output_shape=shape_str(out)),
+             mask="j <= i", weights_shape=shape_str(w["causal self"][0]), output_shape=out_shape),
         dict(pattern="cross (decoder -> encoder)", queries_from="target", keys_values_from="encoder memory",
-             mask="none (or source padding)", weights_shape=shape_str(w_cross[0]), output_shape=shape_str(out)),
+             mask="none (or source padding)", weights_shape=shape_str(w["cross"][0]), output_shape=out_shape),
     ])
-    params = pd.DataFrame([
+
+
+def layer_parameters(enc: EncoderLayer, dec: DecoderLayer) -> pd.DataFrame:
+    return pd.DataFrame([
         dict(layer="encoder layer", parameters=count_parameters(enc), formula="4d^2 + 2 d d_ff + 9d + d_ff",
              formula_value=encoder_layer_parameters(D, D_FF)),
         dict(layer="decoder layer", parameters=count_parameters(dec), formula="8d^2 + 2 d d_ff + 15d + d_ff",
              formula_value=decoder_layer_parameters(D, D_FF)),
     ])
-    checks = pd.DataFrame([dict(future_leak_max_abs=leak,
-                                causal_weights_above_diagonal=w_causal[0, :, ~causal_mask(T_tgt)].abs().max().item())])
+
+
+@torch.no_grad()
+def causality_check(dec: DecoderLayer, memory: torch.Tensor, tgt: torch.Tensor, w_causal: torch.Tensor):
+    """Change the last target position: how far do earlier decoder outputs move? And the weights above the diagonal."""
+    out = dec(tgt, memory)
+    tgt2 = tgt.clone()
+    tgt2[:, -1] += 5.0
+    leak = (dec(tgt2, memory)[:, :-1] - out[:, :-1]).abs().max().item()
+    above = w_causal[0, :, ~causal_mask(tgt.size(1))].abs().max().item()
+    return pd.DataFrame([dict(future_leak_max_abs=leak, causal_weights_above_diagonal=above)]), shape_str(out)
+
+
+def pattern_weights(w: dict) -> pd.DataFrame:
+    """Head 1 of each pattern in long form (pattern, query, key, w)."""
     rows = []
-    for name, w in (("self", w_self), ("causal self", w_causal), ("cross", w_cross)):
-        W = w[0, 0]
+    for name in ("self", "causal self", "cross"):
+        W = w[name][0, 0]
         rows += [dict(pattern=name, query=i + 1, key=j + 1, w=float(W[i, j]))
                  for i in range(W.size(0)) for j in range(W.size(1))]
-    weights = pd.DataFrame(rows)
-    notes = ["Self-attention is T_src x T_src, causal self-attention T_tgt x T_tgt with the upper triangle zero, "
-             "cross-attention T_tgt x T_src: queries from the decoder, keys and values from the encoder.",
-             f"Changing the last target token moves earlier decoder outputs by at most {leak:.3g}: the causal mask "
-             "holds through the whole decoder layer, cross-attention and FFN included."]
+    return pd.DataFrame(rows)
+
+
+def padded_batch(seed: int = SEED, lengths=DEMO_LENGTHS, vocab: int = DEMO_VOCAB):
+    """Random source sequences of the given lengths, padded on the right with token 0: ``(src, lengths)``."""
+    g = torch.Generator().manual_seed(seed)
+    lengths = torch.tensor(lengths)
+    src = random_tokens(len(lengths), int(lengths.max()), vocab, g)
+    src[~padding_mask(lengths, src.size(1))[:, 0, 0]] = 0
+    return src, lengths
+
+
+def mask_view(mask: torch.Tensor, src: torch.Tensor) -> pd.DataFrame:
+    """A (B, 1, 1, T) key mask as a frame: one row per sequence, token and 1/0 for each position."""
+    keep = mask[:, 0, 0].int()
+    return pd.DataFrame([dict(sequence=b + 1, tokens=" ".join(map(str, src[b].tolist())),
+                              **{f"p{t + 1}": int(keep[b, t]) for t in range(keep.size(1))})
+                         for b in range(keep.size(0))])
+
+
+def shifted_view(tgt: torch.Tensor, start_token: int) -> pd.DataFrame:
+    """Teacher forcing for one target row: what the decoder reads at each position and what it must predict."""
+    dec_in = shift_right(tgt, start_token)[0]
+    return pd.DataFrame([dict(position=i + 1, decoder_input=int(dec_in[i]), target=int(tgt[0, i]),
+                              sees_targets=("start token only" if i == 0 else "y_1" if i == 1 else f"y_1..y_{i}"))
+                         for i in range(tgt.size(1))])
+
+
+def demo_model(seed: int = SEED, vocab: int = DEMO_VOCAB) -> Seq2SeqTransformer:
+    """An untrained encoder-decoder Transformer of the chapter's size, for content tokens 1..vocab."""
+    torch.manual_seed(seed)
+    return Seq2SeqTransformer(vocab + 2, **DEMO_MODEL).eval()
+
+
+@torch.no_grad()
+def mask_checks(model: Seq2SeqTransformer, src: torch.Tensor, lengths: torch.Tensor, seed: int = SEED) -> pd.DataFrame:
+    """Largest change of the logits when something the model must not see is changed, and two controls."""
+    g = torch.Generator().manual_seed(seed + 1)
+    tgt = random_tokens(src.size(0), 6, DEMO_VOCAB, g)
+    base = model(src, tgt, lengths)[0]
+    # 1) new tokens in the padded source positions, lengths unchanged
+    noisy = src.clone()
+    pad = ~padding_mask(lengths, src.size(1))[:, 0, 0]
+    noisy[pad] = random_tokens(1, int(pad.sum()) + 1, DEMO_VOCAB, g)[0, : int(pad.sum())]
+    padded = (model(noisy, tgt, lengths)[0] - base).abs().max().item()
+    # control: the same change when the model is told every position is real
+    full = torch.full_like(lengths, src.size(1))
+    unmasked = (model(noisy, tgt, full)[0] - model(src, tgt, full)[0]).abs().max().item()
+    # 2) a different target token y_k: positions 1..k (which read y_1..y_{k-1}) must not move
+    k = 3
+    tgt2 = tgt.clone()
+    tgt2[:, k - 1] = tgt2[:, k - 1] % DEMO_VOCAB + 1
+    changed = model(src, tgt2, lengths)[0]
+    past = (changed[:, :k] - base[:, :k]).abs().max().item()
+    later = (changed[:, k:] - base[:, k:]).abs().max().item()
+    return pd.DataFrame([
+        dict(check="padded source tokens replaced (padding mask on)", max_abs_logit_change=padded, should_be="0"),
+        dict(check="the same, padding mask off (control)", max_abs_logit_change=unmasked, should_be="> 0"),
+        dict(check=f"target token y_{k} replaced: logits at positions 1..{k}", max_abs_logit_change=past,
+             should_be="0"),
+        dict(check=f"the same: logits at positions {k + 1}.. (control)", max_abs_logit_change=later,
+             should_be="> 0"),
+    ])
+
+
+def task_comparison() -> pd.DataFrame:
+    """GRU, GRU + attention and Transformer on copy and reversal (HEAVY_EVAL=1 trains them, else the artifacts)."""
+    df = transformer_task_results()["comparison"].copy()
+    df["model"] = pd.Categorical(df.model, categories=list(MODELS), ordered=True)
+    return df.sort_values(["task", "model", "sequence_length"]).reset_index(drop=True)
+
+
+def rerun_one(model: str = "Transformer", task: str = "reverse", T: int = 8) -> pd.DataFrame:
+    """Train one cell of the comparison again, now, single-threaded as in the workers, beside its stored row."""
+    with single_threaded():
+        live = task_experiment(model, task, T)
+    stored = task_comparison().set_index(["model", "task", "sequence_length"]).loc[(model, task, T)]
+    cols = ["final_loss", "heldout_free_running", "heldout_exact_sequences"]
+    return pd.DataFrame([dict(run="stored artifact", **{c: float(stored[c]) for c in cols}),
+                         dict(run="trained now", **{c: float(live[c]) for c in cols})])
+
+
+def accuracy_table(comparison: pd.DataFrame, value: str = "heldout_free_running") -> pd.DataFrame:
+    """One row per task and length, one column per model: ``value`` (default held-out free-running accuracy)."""
+    wide = comparison.pivot_table(index=["task", "sequence_length"], columns="model", values=value, observed=True)
+    return wide.reset_index().rename_axis(columns=None)
+
+
+def cross_attention_maps() -> pd.DataFrame:
+    """The trained Transformers' first-layer cross-attention on one held-out sequence at T = ATTENTION_T, head mean."""
+    att = transformer_task_results()["cross_attention"]
+    return (att.groupby(["task", "output_position", "input_position"], as_index=False).weight.mean())
+
+
+def comparison_figure(comparison: pd.DataFrame):
+    from ..plotting import line_pair
+
+    c = comparison.assign(model=comparison.model.astype(str),
+                          task=comparison.task.map({"copy": "copy", "reverse": "reversal"}))
+    return line_pair(c, "sequence_length", "heldout_free_running", "model", facet="task", points=True, log_x=True,
+                     title="Held-out accuracy, free-running decoding",
+                     subtitle=f"{PROTOCOL['n_train']} training sequences, {PROTOCOL['epochs']} full-batch Adam steps "
+                              f"for every model; chance = 1/{PROTOCOL['vocab']}",
+                     xlab="Sequence length T (log scale)", ylab="Held-out token accuracy",
+                     colors=MODEL_COLORS, hline=1 / PROTOCOL["vocab"])
+
+
+def cross_attention_figure(maps: pd.DataFrame):
+    from ..plotting import heatmap_pair
+
+    m = maps.assign(task=maps.task.map({"copy": "copy", "reverse": "reversal"}))
+    return heatmap_pair(m, "input_position", "output_position", "weight", facet="task",
+                        title="What the trained Transformer's decoder reads",
+                        subtitle=f"Cross-attention (layer 1, mean of heads) on a held-out sequence of length "
+                                 f"{ATTENTION_T}", xlab="Source position", ylab="Output position")
+
+
+def patterns_figure(weights: pd.DataFrame):
+    from ..plotting import heatmap_pair
+
+    order = ["self", "causal self", "cross"]
+    weights = weights.assign(pattern=pd.Categorical(weights.pattern, categories=order, ordered=True))
+    return heatmap_pair(weights, "key", "query", "w", facet="pattern",
+                        title="The three attention patterns (head 1, untrained)",
+                        subtitle="Self: every source pair. Causal self: only the past. Cross: target queries, "
+                                 "source keys", xlab="Key position", ylab="Query position")
+
+
+def _notes(checks: pd.DataFrame, comparison: pd.DataFrame, masks: pd.DataFrame) -> list[str]:
+    leak = checks.future_leak_max_abs.iloc[0]
+    acc = comparison.set_index(["task", "model", "sequence_length"]).heldout_free_running
+    T = max(LENGTHS)
+    return [
+        "Self-attention is T_src x T_src, causal self-attention T_tgt x T_tgt with the upper triangle zero, "
+        "cross-attention T_tgt x T_src: queries from the decoder, keys and values from the encoder.",
+        f"Changing the last target position moves earlier decoder outputs by at most {leak:.3g}: the causal mask "
+        "holds through the whole decoder layer, cross-attention and FFN included.",
+        f"Padding: replacing padded source tokens changes the logits by {masks.max_abs_logit_change.iloc[0]:.3g} "
+        f"with the mask and by {masks.max_abs_logit_change.iloc[1]:.3g} without it.",
+        f"Held-out free-running accuracy at T = {T} (copy / reversal): "
+        + "; ".join(f"{m} {acc[('copy', m, T)]:.3f} / {acc[('reverse', m, T)]:.3f}" for m in MODELS)
+        + f". Every model had the same {PROTOCOL['n_train']} training sequences and {PROTOCOL['epochs']} steps.",
+    ]
+
+
+@section("14.54", "Encoder, decoder, and the three attention patterns")
+def run(ctx):
+    seed = ctx.seed(SEED)
+    enc, dec, src, tgt = layer_pair(seed)
+    w = attention_weights(enc, dec, src, tgt)
+    checks, out_shape = causality_check(dec, w["memory"], tgt, w["causal self"])
+    weights = pattern_weights(w)
+    batch, lengths = padded_batch(seed)
+    model = demo_model(seed)
+    masks = mask_checks(model, batch, lengths, seed)
+    comparison = task_comparison()
+    rerun = rerun_one()
+    maps = cross_attention_maps()
     figs = []
     if ctx.figures:
-        from ..plotting import heatmap_pair
-
-        gg, fig = heatmap_pair(weights, "key", "query", "w", facet="pattern",
-                               title="The three attention patterns (head 1, untrained)",
-                               subtitle="Self: every source pair. Causal self: only the past. Cross: target queries, "
-                                        "source keys", xlab="Key position", ylab="Query position")
-        figs = ctx.save("attention_patterns", gg, fig)
-    tables = {"attention_patterns": patterns, "layer_parameters": params, "causality_check": checks,
-              "pattern_weights": weights}
-    return tables, figs, notes
+        figs = ctx.save("attention_patterns", *patterns_figure(weights))
+        figs += ctx.save("task_comparison", *comparison_figure(comparison))
+        figs += ctx.save("cross_attention", *cross_attention_figure(maps))
+    tables = {"attention_patterns": pattern_table(w, out_shape), "layer_parameters": layer_parameters(enc, dec),
+              "causality_check": checks, "pattern_weights": weights,
+              "padding_mask": mask_view(padding_mask(lengths, batch.size(1)), batch),
+              "shifted_targets": shifted_view(batch[:1], model.start_token), "mask_checks": masks,
+              "task_comparison": comparison.assign(model=comparison.model.astype(str)),
+              "heldout_accuracy": accuracy_table(comparison), "cross_attention": maps, "rerun_check": rerun}
+    return tables, figs, _notes(checks, comparison, masks)

@@ -1,6 +1,7 @@
 """``seqlab list`` and ``seqlab run``: the chapter's sections as tables, notes and figures (text or JSON)."""
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import math
@@ -88,7 +89,9 @@ def _cmd_run(args) -> int:
     out = check_output_dir(args.out) if args.out else Path(tempfile.mkdtemp(prefix="seqlab-"))
     results, t0 = [], time.perf_counter()
     for sid in ids:
-        res = run_section(sid, out, seed=args.seed, figures=not args.no_figures)
+        # with --json, stdout carries exactly one JSON object: anything a section prints goes to stderr
+        with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
+            res = run_section(sid, out, seed=args.seed, figures=not args.no_figures)
         results.append(res)
         if not args.json:
             _print_text(res)

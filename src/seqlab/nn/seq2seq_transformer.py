@@ -124,6 +124,27 @@ class Seq2SeqTransformer(nn.Module):
         return self.decode(shift_right(tgt, self.start_token), memory, mask), None
 
     @torch.no_grad()
+    def cross_attention(self, src: torch.Tensor, tgt: torch.Tensor, src_lengths: torch.Tensor | None = None,
+                        ) -> list[torch.Tensor]:
+        """Cross-attention weights of each decoder layer under teacher forcing: a list of (B, h, T', T).
+
+        Each decoder layer's cross-attention is re-run on the inputs it received in a
+        normal forward pass, with ``need_weights=True``; nothing is recomputed by hand.
+        """
+        maps: list[torch.Tensor] = []
+
+        def keep(module, args, kwargs, _out):
+            maps.append(module.forward(*args, **{**kwargs, "need_weights": True})[1])
+
+        handles = [layer.cross_attn.register_forward_hook(keep, with_kwargs=True) for layer in self.decoder]
+        try:
+            self(src, tgt, src_lengths)
+        finally:
+            for h in handles:
+                h.remove()
+        return maps
+
+    @torch.no_grad()
     def greedy_decode(self, src: torch.Tensor, length: int, src_lengths: torch.Tensor | None = None,
                       ) -> tuple[torch.Tensor, None]:
         """Free-running decoding: each step appends the model's own argmax and reruns the decoder."""

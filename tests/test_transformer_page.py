@@ -1,0 +1,308 @@
+"""The encoder-decoder Transformer (masks, shifted targets), its experiment and artifacts, and the §14.53-§14.55 page.
+
+No timing is asserted anywhere: timings flip under load.
+"""
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+
+from seqlab.analysis.complexity import (
+    attention_core_flops,
+    attention_flops,
+    flop_crossover,
+    gflops,
+    recurrent_flops,
+)
+from seqlab.errors import InvalidParameterError
+from seqlab.nn import Seq2SeqTransformer, padding_mask, shift_right, source_mask
+
+PAGE = Path(__file__).resolve().parents[1] / "book" / "transformer.md"
+
+
+def _model(norm_first=True, seed=0, layers=2):
+    torch.manual_seed(seed)
+    return Seq2SeqTransformer(12, 16, 2, 32, layers, layers, norm_first=norm_first).eval()
+
+
+# --- shifted decoder inputs ------------------------------------------------------------------------------------------
+
+def test_shift_right_is_start_plus_target_without_its_last_token():
+    tgt = torch.tensor([[3, 4, 5, 6], [7, 8, 9, 10]])
+    assert shift_right(tgt, 11).tolist() == [[11, 3, 4, 5], [11, 7, 8, 9]]
+    assert shift_right(tgt[:, :1], 11).tolist() == [[11], [11]]
+    with pytest.raises(InvalidParameterError):
+        shift_right(torch.tensor([1, 2, 3]), 0)
+
+
+def test_forward_decodes_the_shifted_target():
+    m = _model()
+    src, tgt = torch.randint(1, 10, (3, 6)), torch.randint(1, 10, (3, 5))
+    with torch.no_grad():
+        logits, none = m(src, tgt)
+        memory = m.encode(src, source_mask(src))
+        by_hand = m.decode(shift_right(tgt, m.start_token), memory, source_mask(src))
+    assert none is None and logits.shape == (3, 5, 12)
+    assert torch.equal(logits, by_hand)
+
+
+def test_greedy_decoding_agrees_with_teacher_forcing_on_its_own_output():
+    m = _model(seed=3)
+    src = torch.randint(1, 10, (4, 7))
+    out, _ = m.greedy_decode(src, 6)
+    with torch.no_grad():
+        logits, _ = m(src, out)
+    assert out.shape == (4, 6)
+    assert torch.equal(logits.argmax(-1), out)  # position i's prediction only saw out[:, :i]
+
+
+# --- masks ------------------------------------------------------------------------------------------------------------
+
+def test_source_mask_from_lengths_or_pad_token():
+    src = torch.tensor([[5, 6, 0, 0], [1, 2, 3, 0]])
+    by_pad = source_mask(src, pad_token=0)
+    by_len = source_mask(src, lengths=torch.tensor([2, 3]))
+    assert by_pad.shape == (2, 1, 1, 4) and torch.equal(by_pad, by_len)
+    assert torch.equal(by_len, padding_mask(torch.tensor([2, 3]), 4))
+
+
+@pytest.mark.parametrize("norm_first", [True, False])
+def test_padded_source_positions_have_no_influence(norm_first):
+    m = _model(norm_first)
+    lengths = torch.tensor([6, 3, 4])
+    src = torch.randint(1, 10, (3, 6))
+    tgt = torch.randint(1, 10, (3, 5))
+    pad = ~padding_mask(lengths, 6)[:, 0, 0]
+    other = src.clone()
+    other[pad] = (src[pad] % 9) + 1  # different tokens, same lengths
+    assert not torch.equal(other, src)
+    with torch.no_grad():
+        a = m(src, tgt, lengths)[0]
+        b = m(other, tgt, lengths)[0]
+        mem_a = m.encode(src, source_mask(src, lengths=lengths))
+        mem_b = m.encode(other, source_mask(other, lengths=lengths))
+        # control: the same change matters once every position counts as real
+        full = torch.full_like(lengths, 6)
+        c, d = m(src, tgt, full)[0], m(other, tgt, full)[0]
+    assert torch.equal(a, b)
+    assert torch.equal(mem_a[~pad], mem_b[~pad])  # real positions of the memory are untouched
+    assert (c - d).abs().max() > 1e-3
+
+
+@pytest.mark.parametrize("norm_first", [True, False])
+def test_a_future_target_token_has_no_influence(norm_first):
+    m = _model(norm_first, seed=1)
+    src, tgt = torch.randint(1, 10, (2, 6)), torch.randint(1, 10, (2, 7))
+    with torch.no_grad():
+        base = m(src, tgt)[0]
+        for k in range(tgt.size(1)):
+            changed = tgt.clone()
+            changed[:, k] = changed[:, k] % 9 + 1
+            out = m(src, changed)[0]
+            # decoder position i reads y_1..y_{i-1}: y_k (0-based) is first read at position k + 1
+            assert torch.equal(out[:, : k + 1], base[:, : k + 1]), k
+            if k + 1 < tgt.size(1):
+                assert (out[:, k + 1:] - base[:, k + 1:]).abs().max() > 0
+
+
+def test_cross_attention_weights_are_distributions_that_skip_padding():
+    m = _model()
+    src, tgt = torch.randint(1, 10, (2, 6)), torch.randint(1, 10, (2, 4))
+    lengths = torch.tensor([6, 2])
+    maps = m.cross_attention(src, tgt, lengths)
+    assert len(maps) == 2 and maps[0].shape == (2, 2, 4, 6)
+    assert torch.allclose(maps[0].sum(-1), torch.ones(2, 2, 4), atol=1e-6)
+    assert maps[0][1, :, :, 2:].abs().max() == 0
+
+
+def test_constructor_rejects_bad_tokens():
+    with pytest.raises(InvalidParameterError):
+        Seq2SeqTransformer(10, pad_token=3, start_token=3)
+    with pytest.raises(InvalidParameterError):
+        Seq2SeqTransformer(10, start_token=10)
+    with pytest.raises(InvalidParameterError):
+        Seq2SeqTransformer(2)
+
+
+# --- the experiment ----------------------------------------------------------------------------------------------------
+
+def test_warmup_loop_without_warmup_is_the_chapter_loop():
+    from seqlab.experiments.transformer_tasks import fit_warmup, make_model
+    from seqlab.tasks.seq2seq import fit_seq2seq, random_tokens
+
+    torch.manual_seed(0)
+    X = random_tokens(16, 5, 8)
+    runs = []
+    for fit, wu in ((fit_seq2seq, None), (fit_warmup, 0), (fit_warmup, 1)):
+        torch.manual_seed(1)
+        model = make_model("Transformer", 8)
+        runs.append(fit(model, X, X.flip(1), 4, 5e-3) if wu is None else fit(model, X, X.flip(1), 4, 5e-3, wu))
+    assert runs[0].losses == runs[1].losses == runs[2].losses
+    torch.manual_seed(1)
+    slow = fit_warmup(make_model("Transformer", 8), X, X.flip(1), 4, 5e-3, warmup=3)
+    assert slow.losses[0] == runs[0].losses[0] and slow.losses[1] != runs[0].losses[1]
+
+
+def test_gru_copy_reproduces_the_chapters_copy_experiment():
+    from seqlab.experiments.seq2seq import copy_experiment
+    from seqlab.experiments.transformer_tasks import task_experiment
+
+    kw = dict(n_train=24, epochs=3, n_test=16)
+    ours = task_experiment("GRU", "copy", 5, 41, **kw)
+    chapter = copy_experiment(5, None, 41, **kw)
+    for a, b in (("final_loss", "final_loss"), ("heldout_free_running", "heldout_free_running"),
+                 ("heldout_teacher_forced", "heldout_teacher_forced"), ("train_teacher_forced", "copy_accuracy")):
+        assert ours[a] == chapter[b], a
+
+
+def test_experiment_writes_verified_artifacts_and_refuses_a_stale_set(tmp_path, monkeypatch):
+    from seqlab.experiments import transformer_tasks as tt
+    from seqlab.store import ArtifactError, verify_artifacts
+
+    monkeypatch.setattr(tt, "LENGTHS", (4, tt.ATTENTION_T))
+    monkeypatch.setattr(tt, "PROTOCOL", dict(tt.PROTOCOL, epochs=2, n_train=12, n_test=6))
+    monkeypatch.setattr(tt, "WARMUP_STUDY", dict(tt.WARMUP_STUDY, seeds=[1], lrs=[1e-2], warmup_steps=1))
+    tt.run_transformer_tasks(tmp_path, workers=1, log=lambda *_: None)
+    manifest = verify_artifacts(tt.NAME, tt.experiment_config(), tmp_path)
+    assert manifest["config"]["protocol"]["epochs"] == 2
+    res = tt.load_transformer_tasks(tmp_path)
+    assert len(res["comparison"]) == len(tt.TASKS) * len(tt.MODELS) * 2
+    assert len(res["warmup"]) == 4 and set(res["warmup"].norm) == {"pre-LN", "post-LN"}
+    assert set(res["cross_attention"].task) == set(tt.TASKS)
+    monkeypatch.undo()
+    with pytest.raises(ArtifactError, match="stale"):
+        tt.load_transformer_tasks(tmp_path)
+
+
+def test_committed_artifacts_verify_and_hold_every_run():
+    from seqlab.experiments import transformer_tasks as tt
+
+    res = tt.load_transformer_tasks()
+    comp, warm = res["comparison"], res["warmup"]
+    assert len(comp) == len(tt.TASKS) * len(tt.MODELS) * len(tt.LENGTHS)
+    w = tt.WARMUP_STUDY
+    assert len(warm) == 2 * 2 * len(w["lrs"]) * len(w["seeds"])
+    assert comp.finite.all()
+    assert res["manifest"]["config"] == tt.experiment_config()
+
+
+# --- section tables ----------------------------------------------------------------------------------------------------
+
+def test_section_53_tables(section_results):
+    t = section_results("14.53").tables
+    assert {"block_shapes", "block_parameters", "torch_equality", "ln_gradients", "layer_norm_check",
+            "gradient_spread", "ln_warmup", "ln_warmup_summary"} <= set(t)
+    assert set(t["ln_gradients"].layer) == set(range(1, 13))
+    s = t["ln_warmup_summary"]
+    assert {"lr", "norm", "warmup_steps", "seeds", "seeds_solved", "mean_heldout_free_running",
+            "worst_heldout_free_running", "mean_heldout_loss"} <= set(s.columns)
+
+
+def test_section_54_tables(section_results):
+    t = section_results("14.54").tables
+    assert {"attention_patterns", "layer_parameters", "causality_check", "pattern_weights", "padding_mask",
+            "shifted_targets", "mask_checks", "task_comparison", "heldout_accuracy", "cross_attention",
+            "rerun_check"} <= set(t)
+    assert list(t["heldout_accuracy"].columns) == ["task", "sequence_length", "GRU", "GRU + attention", "Transformer"]
+    pm = t["padding_mask"]
+    assert pm[[c for c in pm.columns if c.startswith("p")]].sum(axis=1).tolist() == [5, 3, 4]
+    sh = t["shifted_targets"]
+    assert sh.decoder_input.tolist()[1:] == sh.target.tolist()[:-1]
+
+
+# --- FLOP arithmetic ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("T,d", [(16, 32), (64, 32), (100, 7), (2048, 256)])
+def test_flop_counts(T, d):
+    assert attention_flops(T, d) == 8 * T * d * d + 4 * T * T * d
+    assert attention_core_flops(T, d) == 4 * T * T * d
+    assert recurrent_flops(T, d, "lstm") == 16 * T * d * d
+    assert recurrent_flops(T, d, "rnn") == 4 * T * d * d
+
+
+@pytest.mark.parametrize("d", [8, 32, 256])
+def test_flop_crossover_is_2d(d):
+    assert flop_crossover(d) == 2 * d
+    T = int(flop_crossover(d))
+    assert attention_flops(T, d) == recurrent_flops(T, d, "lstm")
+    assert attention_flops(T - 1, d) < recurrent_flops(T - 1, d, "lstm")
+    assert attention_flops(T + 1, d) > recurrent_flops(T + 1, d, "lstm")
+    assert flop_crossover(d, "rnn") == 0  # attention always has more FLOPs than a vanilla RNN
+    assert gflops(2e9, 0.5) == 4.0
+
+
+def test_equal_flops_rows_and_score_split():
+    from seqlab.chapter.s14_55 import equal_flops, score_cost_split
+
+    grid = pd.DataFrame(dict(T=[32, 64, 128], d=[32, 32, 32], attention_gflops=[1.0, 2.0, 3.0],
+                             lstm_gflops=[4.0, 4.0, 4.0], ratio_attention_to_lstm=[0.5, 2.0, 3.0]))
+    eq = equal_flops(grid)
+    assert eq["T"].tolist() == [64] and eq.ratio_attention_to_lstm[0] == 2.0
+    parts = pd.DataFrame(dict(d_k=[8, 64], core_ns_per_score=[1.0 + 8 * 0.5, 1.0 + 64 * 0.5]))
+    split = score_cost_split(parts).set_index("d_k")
+    assert split.fixed_ns[8] == pytest.approx(1.0) and split.ns_per_unit_d_k[64] == pytest.approx(0.5)
+    assert split.fixed_share[8] == pytest.approx(1.0 / 5.0)
+
+
+# --- the page ----------------------------------------------------------------------------------------------------------
+
+def _prose(text: str) -> str:
+    text = text.split("---", 2)[2]
+    text = re.sub(r"```\{code-cell\}.*?```", "", text, flags=re.S)
+    text = re.sub(r"\$\$.*?\$\$ *\(eq-[\w-]+\)", "", text, flags=re.S)
+    text = re.sub(r"\$[^$]*\$", "", text)
+    text = re.sub(r"\{[\w:]+\}`[^`]*`", "", text)
+    text = re.sub(r"`[^`]*`", "", text)
+    return re.sub(r"§\d+(\.\d+)*", "", text)
+
+
+def test_page_is_code_first_with_every_glue_defined_and_no_typed_numbers():
+    text = PAGE.read_text(encoding="utf-8")
+    assert "show(" not in text
+    cells = "\n".join(re.findall(r"```\{code-cell\}.*?```", text, flags=re.S))
+    used = set(re.findall(r"\{glue:text\}`([^`]+)`", text))
+    defined = set(re.findall(r'glue\(\s*"([^"]+)"', cells))
+    defined |= set(re.findall(r'"(\w+)"', cells)) & used  # names glued through a variable (a loop over literals)
+    patterns = re.findall(r'glue\(\s*f"([^"]+)"', cells)  # names built in a loop
+    unresolved = {u for u in used - defined
+                  if not any(re.fullmatch(re.sub(r"\\\{[^}]*\\\}", ".+", re.escape(p)), u) for p in patterns)}
+    assert not unresolved, unresolved
+    prose = _prose(text)
+    assert not re.findall(r".{20}\d.{20}", prose), "hand-typed digits in prose"
+    for label in ("eq-block-preln", "eq-block-postln", "eq-layernorm", "eq-ffn", "eq-mask-padding", "eq-mask-causal",
+                  "eq-mask-cross", "eq-flops", "eq-flop-crossover"):
+        assert f"({label})" in text, label
+    for section in ("§14.53", "§14.54", "§14.55"):
+        assert section in text
+    assert "{ref}`recurrence`" in text and "{ref}`attention`" in text
+
+
+def test_page_prose_is_long_enough_in_each_section():
+    text = PAGE.read_text(encoding="utf-8")
+    parts = re.split(r"^## ", text, flags=re.M)
+    for sid in ("§14.53", "§14.54", "§14.55"):
+        body = next(p for p in parts if p.splitlines()[0].endswith(f"({sid})"))
+        assert len(re.findall(r"[A-Za-z][A-Za-z'-]*", _prose("---\n---\n" + body))) >= 250, sid
+
+
+def test_thread_verdict_says_only_what_the_gauge_allows():
+    from seqlab.chapter.s14_55 import thread_summary, thread_verdict
+
+    def frame(rows, finished=True):
+        df = pd.DataFrame([dict(layer=l, mode="forward", d=128, T=512, one_thread_ms=a, two_threads_ms=b)
+                           for l, a, b in rows], columns=["layer", "mode", "d", "T", "one_thread_ms", "two_threads_ms"])
+        return df.assign(speedup=df.one_thread_ms / df.two_threads_ms, finished=finished)
+
+    ref = "linear map (reference)"
+    busy = frame([(ref, 1.0, 10.0)])
+    assert "busy" in thread_verdict(busy) and not thread_summary(busy).second_core_free.any()
+    free = frame([(ref, 2.0, 1.0), ("self-attention", 3.0, 1.6), ("LSTM", 3.0, 2.5), (ref, 2.0, 1.05)])
+    v = thread_verdict(free)
+    assert v.startswith("stayed free") and "attention gained more" in v and thread_summary(free).second_core_free.all()
+    late = frame([(ref, 2.0, 1.0), ("self-attention", 3.0, 1.6), ("LSTM", 3.0, 2.5), (ref, 2.0, 4.0)])
+    assert "busy by the end" in thread_verdict(late)
+    stopped = frame([(ref, 2.0, 1.0), ("self-attention", 3.0, 1.6)], finished=False)
+    assert "stopped" in thread_verdict(stopped) and not thread_summary(stopped).second_core_free.any()
+    assert "could not be tested" in thread_verdict(frame([], finished=False))
