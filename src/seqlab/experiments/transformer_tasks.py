@@ -27,11 +27,11 @@ from ..errors import InvalidParameterError
 from ..nn.seq2seq import Seq2Seq
 from ..nn.seq2seq_transformer import Seq2SeqTransformer
 from ..store import artifact_dir, heavy_eval, read_artifact_json, verify_artifacts, write_artifacts
-from ..tasks.seq2seq import Seq2SeqFit, fit_seq2seq, random_tokens, token_accuracy
+from ..tasks.seq2seq import fit_seq2seq, random_tokens, token_accuracy
 from .parallel import default_workers, run_calls
 
 __all__ = ["NAME", "TASKS", "LENGTHS", "MODELS", "SEED", "PROTOCOL", "GRU", "TRANSFORMER", "WARMUP_STUDY", "ATTENTION_T",
-           "task_pairs", "make_model", "fit_warmup", "evaluate", "task_experiment", "warmup_run",
+           "task_pairs", "make_model", "evaluate", "task_experiment", "warmup_run",
            "experiment_config", "run_transformer_tasks", "load_transformer_tasks", "transformer_task_results"]
 
 NAME = "transformer_tasks"
@@ -76,37 +76,6 @@ def make_model(model: str, vocab: int, *, norm_first: bool = True, transformer: 
     raise InvalidParameterError(f"model must be one of {MODELS}, got {model!r}")
 
 
-def fit_warmup(model: nn.Module, src: torch.Tensor, tgt: torch.Tensor, epochs: int, lr: float,
-               warmup: int = 0) -> Seq2SeqFit:
-    """``fit_seq2seq``'s full-batch Adam loop with a linear warm-up of the learning rate over ``warmup`` steps.
-
-    Step ``s`` (from 0) uses ``lr * min(1, (s + 1) / warmup)``; ``warmup=0`` is ``fit_seq2seq`` itself.
-    A loss that becomes NaN or infinite stops the run (it is recorded as the last loss).
-    """
-    if warmup < 0:
-        raise InvalidParameterError(f"warmup must be >= 0, got {warmup}")
-    if warmup == 0:
-        return fit_seq2seq(model, src, tgt, epochs, lr)
-    if epochs < 1 or lr <= 0:
-        raise InvalidParameterError(f"need epochs >= 1 and lr > 0; got {epochs}, {lr}")
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warmup))
-    losses = []
-    model.train()
-    for _ in range(epochs):
-        opt.zero_grad(set_to_none=True)
-        logits, _ = model(src, tgt)
-        loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), tgt.reshape(-1))
-        losses.append(loss.item())
-        if not math.isfinite(losses[-1]):
-            break
-        loss.backward()
-        opt.step()
-        sched.step()
-    model.eval()
-    return Seq2SeqFit(model, losses)
-
-
 @torch.no_grad()
 def evaluate(model: nn.Module, src: torch.Tensor, tgt: torch.Tensor) -> dict:
     """Teacher-forced loss and accuracy, and free-running (greedy) token and whole-sequence accuracy."""
@@ -137,7 +106,7 @@ def task_experiment(model: str, task: str, T: int, seed: int = SEED, *, norm_fir
     src, tgt = task_pairs(task, p["n_train"], T, p["vocab"])
     net = make_model(model, p["vocab"], norm_first=norm_first, transformer=transformer)
     t0 = time.perf_counter()
-    fit = fit_warmup(net, src, tgt, p["epochs"], p["lr"], warmup)
+    fit = fit_seq2seq(net, src, tgt, p["epochs"], p["lr"], warmup)
     seconds = time.perf_counter() - t0
     test_src, test_tgt = task_pairs(task, p["n_test"], T, p["vocab"], torch.Generator().manual_seed(seed + 1000))
     finite = all(math.isfinite(v) for v in fit.losses) and len(fit.losses) == p["epochs"]

@@ -1,9 +1,11 @@
 """Copy and reversal tasks for the encoder-decoder experiments of §14.48-§14.49."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
+import torch.nn as nn
 import torch.nn.functional as F
 
 from ..errors import InvalidParameterError
@@ -34,22 +36,30 @@ class Seq2SeqFit:
         return self.losses[-1]
 
 
-def fit_seq2seq(model: Seq2Seq, src: torch.Tensor, tgt: torch.Tensor, epochs: int, lr: float) -> Seq2SeqFit:
+def fit_seq2seq(model: nn.Module, src: torch.Tensor, tgt: torch.Tensor, epochs: int, lr: float,
+                warmup: int = 0) -> Seq2SeqFit:
     """Full-batch Adam on teacher-forced cross-entropy, one step per epoch (the chapter's loop).
 
-    The recorded loss of an epoch is the one computed before that epoch's step.
+    The recorded loss of an epoch is the one computed before that epoch's step. With
+    ``warmup`` > 0, step ``s`` (from 0) uses ``lr * min(1, (s + 1) / warmup)``. A loss that
+    becomes NaN or infinite stops the run; it is the last loss recorded.
     """
-    if epochs < 1 or lr <= 0:
-        raise InvalidParameterError(f"need epochs >= 1 and lr > 0; got {epochs}, {lr}")
+    if epochs < 1 or lr <= 0 or warmup < 0:
+        raise InvalidParameterError(f"need epochs >= 1, lr > 0 and warmup >= 0; got {epochs}, {lr}, {warmup}")
     opt = torch.optim.Adam(model.parameters(), lr=lr)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warmup)) if warmup else None
     losses = []
     model.train()
     for _ in range(epochs):
         opt.zero_grad(set_to_none=True)
         logits, _ = model(src, tgt)
         loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), tgt.reshape(-1))
+        losses.append(loss.item())
+        if not math.isfinite(losses[-1]):
+            break
         loss.backward()
         opt.step()
-        losses.append(loss.item())
+        if sched is not None:
+            sched.step()
     model.eval()
     return Seq2SeqFit(model, losses)
