@@ -77,3 +77,43 @@ def test_min_train_length_lets_short_series_join_the_later_windows(tmp_path):
     assert int(rows["Naive"][header.index("units")]) == 4 * (n_series - 1) + 2
     bad = cli(*args, "--min-train-length", "12")
     assert bad.returncode == 2 and "must exceed --season" in bad.stderr
+
+
+def _evaluate(capsys, tmp_path, *extra):
+    from seqlab.cli import main
+
+    f = tmp_path / "m.csv"
+    monthly(series=("a", "b", "c", "d", "e", "f", "g")).to_csv(f, index=False)
+    code = main(["forecast", "evaluate", "--csv", str(f), "--horizon", "6", "--season", "12", "--windows", "2",
+                 "--models", "Naive,SeasonalNaive,Naive2", *extra])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_level_prints_coverage_and_winkler_beside_mase(capsys, tmp_path):
+    code, out, err = _evaluate(capsys, tmp_path, "--level", "80,95")
+    assert code == 0, err
+    header = out.splitlines()[0].split()
+    assert header[:3] == ["model", "mase", "smape"]
+    assert {"coverage_80", "winkler_80", "coverage_95", "winkler_95"} <= set(header)
+    rows = {ln.split()[0]: dict(zip(header, ln.split())) for ln in out.strip().splitlines()[1:]}
+    assert set(rows) == {"Naive", "SeasonalNaive", "Naive2"}
+    assert all(0 <= float(r["coverage_95"]) <= 1 and float(r["winkler_95"]) > 0 for r in rows.values())
+    code, native, err = _evaluate(capsys, tmp_path, "--level", "80,95", "--intervals", "native")
+    assert code == 0, err
+    # the point forecasts are the same, the intervals are not
+    assert [ln.split()[:3] for ln in native.splitlines()] == [ln.split()[:3] for ln in out.splitlines()]
+    assert native != out
+
+
+@pytest.mark.parametrize("extra,words", [
+    (["--level", "120"], "between 0 and 100"), (["--level", "x"], "percentages"),
+    (["--level", "80,,95"], "percentages"),
+    (["--level", "80,80"], "twice"), (["--level", "nan"], "between 0 and 100"), (["--intervals", "native"], "--level"),
+    (["--level", "80", "--intervals", "bayes"], "invalid choice"), (["--engine", "mpi"], "invalid choice"),
+    (["--address", "127.0.0.1:8786"], "--engine"),
+])
+def test_bad_interval_and_engine_options_one_line_exit_2(capsys, tmp_path, extra, words):
+    code, out, err = _evaluate(capsys, tmp_path, *extra)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("seqlab: error:") and words in lines[0], err

@@ -23,6 +23,27 @@ def _parse_models(text: str) -> list[str]:
     return models
 
 
+def _parse_levels(text: str) -> list:
+    """``--level 80,95``: numbers strictly between 0 and 100, each once."""
+    from ..errors import InvalidParameterError
+    from ..forecast.intervals import check_levels
+
+    parts = [p.strip() for p in text.split(",")]
+    if not text.strip() or any(not p for p in parts):
+        raise UsageError(f"--level expects comma-separated percentages such as 80,95, got {text!r}")
+    values = []
+    for p in parts:
+        try:
+            x = float(p)
+            values.append(int(x) if x.is_integer() else x)
+        except ValueError:
+            raise UsageError(f"--level expects comma-separated percentages such as 80,95, got {p!r}") from None
+    try:
+        return check_levels(values)
+    except InvalidParameterError as e:
+        raise UsageError(f"--level: {e}") from None
+
+
 def _check_lengths(df, args, step: int) -> None:
     if args.min_train_length is not None:
         if args.min_train_length <= args.season:
@@ -45,17 +66,26 @@ def _cmd_evaluate(args) -> int:
     from ..forecast import Forecaster, evaluate, infer_freq, read_series_csv, summarize
 
     models = _parse_models(args.models)
+    levels = _parse_levels(args.level) if args.level is not None else []
+    if args.address is not None and args.engine is None:
+        raise UsageError("--address needs --engine (dask, ray or spark)")
+    if args.intervals is not None and not levels:
+        raise UsageError("--intervals needs --level (such as --level 80,95)")
     df = read_series_csv(args.csv)
     step = args.step or args.horizon
     _check_lengths(df, args, step)
-    fc = Forecaster(models, freq=infer_freq(df), season_length=args.season)
-    cv = fc.cross_validation(df, args.horizon, n_windows=args.windows, step_size=args.step,
-                             min_train_length=args.min_train_length)
-    errors = evaluate(cv, df, args.season, fc.names)
+    with Forecaster(models, freq=infer_freq(df), season_length=args.season, engine=args.engine,
+                    address=args.address) as fc:
+        cv = fc.cross_validation(df, args.horizon, n_windows=args.windows, step_size=args.step,
+                                 min_train_length=args.min_train_length, level=levels or None,
+                                 intervals=args.intervals or "conformal")
+    errors = evaluate(cv, df, args.season, fc.names, level=levels)
     table = summarize(errors, naive2="Naive2" if "Naive2" in models else None)
-    with pd.option_context("display.width", 140):
+    if levels:  # coverage and Winkler score beside MASE; the quantile scores stay in the Python API
+        table = table.drop(columns=["spl", "scrps"])
+    with pd.option_context("display.width", 160, "display.max_columns", None):
         print(table.to_string(index=False))
-    for note in table.attrs.get("notes", []):
+    for note in [*cv.attrs.get("notes", []), *table.attrs.get("notes", [])]:
         print(f"seqlab: note: {note}", file=sys.stderr)
     return 0
 
@@ -75,4 +105,14 @@ def add_commands(sub, parser_class) -> None:
                         "(default: every series needs every window)")
     e.add_argument("--models", default="Naive,SeasonalNaive,Naive2,AutoETS,AutoTheta",
                    help="comma-separated model names")
+    e.add_argument("--level", default=None, metavar="L1,L2",
+                   help="prediction intervals at these levels (such as 80,95): prints their coverage and Winkler "
+                        "score (scaled like MASE) beside MASE")
+    e.add_argument("--intervals", choices=["conformal", "native"], default=None,
+                   help="conformal: the same rolling-origin conformal intervals for every model (default); native: "
+                        "statsforecast's own intervals where a model has them")
+    e.add_argument("--engine", choices=["dask", "ray", "spark"], default=None,
+                   help="run the statsforecast models on a cluster through statsforecast's fugue backend (a local "
+                        "one unless --address is given)")
+    e.add_argument("--address", default=None, metavar="HOST:PORT", help="the cluster's scheduler (with --engine)")
     e.set_defaults(func=_cmd_evaluate)

@@ -1,4 +1,5 @@
-"""Forecasting: long-format data, MASE/sMAPE/OWA, rolling-origin validation, classical and neural models."""
+"""Forecasting: long-format data, MASE/sMAPE/OWA, rolling-origin validation, prediction intervals, classical and
+neural models behind one model protocol, and statsforecast's models on a Dask/Ray/Spark cluster."""
 import warnings
 
 try:  # statsforecast imports tqdm.autonotebook, which warns in notebooks without ipywidgets; not ours to fix
@@ -8,12 +9,26 @@ try:  # statsforecast imports tqdm.autonotebook, which warns in notebooks withou
     warnings.filterwarnings("ignore", message="IProgress not found", category=TqdmWarning)
 except ImportError:  # pragma: no cover
     pass
-from .core import MODEL_NAMES, Forecaster, rolling_origin_splits
+from .classical import Naive2, StatsForecastModel
+from .core import MODEL_NAMES, ForecastModel, Forecaster, rolling_origin_splits
 from .data import ForecastDataError, air_passengers, competition, infer_freq, read_series_csv, validate_long
+from .engines import Engine
 from .evaluation import bootstrap_difference, evaluate, per_horizon, summarize, unit_mase
-from .metrics import mase, owa, smape
+from .intervals import check_levels, conformal_quantile
+from .metrics import (
+    coverage,
+    mase,
+    owa,
+    pinball_loss,
+    scaled_crps,
+    scaled_pinball_loss,
+    smape,
+    winkler_score,
+)
 from .neural import NeuralConfig, NeuralForecaster
 
-__all__ = ["MODEL_NAMES", "Forecaster", "rolling_origin_splits", "ForecastDataError", "air_passengers", "competition", "infer_freq",
-           "read_series_csv", "validate_long", "bootstrap_difference", "evaluate", "per_horizon", "summarize", "unit_mase", "mase",
-           "owa", "smape", "NeuralConfig", "NeuralForecaster"]
+__all__ = ["MODEL_NAMES", "Forecaster", "ForecastModel", "StatsForecastModel", "Naive2", "Engine",
+           "rolling_origin_splits", "ForecastDataError", "air_passengers", "competition", "infer_freq",
+           "read_series_csv", "validate_long", "bootstrap_difference", "evaluate", "per_horizon", "summarize",
+           "unit_mase", "mase", "owa", "smape", "coverage", "winkler_score", "pinball_loss", "scaled_pinball_loss",
+           "scaled_crps", "check_levels", "conformal_quantile", "NeuralConfig", "NeuralForecaster"]

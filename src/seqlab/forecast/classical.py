@@ -1,9 +1,21 @@
-"""Classical baselines: statsforecast's models by name, and the M4 competition's Naive2."""
+"""Classical baselines: statsforecast's models by name, and the M4 competition's Naive2.
+
+Both are :class:`~seqlab.forecast.core.ForecastModel` objects (``name``, ``fit(df, h)``,
+``predict(df, h) -> {unique_id: array}``). :class:`StatsForecastModel` also has
+``forecast_many``: the Forecaster hands all of them to it at once, so that one
+``StatsForecast`` call (or one cluster job) fits every statsforecast model.
+"""
 from __future__ import annotations
 
-import numpy as np
+import inspect
 
-__all__ = ["CLASSICAL", "make_statsforecast_model", "naive2_forecast", "seasonality_test"]
+import numpy as np
+import pandas as pd
+
+from ..errors import InvalidParameterError
+
+__all__ = ["CLASSICAL", "make_statsforecast_model", "naive2_forecast", "seasonality_test", "StatsForecastModel",
+           "Naive2", "is_statsforecast_model"]
 
 #: model name -> statsforecast class name (AutoARIMA is slow: keep it to few series)
 CLASSICAL = {"Naive": "Naive", "SeasonalNaive": "SeasonalNaive", "RandomWalkWithDrift": "RandomWalkWithDrift",
@@ -60,3 +72,111 @@ def naive2_forecast(y, h: int, season_length: int) -> np.ndarray:
         level = y[-1] / season_of(n - 1)
         return np.array([level * season_of(n + i) for i in range(h)])
     return np.full(h, y[-1])
+
+
+def is_statsforecast_model(obj) -> bool:
+    """An object from ``statsforecast.models`` (what ``StatsForecast(models=[...])`` takes)."""
+    return type(obj).__module__.startswith("statsforecast.") and callable(getattr(obj, "forecast", None)) \
+        and callable(getattr(obj, "new", None))
+
+
+def _positional(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.Index]:
+    """Series coded 0, 1, ... in order of appearance, ``ds`` counting 1, 2, ... within each: what statsforecast gets.
+
+    The classical models use only the order of the values, so integer periods with
+    ``freq=1`` give the same fit whatever the calendar, and nothing about dates or id
+    types can go wrong on the way to statsforecast or to a cluster.
+    """
+    codes, ids = pd.factorize(df["unique_id"], sort=False)
+    order = np.argsort(codes, kind="stable")
+    c = codes[order].astype(np.int64)
+    pos = pd.Series(c).groupby(c).cumcount().to_numpy(np.int64) + 1
+    return pd.DataFrame({"unique_id": c, "ds": pos, "y": df["y"].to_numpy(float)[order]}), pd.Index(ids)
+
+
+class StatsForecastModel:
+    """A statsforecast model as a Forecaster model: by name (:data:`CLASSICAL`) or as a ``statsforecast.models`` object.
+
+    ``name`` is statsforecast's name for it (its ``alias``, else its class name). Native
+    prediction intervals (``level=``) are those statsforecast computes for the model.
+    """
+
+    local = True  # each series is fitted on its own history
+
+    def __init__(self, model, season_length: int = 1, alias: str | None = None):
+        if isinstance(model, str):
+            if model not in CLASSICAL:
+                raise InvalidParameterError(f"unknown statsforecast model {model!r}; choose from "
+                                            f"{', '.join(sorted(CLASSICAL))}")
+            spec = make_statsforecast_model(model, season_length)
+        elif is_statsforecast_model(model):
+            spec = model
+        else:
+            raise InvalidParameterError(f"{model!r} is neither a model name nor a statsforecast model")
+        if alias is not None:
+            spec.alias = alias
+        self.spec = spec
+        self.name = repr(spec)
+        self.native_intervals = "level" in inspect.signature(spec.forecast).parameters
+        self._fitted = None
+
+    def __repr__(self):
+        return f"StatsForecastModel({self.name})"
+
+    @staticmethod
+    def forecast_many(models, df: pd.DataFrame, h: int, level=None, n_jobs: int = 1, engine=None) -> pd.DataFrame:
+        """Fit all ``models`` on every series of ``df`` in one StatsForecast call (on ``engine`` when given).
+
+        Returns ``unique_id, ds`` (the caller's ids; ``ds`` counts periods past each
+        series' end, 1 .. h) plus each model's column, and its ``-lo-``/``-hi-`` columns for
+        ``level`` when it has native intervals. Rows are keyed, never ordered: statsforecast
+        and the cluster return series in their own order.
+        """
+        from statsforecast import StatsForecast
+
+        pos, ids = _positional(df)
+        specs = [m.spec for m in models]
+        if engine is None:
+            fc = StatsForecast(models=specs, freq=1, n_jobs=n_jobs).forecast(df=pos, h=h, level=level or None)
+            fc = fc.reset_index() if "unique_id" not in fc.columns else fc
+        else:
+            from .engines import statsforecast_on_engine
+
+            fc = statsforecast_on_engine(specs, pos, h, 1, level, engine)
+        last = pos.groupby("unique_id", sort=False)["ds"].max()
+        code = fc["unique_id"].to_numpy(np.int64)
+        step = fc["ds"].to_numpy(np.int64) - last.reindex(code).to_numpy()
+        out = pd.DataFrame({"unique_id": ids.take(code), "ds": step})
+        cols = [c for c in fc.columns if c not in ("unique_id", "ds", "index")]
+        return pd.concat([out, fc[cols].reset_index(drop=True).astype(float)], axis=1)
+
+    def fit(self, df: pd.DataFrame, h: int):
+        self._fitted = (h, self.forecast_many([self], df, h))
+        return self
+
+    def predict(self, df: pd.DataFrame, h: int) -> dict:
+        if self._fitted is None or self._fitted[0] != h:
+            raise RuntimeError("fit the model with this horizon first")
+        fc = self._fitted[1].sort_values(["ds"], kind="stable")
+        return {uid: g[self.name].to_numpy(float) for uid, g in fc.groupby("unique_id", sort=False)}
+
+
+class Naive2:
+    """M4's Naive2 (:func:`naive2_forecast`) as a Forecaster model; it has no native intervals."""
+
+    local = True
+    native_intervals = False
+
+    def __init__(self, season_length: int = 1, name: str = "Naive2"):
+        self.season_length, self.name = season_length, name
+
+    def __repr__(self):
+        return f"Naive2(season_length={self.season_length})"
+
+    def fit(self, df: pd.DataFrame, h: int):
+        self.h = h
+        return self
+
+    def predict(self, df: pd.DataFrame, h: int) -> dict:
+        return {uid: naive2_forecast(g["y"].to_numpy(float), h, self.season_length)
+                for uid, g in df.groupby("unique_id", sort=False)}

@@ -1,17 +1,50 @@
-"""``Forecaster(models=[...], freq=...)``: classical and neural models side by side, statsforecast-style."""
+"""``Forecaster(models=[...], freq=...)``: classical and neural models side by side, statsforecast-style.
+
+Every model follows one protocol (:class:`ForecastModel`): a ``name``, ``fit(df, h)`` on a
+long frame and ``predict(df, h) -> {unique_id: array of h values}``. Two optional
+attributes let the Forecaster run a model faster without asking what it is:
+
+* ``local = True``: each series is fitted on its own history, so the training parts of
+  several rolling origins can go to one call as if they were separate series;
+* ``forecast_many(models, df, h, level=None, n_jobs=1, engine=None)`` (a static method):
+  the models of one class that share it are fitted together in one call, which returns a
+  long frame keyed by ``(unique_id, ds)`` (statsforecast's models use it: one
+  ``StatsForecast`` call, or one cluster job, fits all of them), with native intervals
+  ``Model-lo-80`` ... for ``level`` where ``native_intervals`` is true.
+
+Forecasts are attached by key, never by row order, so the order of the series never matters.
+"""
 from __future__ import annotations
+
+import numbers
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
 
 from ..errors import InvalidParameterError
-from .classical import CLASSICAL, make_statsforecast_model, naive2_forecast
+from .classical import CLASSICAL, Naive2, StatsForecastModel, is_statsforecast_model
 from .data import ForecastDataError, validate_long
+from .engines import make_engine
+from .intervals import INTERVAL_KINDS, check_levels, conformal_quantile, default_calibration, interval_columns
+from .metrics import mase_scale
 from .neural import NeuralForecaster
 
-__all__ = ["Forecaster", "rolling_origin_splits", "check_calendar", "MODEL_NAMES"]
+__all__ = ["Forecaster", "ForecastModel", "rolling_origin_splits", "check_calendar", "MODEL_NAMES"]
 
 MODEL_NAMES = sorted(CLASSICAL) + ["Naive2", "GRU", "LSTM", "Transformer"]
+_NEURAL = {"GRU": "gru", "LSTM": "lstm", "Transformer": "transformer"}
+
+
+@runtime_checkable
+class ForecastModel(Protocol):
+    """What :class:`Forecaster` needs of a model (see the module docstring for the optional extras)."""
+
+    name: str
+
+    def fit(self, df: pd.DataFrame, h: int) -> "ForecastModel": ...
+
+    def predict(self, df: pd.DataFrame, h: int) -> dict: ...
 
 
 def rolling_origin_splits(n: int, h: int, n_windows: int, step_size: int | None = None):
@@ -64,67 +97,311 @@ def check_calendar(df: pd.DataFrame, freq) -> None:
                                 "fill the gaps or pass the frequency the data follow")
 
 
+
+def _check_h(h) -> int:
+    if isinstance(h, (bool, np.bool_)) or not isinstance(h, numbers.Integral) or h < 1:
+        raise InvalidParameterError(f"h must be a whole number >= 1, got {h!r}")
+    return int(h)
+
+
+def _check_optional_count(name: str, v):
+    if v is None:
+        return None
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) or v < 1:
+        raise InvalidParameterError(f"{name} must be a whole number >= 1, got {v!r}")
+    return int(v)
+
+
+class _Panel:
+    """A validated long frame as arrays: the series in order of first appearance, each one contiguous."""
+
+    def __init__(self, df: pd.DataFrame):
+        codes, ids = pd.factorize(df["unique_id"], sort=False)
+        order = np.argsort(codes, kind="stable")
+        self.frame = df.iloc[order][["unique_id", "ds", "y"]].reset_index(drop=True)
+        self.ids = pd.Index(ids)
+        self.lengths = np.bincount(codes, minlength=len(ids)).astype(np.int64)
+        self.starts = np.r_[0, np.cumsum(self.lengths)[:-1]].astype(np.int64)
+        self.y = self.frame["y"].to_numpy(float)
+
+    def rows(self, series, cuts):
+        """Row positions of the first ``cuts[k]`` observations of series ``series[k]``, stacked."""
+        if len(series) == 0:
+            return np.zeros(0, np.int64)
+        return np.concatenate([np.arange(s, s + c) for s, c in zip(self.starts[series], cuts)])
+
+
 class Forecaster:
     """Fit every model on each series' history and forecast ``h`` steps; classical models are local, neural global.
 
-    ``models``: names from :data:`MODEL_NAMES` or :class:`NeuralForecaster` objects.
+    ``models``: names from :data:`MODEL_NAMES`, ``statsforecast.models`` objects (``AutoETS(season_length=12,
+    alias="ETS")``), or any object with the :class:`ForecastModel` protocol (a :class:`NeuralForecaster`). Two models
+    may not share a name. ``engine``: None runs everything in this process; "dask", "ray" or "spark" (or an
+    :class:`~seqlab.forecast.engines.Engine`) runs the statsforecast models through statsforecast's fugue backend on a
+    cluster at ``address`` (HOST:PORT), or on a local one started on first use when no address is given; the numbers
+    are those of the single-process run. Neural and other models always run here. :meth:`close` (or a ``with``
+    block) releases the cluster.
     """
 
-    def __init__(self, models, freq=1, season_length: int = 1, n_jobs: int = 1):
+    def __init__(self, models, freq=1, season_length: int = 1, n_jobs: int = 1, *, engine=None, address=None):
+        if isinstance(models, (str, bytes)) or not hasattr(models, "__iter__"):
+            raise InvalidParameterError(f"models must be a list of models, got {models!r}")
+        models = list(models)
         if not models:
             raise InvalidParameterError("give at least one model")
-        self.models = []
-        for m in models:
-            if isinstance(m, str):
-                if m not in MODEL_NAMES:
-                    raise InvalidParameterError(f"unknown model {m!r}; choose from {', '.join(MODEL_NAMES)}")
-                if m in ("GRU", "LSTM", "Transformer"):
-                    m = NeuralForecaster(m.lower(), season_length=season_length)
-            self.models.append(m)
         self.freq, self.season_length, self.n_jobs = freq, season_length, n_jobs
+        self.models = [self._as_model(m) for m in models]
+        seen = set()
+        for m in self.models:
+            if m.name in ("unique_id", "ds", "cutoff", "y"):
+                raise InvalidParameterError(f"a model may not be named {m.name!r}: that is a column of the results")
+            if m.name in seen:
+                raise InvalidParameterError(f"two models are named {m.name!r}; give each a distinct name (an alias "
+                                            "for a statsforecast model, name= for a neural one)")
+            seen.add(m.name)
+        self.engine = make_engine(engine, address)
+
+    def _as_model(self, m):
+        if isinstance(m, str):
+            if m not in MODEL_NAMES:
+                raise InvalidParameterError(f"unknown model {m!r}; choose from {', '.join(MODEL_NAMES)}")
+            if m in CLASSICAL:
+                return StatsForecastModel(m, self.season_length)
+            if m == "Naive2":
+                return Naive2(self.season_length)
+            return NeuralForecaster(_NEURAL[m], season_length=self.season_length)
+        if is_statsforecast_model(m):
+            return StatsForecastModel(m)
+        name = getattr(m, "name", None)
+        if not isinstance(name, str) or not name or not callable(getattr(m, "fit", None)) \
+                or not callable(getattr(m, "predict", None)):
+            raise InvalidParameterError(f"{m!r} is not a model: give a name from {', '.join(MODEL_NAMES)}, a "
+                                        "statsforecast model, or an object with name, fit(df, h) and predict(df, h)")
+        return m
 
     @property
     def names(self) -> list[str]:
-        return [m if isinstance(m, str) else m.name for m in self.models]
+        return [m.name for m in self.models]
 
-    def forecast(self, df: pd.DataFrame, h: int) -> pd.DataFrame:
-        """Long frame ``unique_id, ds`` plus one column per model, in the order the series first appear."""
-        df = validate_long(df)
-        check_calendar(df, self.freq)
-        last = df.groupby("unique_id", sort=False)["ds"].last()
-        out = pd.concat([pd.DataFrame({"unique_id": uid, "ds": _future_ds(ds, h, self.freq)}) for uid, ds in last.items()],
-                        ignore_index=True)
-        stats = [m for m in self.models if isinstance(m, str) and m in CLASSICAL]
-        if stats:
-            out = self._join(out, self._statsforecast(df, h, stats), stats)
-        for m in self.models:
-            if m == "Naive2":
-                out["Naive2"] = np.concatenate([naive2_forecast(g["y"].to_numpy(), h, self.season_length)
-                                                for _, g in df.groupby("unique_id", sort=False)])
-            elif isinstance(m, NeuralForecaster):
-                preds = m.fit(df, h).predict(df, h)
-                out[m.name] = np.concatenate([preds[uid] for uid in last.index])
-        return out
+    def close(self) -> None:
+        """Release the cluster (a local one is shut down); the Forecaster starts it again if used after."""
+        if self.engine is not None:
+            self.engine.close()
 
-    def _statsforecast(self, df: pd.DataFrame, h: int, names: list[str]) -> pd.DataFrame:
-        from statsforecast import StatsForecast
+    def __enter__(self):
+        return self
 
-        sf = StatsForecast(models=[make_statsforecast_model(m, self.season_length) for m in names], freq=self.freq,
-                           n_jobs=self.n_jobs)
-        fc = sf.forecast(df=df, h=h)
-        return fc.reset_index() if "unique_id" not in fc.columns else fc
+    def __exit__(self, *exc):
+        self.close()
+
+    # ---------------------------------------------------------------- running the models
+    def _run(self, models, panel: _Panel, series, offsets, h: int, native_levels, store: dict) -> None:
+        """Forecast ``h`` steps from origins (``series[k]``, ``offsets[k]``); write into ``store[column][k]``.
+
+        A training part is a series less its last ``offsets[k]`` observations. Local models
+        get all origins at once, each as a series of its own (``unique_id`` = k); global
+        models are fitted once per distinct offset on every series that has that origin.
+        """
+        series, offsets = np.asarray(series, np.int64), np.asarray(offsets, np.int64)
+        K = len(series)
+        if K == 0 or not models:
+            return
+        cuts = panel.lengths[series] - offsets
+
+        def put(col, keys, values):
+            arr = store.setdefault(col, np.full((store["_size"], h), np.nan))
+            arr[keys] = values
+
+        def check(m, uid, v):
+            v = np.asarray(v, float).reshape(-1)
+            if len(v) != h:
+                raise InvalidParameterError(f"model {m.name!r} returned {len(v)} values for series {uid!r}; "
+                                            f"expected h = {h}")
+            return v
+
+        keys_global = store["_keys"]
+        local = [m for m in models if getattr(m, "local", False)]
+        if local:
+            idx = panel.rows(series, cuts)
+            starts = np.repeat(np.cumsum(cuts) - cuts, cuts)
+            stacked = pd.DataFrame({"unique_id": np.repeat(np.arange(K), cuts), "ds": np.arange(len(idx)) - starts + 1,
+                                    "y": panel.y[idx]})
+            groups: dict = {}
+            for m in local:
+                fn = getattr(type(m), "forecast_many", None)
+                groups.setdefault(fn if callable(fn) else id(m), []).append(m)
+            for fn, members in groups.items():
+                if callable(fn):
+                    lv = native_levels if native_levels and any(getattr(m, "native_intervals", False)
+                                                                for m in members) else None
+                    fc = fn(members, stacked, h, level=lv, n_jobs=self.n_jobs, engine=self.engine)
+                    key = fc["unique_id"].to_numpy(np.int64)
+                    step = fc["ds"].to_numpy(np.int64) - 1
+                    if len(fc) != K * h or ((step < 0) | (step >= h)).any() or \
+                            len(np.unique(key * h + step)) != K * h:
+                        raise ForecastDataError(f"the forecasts of {', '.join(m.name for m in members)} do not line "
+                                                "up with the series they were asked for")
+                    for col in fc.columns.drop(["unique_id", "ds"]):
+                        block = np.full((K, h), np.nan)
+                        block[key, step] = fc[col].to_numpy(float)
+                        put(col, keys_global[series, offsets], block)
+                else:
+                    (m,) = members
+                    preds = m.fit(stacked, h).predict(stacked, h)
+                    block = np.vstack([check(m, k, preds[k]) for k in range(K)])
+                    put(m.name, keys_global[series, offsets], block)
+        for m in (m for m in models if not getattr(m, "local", False)):
+            for off in np.unique(offsets):
+                sel = np.flatnonzero(offsets == off)
+                frame = panel.frame.iloc[panel.rows(series[sel], cuts[sel])].reset_index(drop=True)
+                preds = m.fit(frame, h).predict(frame, h)
+                uids = panel.ids[series[sel]]
+                missing = [u for u in uids if u not in preds]
+                if missing:
+                    raise InvalidParameterError(f"model {m.name!r} returned no forecast for series {missing[0]!r}")
+                put(m.name, keys_global[series[sel], offsets[sel]], np.vstack([check(m, u, preds[u]) for u in uids]))
+
+    def _forecast_origins(self, panel: _Panel, series, offsets, h: int, levels, intervals: str,
+                          calibration_windows, calibration_step, min_cut: int):
+        """Forecasts (and intervals for ``levels``) at the target origins: ``({column: (K, h)}, kinds, notes)``."""
+        series, offsets = np.asarray(series, np.int64), np.asarray(offsets, np.int64)
+        kinds = {}
+        if levels:
+            for m in self.models:
+                native = intervals == "native" and getattr(m, "native_intervals", False)
+                kinds[m.name] = "native" if native else "conformal"
+        conformal = [m for m in self.models if kinds.get(m.name) == "conformal"]
+        native_levels = levels if any(k == "native" for k in kinds.values()) else None
+        # calibration origins: each target offset o calibrates on the windows at o + h + j * step, j < windows
+        cal_s, cal_o, plan = [], [], {}
+        if conformal:
+            windows, step = default_calibration(levels, len(panel.ids), h)
+            windows, step = calibration_windows or windows, calibration_step or step
+            kinds["_calibration"] = {"windows": int(windows), "step": int(step)}
+            for o in np.unique(offsets):
+                offs = o + h + step * np.arange(windows)
+                plan[int(o)] = offs
+                for oc in offs:
+                    ok = np.flatnonzero(panel.lengths - oc >= min_cut)
+                    cal_s.append(ok)
+                    cal_o.append(np.full(len(ok), oc))
+        cal_s = np.concatenate(cal_s) if cal_s else np.zeros(0, np.int64)
+        cal_o = np.concatenate(cal_o) if cal_o else np.zeros(0, np.int64)
+        all_s, all_o = np.r_[series, cal_s].astype(np.int64), np.r_[offsets, cal_o].astype(np.int64)
+        pairs = np.unique(np.c_[all_s, all_o], axis=0)
+        top = max([int(pairs[:, 1].max())] + [int(v.max()) for v in plan.values()])
+        keys = np.full((len(panel.ids), top + 1), -1, np.int64)
+        keys[pairs[:, 0], pairs[:, 1]] = np.arange(len(pairs))
+        store = {"_size": len(pairs), "_keys": keys}
+        target = np.zeros(len(pairs), bool)
+        target[keys[series, offsets]] = True
+        self._run(self.models, panel, series, offsets, h, native_levels, store)
+        extra = ~target
+        self._run(conformal, panel, pairs[extra, 0], pairs[extra, 1], h, None, store)
+        out = {c: store[c][keys[series, offsets]] for c in store if not c.startswith("_")}
+        notes = []
+        if conformal:
+            notes = self._conformal(panel, pairs, keys, store, series, offsets, plan, conformal, levels, h, out)
+        return out, kinds, notes
+
+    def _conformal(self, panel, pairs, keys, store, series, offsets, plan, models, levels, h, out) -> list[str]:
+        """Split-conformal bounds at the target origins from the scaled absolute errors of the calibration origins."""
+        cuts_all = panel.lengths[pairs[:, 0]] - pairs[:, 1]
+        scale = np.array([mase_scale(panel.y[s : s + c], self.season_length)
+                          for s, c in zip(panel.starts[pairs[:, 0]], cuts_all)])
+        scale = np.where(scale > 0, scale, np.nan)
+        # actual values after each origin where they are known (calibration origins always have them)
+        actual = np.full((len(pairs), h), np.nan)
+        for k, (s, c) in enumerate(zip(panel.starts[pairs[:, 0]], cuts_all)):
+            end = panel.starts[pairs[k, 0]] + panel.lengths[pairs[k, 0]]
+            v = panel.y[s + c : min(s + c + h, end)]
+            actual[k, : len(v)] = v
+        t_scale = scale[keys[series, offsets]]
+        unbounded = 0
+        for m in models:
+            scores = np.abs(actual - store[m.name]) / scale[:, None]
+            for lv in levels:
+                lo = np.full((len(series), h), np.nan)
+                hi = np.full((len(series), h), np.nan)
+                for o, offs in plan.items():
+                    rows = np.flatnonzero(offsets == o)
+                    cal = keys[:, offs].ravel()
+                    cal = cal[cal >= 0]
+                    q = np.array([conformal_quantile(scores[cal, step], lv) for step in range(h)])
+                    unbounded += int(np.isinf(q).sum()) * len(rows)
+                    half = np.where(np.isinf(q), np.inf, q * t_scale[rows, None])
+                    point = out[m.name][rows]
+                    lo[rows], hi[rows] = point - half, point + half
+                out[f"{m.name}-lo-{lv}"], out[f"{m.name}-hi-{lv}"] = lo, hi
+        notes = []
+        if unbounded:
+            notes.append(f"{unbounded} conformal interval value(s) are unbounded: a {max(levels)}% interval needs at "
+                         "least l/(1-l) calibration errors per step (19 at 95%); give more series, windows or "
+                         "calibration_windows")
+        if np.isnan(t_scale).any():
+            notes.append("series whose training part never changes between seasons have no conformal interval "
+                         "(their MASE scale, which sizes the interval, is 0)")
+        return notes
 
     @staticmethod
-    def _join(out: pd.DataFrame, fc: pd.DataFrame, names: list[str]) -> pd.DataFrame:
-        """Attach forecasts by (unique_id, ds): statsforecast returns series sorted by id, not in the caller's order."""
-        merged = out.merge(fc[["unique_id", "ds", *names]], on=["unique_id", "ds"], how="left", validate="one_to_one")
-        if merged[names].isna().any().any():
-            raise ForecastDataError("the classical models' forecast dates do not line up with the series' own "
-                                    "calendar; check freq")
-        return merged
+    def _columns(names, levels):
+        cols = []
+        for n in names:
+            cols += [n, *interval_columns(n, levels)] if levels else [n]
+        return cols
+
+    def _check_interval_args(self, level, intervals, calibration_windows, calibration_step):
+        levels = check_levels(level)
+        if intervals not in INTERVAL_KINDS:
+            raise InvalidParameterError(f"intervals must be one of {', '.join(INTERVAL_KINDS)}, got {intervals!r}")
+        return (levels, _check_optional_count("calibration_windows", calibration_windows),
+                _check_optional_count("calibration_step", calibration_step))
+
+    def forecast(self, df: pd.DataFrame, h: int, *, level=None, intervals: str = "conformal",
+                 calibration_windows: int | None = None, calibration_step: int | None = None) -> pd.DataFrame:
+        """Long frame ``unique_id, ds`` plus one column per model, in the order the series first appear.
+
+        With ``level=[80, 95]`` each model also gets ``Model-lo-95, Model-lo-80, Model-hi-80, Model-hi-95``
+        (statsforecast's columns). ``intervals="conformal"`` (the default) gives every model, classical or neural,
+        the same split-conformal intervals (:mod:`seqlab.forecast.intervals`): the model is refitted at
+        ``calibration_windows`` earlier origins, ``calibration_step`` periods apart, the last one a horizon before
+        the end; its absolute errors there, divided by each training part's MASE scale and pooled over series, give
+        per horizon step the finite-sample conformal quantile, which times the series' own scale is the half-width.
+        By default there are enough windows for the widest level (at least 3): a horizon apart when three suffice
+        (7 or more series at 95%), else one period apart (one series at 95% needs 19). ``intervals="native"`` gives
+        the statsforecast models (Naive, SeasonalNaive, RandomWalkWithDrift, AutoETS, Theta, AutoTheta, AutoARIMA)
+        the intervals of their own statistical model, and the models without any (Naive2, the neural ones) the
+        conformal ones. ``result.attrs["intervals"]`` says which kind each model got.
+        """
+        h = _check_h(h)
+        levels, cw, cs = self._check_interval_args(level, intervals, calibration_windows, calibration_step)
+        df = validate_long(df)
+        check_calendar(df, self.freq)
+        panel = _Panel(df)
+        n = len(panel.ids)
+        out, kinds, notes = self._forecast_origins(panel, np.arange(n), np.zeros(n, np.int64), h, levels, intervals,
+                                                   cw, cs, max(2, self.season_length + 1))
+        last = panel.frame["ds"].iloc[panel.starts + panel.lengths - 1]
+        frame = pd.concat([pd.DataFrame({"unique_id": uid, "ds": _future_ds(ds, h, self.freq)})
+                           for uid, ds in zip(panel.ids, last)], ignore_index=True)
+        cols = self._columns(self.names, levels)
+        frame = pd.concat([frame, pd.DataFrame({c: out[c].reshape(-1) for c in cols})], axis=1)
+        return self._annotate(frame, kinds, notes)
+
+    @staticmethod
+    def _annotate(frame, kinds, notes):
+        if kinds:
+            cal = kinds.pop("_calibration", None)
+            frame.attrs["intervals"] = kinds
+            if cal:
+                frame.attrs["calibration"] = cal
+        frame.attrs["notes"] = notes
+        return frame
 
     def cross_validation(self, df: pd.DataFrame, h: int, n_windows: int = 1, step_size: int | None = None,
-                         test_df: pd.DataFrame | None = None, min_train_length: int | None = None) -> pd.DataFrame:
+                         test_df: pd.DataFrame | None = None, min_train_length: int | None = None, *, level=None,
+                         intervals: str = "conformal", calibration_windows: int | None = None,
+                         calibration_step: int | None = None) -> pd.DataFrame:
         """Rolling-origin evaluation: ``unique_id, ds, cutoff, y`` plus one forecast column per model.
 
         With ``test_df`` (an official hold-out) it is appended to ``df`` and is the last window.
@@ -132,29 +409,43 @@ class Forecaster:
         enough for all ``n_windows``. With ``min_train_length`` every series takes part in
         the last window (an official hold-out keeps all its series) and in each earlier
         window whose training part has at least ``min_train_length`` observations.
+
+        ``level``, ``intervals``, ``calibration_windows`` and ``calibration_step`` add prediction intervals as in
+        :meth:`forecast`; each window's conformal intervals calibrate on windows that end at or before its own
+        cutoff, so no interval sees its own test values.
         """
+        h = _check_h(h)
+        levels, cw, cs = self._check_interval_args(level, intervals, calibration_windows, calibration_step)
         df = validate_long(df if test_df is None else pd.concat([df, test_df]).sort_values(["unique_id", "ds"],
                                                                                          kind="stable"))
-        groups = {uid: g.reset_index(drop=True) for uid, g in df.groupby("unique_id", sort=False)}
+        panel = _Panel(df)
         if min_train_length is None:
-            cuts = {uid: rolling_origin_splits(len(g), h, n_windows, step_size) for uid, g in groups.items()}
+            cuts = [rolling_origin_splits(int(n), h, n_windows, step_size) for n in panel.lengths]
         else:
             if min_train_length < 2:
                 raise InvalidParameterError(f"min_train_length must be >= 2, got {min_train_length}")
             step = h if step_size is None else step_size
-            cuts = {}
-            for uid, g in groups.items():
-                earlier = max(0, min(n_windows - 1, (len(g) - h - min_train_length) // step))
-                cuts[uid] = [None] * (n_windows - 1 - earlier) + rolling_origin_splits(len(g), h, earlier + 1, step)
-        parts = []
+            cuts = []
+            for n in panel.lengths:
+                earlier = max(0, min(n_windows - 1, (int(n) - h - min_train_length) // step))
+                cuts.append([None] * (n_windows - 1 - earlier) + rolling_origin_splits(int(n), h, earlier + 1, step))
+        check_calendar(df, self.freq)
+        series, offsets = [], []
         for k in range(n_windows):
-            members = {uid: g for uid, g in groups.items() if cuts[uid][k] is not None}
-            if not members:
-                continue
-            train = pd.concat([g.iloc[: cuts[uid][k]] for uid, g in members.items()], ignore_index=True)
-            test = pd.concat([g.iloc[cuts[uid][k] : cuts[uid][k] + h].assign(cutoff=g["ds"].iloc[cuts[uid][k] - 1])
-                              for uid, g in members.items()], ignore_index=True)
-            fc = self.forecast(train, h)
-            parts.append(test.merge(fc, on=["unique_id", "ds"], how="left", validate="one_to_one"))
-        cv = pd.concat(parts, ignore_index=True)
-        return cv[["unique_id", "ds", "cutoff", "y", *self.names]]
+            for i, c in enumerate(cuts):
+                if c[k] is not None:
+                    series.append(i)
+                    offsets.append(int(panel.lengths[i]) - c[k])
+        series, offsets = np.array(series, np.int64), np.array(offsets, np.int64)
+        out, kinds, notes = self._forecast_origins(panel, series, offsets, h, levels, intervals, cw, cs,
+                                                   max(2, self.season_length + 1, min_train_length or 0))
+        first = panel.starts[series] + panel.lengths[series] - offsets  # row of each window's first test point
+        rows = (first[:, None] + np.arange(h)).reshape(-1)
+        ds = panel.frame["ds"]
+        cv = pd.DataFrame({"unique_id": panel.frame["unique_id"].to_numpy()[rows],
+                           "ds": ds.iloc[rows].to_numpy(),
+                           "cutoff": ds.iloc[np.repeat(first - 1, h)].to_numpy(),
+                           "y": panel.y[rows]})
+        cols = self._columns(self.names, levels)
+        cv = pd.concat([cv, pd.DataFrame({c: out[c].reshape(-1) for c in cols})], axis=1)
+        return self._annotate(cv, kinds, notes)

@@ -1,21 +1,44 @@
-"""Scoring rolling-origin forecasts: MASE per series/window/horizon, sMAPE, OWA, and a paired bootstrap."""
+"""Scoring rolling-origin forecasts: MASE per series/window/horizon, sMAPE, OWA, interval scores, a paired bootstrap."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from .metrics import mase_scale, owa, scaled_errors, smape_terms
+from ..errors import InvalidParameterError
+from .data import ForecastDataError
+from .intervals import check_levels, levels_in, quantile_columns
+from .metrics import crps_terms, mase_scale, owa, pinball_terms, scaled_errors, smape_terms, winkler_terms
 
-__all__ = ["evaluate", "summarize", "per_horizon", "unit_mase", "bootstrap_difference"]
+__all__ = ["evaluate", "summarize", "per_horizon", "unit_mase", "bootstrap_difference", "AVERAGES"]
+
+#: how :func:`summarize` averages the (series, window) units
+AVERAGES = ("units", "series")
 
 
-def evaluate(cv: pd.DataFrame, history: pd.DataFrame, season_length: int, models: list[str]) -> pd.DataFrame:
+def evaluate(cv: pd.DataFrame, history: pd.DataFrame, season_length: int, models: list[str],
+             level=None) -> pd.DataFrame:
     """One row per (unique_id, cutoff, model, step) with the absolute scaled error, plus sMAPE terms.
 
     The MASE scale of each window is the in-sample seasonal-naive MAE of that
     window's own training part (everything up to its cutoff), so no window sees
     its own test values.
+
+    When ``cv`` has prediction intervals (``Model-lo-80`` ...; ``level=None`` takes the levels
+    every model has, ``level=[]`` none) each row also has, per level ``l``: ``coverage_l``
+    (1 when y lies in the interval, else 0) and ``winkler_l`` (the Winkler score divided by the
+    same MASE scale: M4's MSIS at 95%); and over the quantiles the intervals imply (their
+    bounds, with the point forecast as the median): ``pinball`` (the mean pinball loss over
+    the quantiles, divided by the scale), ``crps_term`` (the quantile approximation of the
+    CRPS, unscaled) and ``abs_y`` (for the scaled CRPS, the sum of one over the other).
     """
+    if level is None:
+        levels = levels_in(cv.columns, models)
+    else:
+        levels = check_levels(level) if not (hasattr(level, "__len__") and len(level) == 0) else []
+        missing = [c for m in models for c in quantile_columns(m, levels).values() if c not in cv.columns]
+        if missing:
+            raise ForecastDataError(f"the cross-validation frame has no column {missing[0]!r}; run it with "
+                                    f"level={levels}")
     rows = []
     hist = {uid: g for uid, g in history.groupby("unique_id", sort=False)}
     for (uid, cutoff), w in cv.groupby(["unique_id", "cutoff"], sort=False):
@@ -24,26 +47,78 @@ def evaluate(cv: pd.DataFrame, history: pd.DataFrame, season_length: int, models
         y = w["y"].to_numpy(float)
         for m in models:
             f = w[m].to_numpy(float)
-            rows.append(pd.DataFrame({"unique_id": uid, "cutoff": cutoff, "model": m, "step": np.arange(1, len(y) + 1),
-                                      "scaled_error": scaled_errors(y, f, scale), "smape_term": smape_terms(y, f)}))
+            cols = {"unique_id": uid, "cutoff": cutoff, "model": m, "step": np.arange(1, len(y) + 1),
+                    "scaled_error": scaled_errors(y, f, scale), "smape_term": smape_terms(y, f)}
+            if levels:
+                for lv in levels:
+                    lo, hi = w[f"{m}-lo-{lv}"].to_numpy(float), w[f"{m}-hi-{lv}"].to_numpy(float)
+                    cols[f"coverage_{lv}"] = ((y >= lo) & (y <= hi)).astype(float)
+                    cols[f"winkler_{lv}"] = _scaled(winkler_terms(y, lo, hi, lv), scale)
+                qs = {q: w[c].to_numpy(float) for q, c in quantile_columns(m, levels).items()}
+                cols["pinball"] = _scaled(np.mean([pinball_terms(y, f_q, q) for q, f_q in qs.items()], axis=0), scale)
+                cols["crps_term"] = crps_terms(y, qs)
+                cols["abs_y"] = np.abs(y)
+            rows.append(pd.DataFrame(cols))
     return pd.concat(rows, ignore_index=True)
 
 
-def summarize(errors: pd.DataFrame, naive2: str | None = "Naive2") -> pd.DataFrame:
-    """Mean MASE and sMAPE per model over (series, window) units, and OWA against ``naive2`` when present.
+def _scaled(values: np.ndarray, scale: float) -> np.ndarray:
+    return values / scale if scale > 0 else np.full_like(values, np.nan)
 
-    ``series`` counts distinct series and ``units`` the (series, window) pairs averaged over.
+
+def summarize(errors: pd.DataFrame, naive2: str | None = "Naive2", average: str = "units") -> pd.DataFrame:
+    """Mean MASE and sMAPE per model, OWA against ``naive2`` when present, and interval scores when scored.
+
+    Each (series, window) pair is a unit: its MASE is the mean scaled error over its
+    horizon. ``average`` says how the units are averaged into the headline columns:
+
+    * ``"units"`` (the default): the mean over all units, so a series counts once per window
+      it takes part in. Every unit is one forecast made and scored the same way; when every
+      series has every window (the default of :meth:`Forecaster.cross_validation`, and any
+      single hold-out such as the M competitions') it equals the per-series mean, and it is
+      what the chapter's tables and the bootstrap (which resamples series, keeping their
+      units) use;
+    * ``"series"``: the mean of each series' units first, then over series, so every series
+      counts once (how the published anchors average; it differs from ``"units"`` only when
+      series take part in different numbers of windows, as with ``min_train_length``).
+
+    The other average of MASE is always reported beside it (``mase_series`` or
+    ``mase_units``). ``series`` counts distinct series and ``units`` the (series, window)
+    pairs with a MASE. With interval columns from :func:`evaluate`: ``coverage_l``
+    (empirical coverage of the l% interval), ``winkler_l`` (Winkler score over MASE's scale),
+    ``spl`` (scaled pinball loss over the interval quantiles and the median) and ``scrps``
+    (scaled CRPS: per unit, the summed quantile CRPS over the summed |y|).
     """
-    per = errors.groupby(["model", "unique_id", "cutoff"]).agg(mase=("scaled_error", "mean"),
-                                                                smape=("smape_term", "mean")).reset_index()
+    if average not in AVERAGES:
+        raise InvalidParameterError(f"average must be one of {', '.join(AVERAGES)}, got {average!r}")
+    interval = [c for c in errors.columns if c.startswith(("coverage_", "winkler_"))]
+    interval = sorted(interval, key=lambda c: (float(c.split("_", 1)[1]), c.split("_", 1)[0]))
+    agg = dict(mase=("scaled_error", "mean"), smape=("smape_term", "mean"), **{c: (c, "mean") for c in interval})
+    scored = "pinball" in errors.columns
+    if scored:
+        agg |= dict(spl=("pinball", "mean"), crps_sum=("crps_term", "sum"), abs_y_sum=("abs_y", "sum"))
+    per = errors.groupby(["model", "unique_id", "cutoff"]).agg(**agg).reset_index()
+    metrics = ["mase", "smape", *interval]
+    if scored:
+        per["scrps"] = per.crps_sum / (per.abs_y_sum + np.finfo(np.float64).eps)
+        per = per.drop(columns=["crps_sum", "abs_y_sum"])
+        metrics += ["spl", "scrps"]
     undefined = per[per.mase.isna()]
-    out = per.groupby("model").agg(mase=("mase", "mean"), smape=("smape", "mean"),
-                                   series=("unique_id", "nunique"), units=("mase", "count")).reset_index()
+    by_units = per.groupby("model")[metrics].mean()
+    by_series = per.groupby(["model", "unique_id"])[metrics].mean().groupby("model").mean()
+    head, other, other_name = (by_units, by_series, "mase_series") if average == "units" else \
+        (by_series, by_units, "mase_units")
+    counts = per.groupby("model").agg(series=("unique_id", "nunique"), units=("mase", "count"))
+    out = head[["mase", "smape"]].join(counts).reset_index()
     if naive2 is not None and naive2 in set(out.model):
         ref = out.set_index("model").loc[naive2]
         out["owa"] = owa(out.smape, out.mase, ref.smape, ref.mase)
+    out[other_name] = other["mase"].reindex(out.model).to_numpy()
+    for c in metrics[2:]:
+        out[c] = head[c].reindex(out.model).to_numpy()
     out = out.sort_values("mase").reset_index(drop=True)
     out.attrs["notes"] = _undefined_note(undefined)
+    out.attrs["average"] = average
     return out
 
 

@@ -1,14 +1,20 @@
-"""Forecast accuracy: MASE (Hyndman & Koehler, 2006), sMAPE and OWA as the M4 competition defines them.
+"""Forecast accuracy: MASE (Hyndman & Koehler, 2006), sMAPE and OWA as the M4 competition defines them,
+and the scores of prediction intervals and quantiles: coverage, the Winkler (interval) score,
+the pinball (quantile) loss, and the CRPS approximated from quantiles.
 
 These functions are the only implementation: :func:`seqlab.forecast.evaluate` builds its
-per-step errors from :func:`scaled_errors` and :func:`smape_terms`, and :func:`mase` and
-:func:`smape` are their means, so the utilsforecast parity test covers the chapter's numbers.
+per-step errors from :func:`scaled_errors`, :func:`smape_terms`, :func:`winkler_terms` and
+:func:`pinball_terms`, and the scalar metrics are their means, so the utilsforecast parity
+tests cover the chapter's numbers.
 """
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["mase_scale", "scaled_errors", "smape_terms", "mase", "smape", "owa"]
+from ..errors import InvalidParameterError
+
+__all__ = ["mase_scale", "scaled_errors", "smape_terms", "mase", "smape", "owa", "coverage", "winkler_terms",
+           "winkler_score", "pinball_terms", "pinball_loss", "scaled_pinball_loss", "crps_terms", "scaled_crps"]
 
 
 def mase_scale(y_train, season_length: int) -> float:
@@ -46,3 +52,64 @@ def smape(y_true, y_pred) -> float:
 def owa(smape_model, mase_model, smape_naive2, mase_naive2):
     """Overall weighted average: the mean of the sMAPE and MASE ratios to Naive2 (1 = as good as Naive2)."""
     return 0.5 * (smape_model / smape_naive2 + mase_model / mase_naive2)
+
+
+def coverage(y_true, lo, hi) -> float:
+    """Share of the values inside their interval, bounds included (nominal: the interval's level)."""
+    y, lo, hi = (np.asarray(a, float) for a in (y_true, lo, hi))
+    return float(np.mean((y >= lo) & (y <= hi)))
+
+
+def _alpha(level) -> float:
+    if not 0 < level < 100:
+        raise InvalidParameterError(f"level must lie strictly between 0 and 100, got {level}")
+    return 1 - level / 100
+
+
+def winkler_terms(y_true, lo, hi, level) -> np.ndarray:
+    """Winkler's interval score per step: width hi - lo, plus 2/a times the distance to the interval when y is outside.
+
+    ``a = 1 - level/100``; lower is better (FPP3 §5.9). Divided by the MASE scale and averaged, it is M4's MSIS.
+    """
+    y, lo, hi = (np.asarray(a, float) for a in (y_true, lo, hi))
+    a = _alpha(level)
+    with np.errstate(invalid="ignore"):
+        return (hi - lo) + (2 / a) * np.where(y < lo, lo - y, 0.0) + (2 / a) * np.where(y > hi, y - hi, 0.0)
+
+
+def winkler_score(y_true, lo, hi, level) -> float:
+    """Mean Winkler score of an interval at ``level`` over the steps."""
+    return float(np.mean(winkler_terms(y_true, lo, hi, level)))
+
+
+def pinball_terms(y_true, y_quantile, q: float) -> np.ndarray:
+    """Pinball (quantile) loss per step: q (y - f) when y >= f, else (1 - q) (f - y)."""
+    d = np.asarray(y_true, float) - np.asarray(y_quantile, float)
+    return np.maximum(q * d, (q - 1) * d)
+
+
+def pinball_loss(y_true, y_quantile, q: float) -> float:
+    """Mean pinball loss of the quantile-``q`` forecast over the steps."""
+    return float(np.mean(pinball_terms(y_true, y_quantile, q)))
+
+
+def crps_terms(y_true, quantile_preds: dict) -> np.ndarray:
+    """CRPS per step approximated from quantiles: twice the mean pinball loss over ``{q: forecast}``.
+
+    The CRPS is 2 times the integral of the pinball loss over q in (0, 1); the mean over
+    the given quantiles is that integral's Riemann approximation.
+    """
+    return 2 * np.mean([pinball_terms(y_true, f, q) for q, f in quantile_preds.items()], axis=0)
+
+
+def scaled_pinball_loss(y_true, quantile_preds: dict, y_train, season_length: int) -> float:
+    """Mean pinball loss over the quantiles ``{q: forecast}`` and steps, divided by MASE's scale (M5's scaled MQL)."""
+    scale = mase_scale(y_train, season_length)
+    loss = float(np.mean([pinball_terms(y_true, f, q) for q, f in quantile_preds.items()]))
+    return loss / scale if scale > 0 else float("nan")
+
+
+def scaled_crps(y_true, quantile_preds: dict) -> float:
+    """Scaled CRPS (Rangapuram et al., 2021): sum over steps of the quantile CRPS over the sum of |y|."""
+    y = np.asarray(y_true, float)
+    return float(crps_terms(y, quantile_preds).sum() / (np.abs(y).sum() + np.finfo(np.float64).eps))

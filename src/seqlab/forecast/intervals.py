@@ -1,0 +1,133 @@
+"""Prediction intervals: levels, statsforecast's column names, and split-conformal quantiles.
+
+Conventions (FPP3 §5.9; statsforecast): a ``level`` of 80 names the central 80% interval,
+whose columns are ``Model-lo-80`` and ``Model-hi-80``; per model the columns run
+``Model, Model-lo-95, Model-lo-80, Model-hi-80, Model-hi-95`` (lower bounds from the widest
+interval in, then upper bounds out). As quantiles, ``lo-80`` is the 0.10 quantile, ``hi-80``
+the 0.90 quantile, and the point forecast stands for the median.
+
+Conformal intervals (split conformal on rolling origins): the score of a calibration
+forecast is its absolute error divided by the MASE scale of its own training part (the
+in-sample seasonal-naive MAE), so the errors of series at different levels can be pooled.
+For each horizon step the scores of all series in the calibration windows are pooled and
+the interval's half-width is the ``ceil((n + 1) l) / n`` empirical quantile of the ``n``
+scores (the finite-sample correction: the interval covers a new exchangeable score with
+probability at least ``l``), times the scale of the series being forecast. With fewer than
+``l / (1 - l)`` scores (19 for 95%) that quantile does not exist and the interval is
+unbounded: ``-inf, inf``.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import re
+
+import numpy as np
+
+from ..errors import InvalidParameterError
+
+__all__ = ["INTERVAL_KINDS", "check_levels", "level_label", "interval_columns", "quantile_columns",
+           "levels_in", "min_calibration_size", "conformal_quantile", "default_calibration"]
+
+#: how :class:`~seqlab.forecast.Forecaster` may make intervals
+INTERVAL_KINDS = ("conformal", "native")
+
+
+def check_levels(level) -> list:
+    """``level`` (a number or a list of numbers strictly between 0 and 100) as a sorted list without repeats.
+
+    Whole numbers come back as ``int`` (so that 80.0 names the column ``-lo-80``, as statsforecast's 80 does).
+    ``None`` gives an empty list.
+    """
+    if level is None:
+        return []
+    items = [level] if isinstance(level, (numbers.Number, str, bytes)) else level
+    try:
+        items = list(items)
+    except TypeError:
+        raise InvalidParameterError(f"level must be a number or a list of numbers, got {level!r}") from None
+    if not items:
+        raise InvalidParameterError("level lists no interval; give levels such as [80, 95]")
+    out = []
+    for v in items:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+            raise InvalidParameterError(f"level must be numbers between 0 and 100 (such as 80, 95), got {v!r}")
+        x = float(v)
+        if not math.isfinite(x) or not 0 < x < 100:
+            raise InvalidParameterError(f"level must lie strictly between 0 and 100 (a percentage such as 80 or "
+                                        f"95), got {v!r}")
+        out.append(int(x) if x == int(x) else x)
+    if len(set(out)) < len(out):
+        twice = next(x for i, x in enumerate(out) if x in out[:i])
+        raise InvalidParameterError(f"level {twice} is given twice")
+    return sorted(out)
+
+
+def level_label(level) -> str:
+    return str(level)
+
+
+def interval_columns(name: str, levels) -> list[str]:
+    """statsforecast's order: ``name-lo-95, name-lo-80, name-hi-80, name-hi-95`` for levels [80, 95]."""
+    levels = sorted(levels)
+    return [f"{name}-lo-{level_label(v)}" for v in reversed(levels)] + [f"{name}-hi-{level_label(v)}" for v in levels]
+
+
+def quantile_columns(name: str, levels) -> dict[float, str]:
+    """Quantile -> column: the bounds of each interval, and the point forecast as the median."""
+    out = {0.5: name}
+    for v in levels:
+        a = (1 - v / 100) / 2
+        out[round(a, 10)] = f"{name}-lo-{level_label(v)}"
+        out[round(1 - a, 10)] = f"{name}-hi-{level_label(v)}"
+    return dict(sorted(out.items()))
+
+
+def levels_in(columns, models) -> list:
+    """The levels whose ``-lo-``/``-hi-`` columns every model in ``models`` has."""
+    columns = set(columns)
+    common = None
+    for m in models:
+        found = set()
+        for c in columns:
+            hit = re.fullmatch(re.escape(m) + r"-lo-(\d+(?:\.\d+)?)", str(c))
+            if hit and f"{m}-hi-{hit.group(1)}" in columns:
+                v = float(hit.group(1))
+                found.add(int(v) if v == int(v) else v)
+        common = found if common is None else common & found
+    return sorted(common or [])
+
+
+def min_calibration_size(level) -> int:
+    """The fewest scores for which the finite-sample conformal quantile at ``level`` exists: ceil(l / (1 - l))."""
+    x = level / 100
+    n = max(1, math.ceil(x / (1 - x) - 1e-9))
+    while math.ceil((n + 1) * x - 1e-9) > n:  # guard the float edge
+        n += 1
+    return n
+
+
+def conformal_quantile(scores, level) -> float:
+    """The ``ceil((n + 1) l)``-th smallest of the ``n`` finite scores; ``inf`` when that rank exceeds ``n``.
+
+    NaN scores (a window whose scale is undefined) are left out.
+    """
+    s = np.asarray(scores, float)
+    s = np.sort(s[np.isfinite(s)])
+    n = len(s)
+    k = math.ceil((n + 1) * level / 100 - 1e-9)
+    if n == 0 or k > n:
+        return math.inf
+    return float(s[max(k, 1) - 1])
+
+
+def default_calibration(levels, n_series: int, h: int) -> tuple[int, int]:
+    """``(windows, step)``: enough calibration windows for the widest level, at least 3.
+
+    With many series three windows a horizon apart give enough pooled scores (19 for 95%:
+    7 series suffice); with few series (AirPassengers alone needs 19 windows at 95%) the
+    windows are one period apart, so that a short history still holds them.
+    """
+    need = max(min_calibration_size(v) for v in levels)
+    windows = max(3, math.ceil(need / max(n_series, 1)))
+    return windows, (h if windows == 3 else 1)

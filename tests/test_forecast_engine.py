@@ -1,0 +1,114 @@
+"""The statsforecast models on a 2-worker Dask LocalCluster give the single-process numbers; bad engines fail
+cleanly."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from seqlab.cli import main
+from seqlab.errors import InvalidParameterError
+from seqlab.forecast import Engine, Forecaster
+from seqlab.forecast.engines import ENGINES, _missing
+
+MODELS = ["Naive", "SeasonalNaive", "Naive2", "AutoETS", "AutoTheta"]
+
+
+def panel(ids=("zz", "aa", 7, "mm"), n=60):
+    """Monthly series of unequal length whose ids mix types and are not sorted."""
+    rng = np.random.default_rng(5)
+    t = np.arange(n)
+    parts = []
+    for i, u in enumerate(ids):
+        m = n - 6 * i
+        y = 100 + 30 * i + t[:m] + 8 * np.sin(2 * np.pi * t[:m] / 12 + i) + rng.normal(0, 2, m)
+        parts.append(pd.DataFrame({"unique_id": u, "ds": pd.date_range("2001-01-31", periods=m, freq="ME"), "y": y}))
+    return pd.concat(parts, ignore_index=True)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("distributed")
+    pytest.importorskip("fugue_dask")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c:
+        yield c
+
+
+def test_dask_cluster_gives_the_single_process_numbers(cluster):
+    df = panel()
+    kw = dict(n_windows=2, min_train_length=30, level=[80, 95])
+    with Forecaster(MODELS, freq="ME", season_length=12, engine="dask", address=cluster.scheduler_address) as fc:
+        assert len(cluster.workers) == 2
+        for intervals in ("native", "conformal"):
+            local = Forecaster(MODELS, freq="ME", season_length=12).cross_validation(df, 6, intervals=intervals, **kw)
+            remote = fc.cross_validation(df, 6, intervals=intervals, **kw)
+            # float64 throughout; AutoTheta's optimiser may differ in the last bit (sums over arrays aligned
+            # differently in memory)
+            pd.testing.assert_frame_equal(remote, local, rtol=1e-10, atol=0)
+        future = fc.forecast(df, 6, level=[80])
+    pd.testing.assert_frame_equal(future, Forecaster(MODELS, freq="ME", season_length=12).forecast(df, 6, level=[80]),
+                                  rtol=1e-10, atol=0)
+
+
+def test_cli_on_a_cluster_prints_the_same_table(capsys, tmp_path, cluster):
+    f = tmp_path / "s.csv"
+    panel().to_csv(f, index=False)
+    argv = ["forecast", "evaluate", "--csv", str(f), "--horizon", "6", "--season", "12", "--windows", "2",
+            "--min-train-length", "30", "--models", "Naive,SeasonalNaive,AutoETS", "--level", "80,95"]
+    tables = []
+    for extra in ([], ["--engine", "dask", "--address", cluster.scheduler_address]):
+        code = main(argv + extra)
+        out = capsys.readouterr()
+        assert code == 0, out.err
+        tables.append(out.out)
+    assert tables[0] == tables[1]
+    assert tables[0].splitlines()[0].split()[:2] == ["model", "mase"] and "coverage_95" in tables[0]
+
+
+@pytest.mark.parametrize("kind", ["ray", "spark"])
+def test_ray_and_spark_give_the_single_process_numbers(kind):
+    """Run where their packages are installed (pip install "seqlab[ray]" / "seqlab[spark]"); skipped elsewhere."""
+    if _missing(ENGINES[kind][0]) or _missing(f"fugue_{kind}"):
+        pytest.skip(f"{ENGINES[kind][0]} is not installed")
+    df = panel(ids=("b", "a"))
+    kw = dict(n_windows=1, level=[80], intervals="native")
+    with Forecaster(["Naive", "SeasonalNaive"], freq="ME", season_length=12, engine=kind) as fc:
+        remote = fc.cross_validation(df, 6, **kw)
+    local = Forecaster(["Naive", "SeasonalNaive"], freq="ME", season_length=12).cross_validation(df, 6, **kw)
+    pd.testing.assert_frame_equal(remote, local, rtol=1e-10, atol=0)
+
+
+def test_engine_arguments_are_checked():
+    with pytest.raises(InvalidParameterError, match="unknown engine 'mpi'"):
+        Forecaster(["Naive"], engine="mpi")
+    with pytest.raises(InvalidParameterError, match="address needs an engine"):
+        Forecaster(["Naive"], address="127.0.0.1:8786")
+    for bad in ("", "host:port", "127.0.0.1:99999", "ray://127.0.0.1:10001", 8786):
+        with pytest.raises(InvalidParameterError, match="address"):
+            Forecaster(["Naive"], engine="dask", address=bad)
+    assert Engine("dask", "10.0.0.5").address == "tcp://10.0.0.5:8786"  # nothing is contacted before first use
+
+
+@pytest.mark.parametrize("kind", ["ray", "spark"])
+def test_missing_cluster_packages_are_named(capsys, tmp_path, kind):
+    module = ENGINES[kind][0]
+    if not _missing(module):
+        pytest.skip(f"{module} is installed here")
+    with pytest.raises(InvalidParameterError, match=f"needs the package '{module}'"):
+        Forecaster(["Naive"], engine=kind)
+    f = tmp_path / "s.csv"
+    panel(ids=("a",)).to_csv(f, index=False)
+    code = main(["forecast", "evaluate", "--csv", str(f), "--horizon", "6", "--models", "Naive", "--engine", kind])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and module in err[0], err
+
+
+def test_unreachable_scheduler_is_one_line(capsys, tmp_path):
+    pytest.importorskip("distributed")
+    f = tmp_path / "s.csv"
+    panel(ids=("a",)).to_csv(f, index=False)
+    fc = Forecaster(["Naive"], freq="ME", engine=Engine("dask", "127.0.0.1:9", timeout=2))
+    with pytest.raises(InvalidParameterError, match="cannot reach the dask scheduler at tcp://127.0.0.1:9"):
+        fc.forecast(panel(ids=("a",)), 3)
+    code = main(["forecast", "evaluate", "--csv", str(f), "--horizon", "6", "--models", "Naive", "--engine", "dask",
+                 "--address", "bad address"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "HOST:PORT" in err[0], err
