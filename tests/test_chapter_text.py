@@ -52,6 +52,59 @@ def test_14_60_cache_is_exact(section_results):
     assert c.identical_tokens.all() and list(c.new_tokens) == [32, 64, 128, 256]
 
 
+def test_14_56_bpe_against_characters(section_results):
+    r = t(section_results, "14.56", "bpe_vs_char").set_index("tokenizer")
+    assert list(r.index) == ["character", "byte BPE (512)", "byte BPE (1024)"]
+    assert r.iterations.nunique() == 1  # the same steps of the same batch for every tokenization
+    assert np.allclose(r.bits_per_char, r.nats_per_token / r.chars_per_token / np.log(2))
+    assert r.chars_per_token["character"] == 1 and r.chars_per_token.is_monotonic_increasing
+    assert (r.bits_per_char < np.log2(r.vocab_size)).all()
+    merges = t(section_results, "14.56", "bpe_merges")
+    assert merges.tokens_after.is_monotonic_decreasing
+    rt = t(section_results, "14.56", "round_trip").set_index("tokenizer")
+    assert rt.lossless["byte BPE (512)"] and not rt.lossless["character"]
+
+
+def test_14_57_compute_sweep(section_results):
+    from seqlab.chapter.s14_57 import BUDGETS
+
+    sw = t(section_results, "14.57", "compute_sweep")
+    assert sorted(sw.steps.unique()) == list(BUDGETS) and len(sw) == 2 * len(BUDGETS)
+    for _, g in sw.groupby("model"):
+        assert g.sort_values("steps").seconds.is_monotonic_increasing
+    lm = t(section_results, "14.57", "lm_summary").set_index("model")
+    chapter = sw[sw.steps == 750].set_index("model")  # the chapter's budget, rerun on one thread
+    assert np.allclose(chapter.val_loss_nats[lm.index], lm.val_loss_nats, atol=0.05)
+    assert (sw.seconds <= sw.wall_seconds + 1e-9).all()
+    for c in t(section_results, "14.57", "crossover").itertuples():
+        assert c.by in ("seconds", "steps") and c.start < c.end and c.ahead_at_end in ("GPT", "LSTM")
+        assert np.isnan(c.at) or c.start <= c.at <= c.end
+
+
+def test_14_58_temperature_sweep(section_results):
+    sw = t(section_results, "14.58", "temperature_sweep").sort_values("value")
+    assert sw.entropy.is_monotonic_increasing
+    assert sw.nll_judge.iloc[-1] > sw.nll_judge.iloc[0] and sw["sample"].str.len().min() > 0
+
+
+def test_14_59_adaptive_truncation_and_matched_diversity(section_results):
+    k = t(section_results, "14.59", "kept_by_context").set_index(["context", "strategy"]).tokens_kept
+    assert k["confident", "top-k 10"] == k["uncertain", "top-k 10"] == 10  # fixed whatever the context
+    for rule in ("top-p 0.9", "min-p 0.1"):  # adaptive: few candidates when confident, many when not
+        assert k["confident", rule] < k["uncertain", rule]
+    m = t(section_results, "14.59", "matched_diversity")
+    assert set(m.knob) == {"temperature", "top_k", "top_p", "min_p"}
+    assert (m.groupby("target").distinct_3.agg(lambda e: e.max() - e.min()) < 1e-6).all()
+    e = t(section_results, "14.59", "matched_entropy")
+    assert (e.groupby("target").entropy.agg(lambda v: v.max() - v.min()) < 1e-6).all()
+
+
+def test_14_60_step_cost(section_results):
+    s = t(section_results, "14.60", "step_cost").set_index("context")
+    assert (s.seconds_without_cache.iloc[-1] > s.seconds_with_cache.iloc[-1])
+    assert s.flops_with_cache.is_monotonic_increasing
+
+
 def test_altered_artifact_is_refused(tmp_path):
     from seqlab.experiments.lm import load_lm_artifacts
     from seqlab.store import ROOT, ArtifactError

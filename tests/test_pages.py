@@ -8,7 +8,7 @@ from conftest import REPO
 
 BOOK = REPO / "book"
 #: pages written in the code-first style (the others still call show() and are listed in the issues)
-CODE_FIRST = ["recurrence", "attention", "transformer"]
+CODE_FIRST = ["recurrence", "attention", "transformer", "text", "summary"]
 MIN_WORDS = 250
 
 

@@ -1,4 +1,4 @@
-"""Shared access to the language-model experiment for §14.57-§14.60 (loaded once per process)."""
+"""Shared access to the language-model experiments for §14.56-§14.60 (loaded once per process)."""
 from __future__ import annotations
 
 _CACHE: dict = {}
@@ -9,7 +9,20 @@ def lm():
     from ..experiments.lm import lm_results
     from ..store import heavy_eval
 
-    key = heavy_eval()
+    key = ("lm", heavy_eval())
     if key not in _CACHE:
         _CACHE[key] = lm_results()
+    return _CACHE[key]
+
+
+def followups() -> dict:
+    """The follow-up sets ``{"sweep", "bpe", "decoding", "mode"}``; HEAVY_EVAL=1 reruns them first (after ``lm``)."""
+    from ..experiments.lm import followup_results
+    from ..store import heavy_eval
+
+    key = ("followups", heavy_eval())
+    if key not in _CACHE:
+        if heavy_eval():
+            lm()  # the follow-ups read the chapter's model: train it first
+        _CACHE[key] = followup_results()
     return _CACHE[key]

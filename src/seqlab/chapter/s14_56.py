@@ -1,24 +1,86 @@
-"""§14.56 Tokenization: characters, words, subwords; vocabulary size vs sequence length."""
+"""§14.56 Tokenization: characters, words, subwords; vocabulary size vs sequence length; what BPE does to a model."""
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 import pandas as pd
 
 from ..text import BPETokenizer, CharTokenizer, WordTokenizer
 from ..text.corpus import load_tinyshakespeare
+from ..text.tokenizers import _SPLIT as PRE_SPLIT
 from .base import section
 
 D_MODEL = 128
+#: the sentence BPE is walked through, and how many merges the walk shows
+SENTENCE = "the king, the queen and the king's men then thank thee"
+MERGES = 8
+#: a text with characters that tinyshakespeare never uses (curly apostrophe, accents, a dash, the euro sign)
+UNSEEN = "Juliet’s café — 3 €, said the nurse"
+#: the corpus-wide comparison of tokenizers
+WORD_MIN_FREQS = (1, 3, 10)
+BPE_SIZES = (256, 512, 1024, 2048)
 
 
-@section("14.56", "Tokenization")
-def run(ctx):
-    text = load_tinyshakespeare()
+def visible(token: str) -> str:
+    """A token as a reader can see it: a space is shown as ␣ and a newline as ⏎."""
+    return token.replace(" ", "␣").replace("\n", "⏎")
+
+
+def merge_trace(text: str = SENTENCE, merges: int = MERGES) -> pd.DataFrame:
+    """Byte-level BPE trained on ``text``, one merge per row.
+
+    Each row counts the adjacent token pairs inside the pre-split chunks (a merge never
+    crosses a chunk boundary, so `` the`` and ``king`` stay apart), names the pair
+    ``BPETokenizer.train`` merges next, the new token it creates, and the length of
+    ``text`` in tokens before and after. The counting is done here; the choice is the
+    library's, so the table shows what the tokenizer does, not a re-implementation.
+    """
+    chunks = PRE_SPLIT.findall(text)
+    rows = []
+    for k in range(merges):
+        before = BPETokenizer().train(text, vocab_size=256 + k)
+        after = BPETokenizer().train(text, vocab_size=257 + k)
+        if len(after.merges) == k:
+            break  # every chunk is one token already
+        pieces = [before.encode(c) for c in chunks]
+        counts = Counter(p for ids in pieces for p in zip(ids, ids[1:]))
+        (a, b), new_id = list(after.merges.items())[-1]
+        name = lambda i, t=before: visible(t.token_bytes[i].decode("utf-8", "replace"))  # noqa: E731
+        top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:4]
+        rows.append(dict(step=k + 1, tokens_before=sum(map(len, pieces)),
+                         most_frequent_pairs=", ".join(f"{name(x)}+{name(y)} ({c})" for (x, y), c in top),
+                         merged=f"{name(a)} + {name(b)}", count=counts[(a, b)],
+                         new_token=visible(after.token_bytes[new_id].decode("utf-8", "replace")), new_id=new_id,
+                         tokens_after=len(after.encode(text))))
+    return pd.DataFrame(rows)
+
+
+def split_into_tokens(tok, text: str) -> list[str]:
+    """``text`` as the list of tokens ``tok`` cuts it into (each made visible)."""
+    if isinstance(tok, BPETokenizer):
+        return [visible(tok.token_bytes[i].decode("utf-8", "replace")) for i in tok.encode(text)]
+    return [visible(tok.id_to_token[i]) for i in tok.encode(text)]
+
+
+def round_trip(tokenizers: dict, text: str = UNSEEN) -> pd.DataFrame:
+    """Encode ``text`` with each tokenizer and decode it back: tokens, unknowns, and whether the text survives."""
+    rows = []
+    for name, tok in tokenizers.items():
+        ids = tok.encode(text)
+        unk = 0 if isinstance(tok, BPETokenizer) else ids.count(tok.token_to_id["<unk>"])
+        back = tok.decode(ids)
+        rows.append(dict(tokenizer=name, tokens=len(ids), unknown_tokens=unk, decoded=back, lossless=back == text))
+    return pd.DataFrame(rows)
+
+
+def tokenizer_table(text: str | None = None, word_min_freqs=WORD_MIN_FREQS, bpe_sizes=BPE_SIZES) -> pd.DataFrame:
+    """Every tokenizer trained on the whole corpus: vocabulary, tokens, characters per token, unknowns, round trip."""
+    text = load_tinyshakespeare() if text is None else text
     n_chars, n_bytes = len(text), len(text.encode("utf-8"))
     candidates = [("character", "char", CharTokenizer, {})]
-    candidates += [(f"word (min_freq {f})", "word", lambda f=f: WordTokenizer(min_freq=f), {}) for f in (1, 3, 10)]
-    candidates += [(f"byte BPE ({v})", "bpe", BPETokenizer, {"vocab_size": v}) for v in (256, 512, 1024, 2048)]
+    candidates += [(f"word (min_freq {f})", "word", lambda f=f: WordTokenizer(min_freq=f), {}) for f in word_min_freqs]
+    candidates += [(f"byte BPE ({v})", "bpe", BPETokenizer, {"vocab_size": v}) for v in bpe_sizes]
     rows = []
     for name, family, make, kw in candidates:
         t0 = time.perf_counter()
@@ -30,11 +92,55 @@ def run(ctx):
                          embedding_params=tok.vocab_size * D_MODEL, unk_rate=(ids.count(0) / len(ids)
                                                                              if family != "bpe" else 0.0),
                          lossless=tok.decode(ids) == text, train_seconds=train_s))
-    df = pd.DataFrame(rows)
+    return pd.DataFrame(rows)
+
+
+def tokenizer_figure(df: pd.DataFrame):
+    from ..plotting import line_pair
+
+    return line_pair(df.sort_values("vocab_size"), "vocab_size", "tokens", "family", points=True,
+                     log_x=True, log_y=True, title="Vocabulary size against sequence length",
+                     subtitle="tinyshakespeare (1.1 M characters): a larger vocabulary shortens the sequence",
+                     xlab="Vocabulary size (log scale)", ylab="Tokens in the corpus (log scale)",
+                     colors={"char": "#D8433B", "word": "#7FB069", "bpe": "#3B7DD8"})
+
+
+def bpe_model_results():
+    """The ``lm_bpe`` artifact set (verified): ``(results, curves, samples, manifest)``."""
+    from ._lm import followups
+
+    return followups()["bpe"]
+
+
+def bpe_curves_bits(results: pd.DataFrame, curves: pd.DataFrame) -> pd.DataFrame:
+    """Training curves in bits per character: each sampled per-token loss divided by ln 2 and by the model's
+    characters per token on the validation text."""
+    cpt = results.set_index("tokenizer").chars_per_token
+    out = curves.copy()
+    out["val_bits_per_char"] = out.val_loss / 0.6931471805599453 / out.tokenizer.map(cpt)
+    return out
+
+
+def bpe_figure(results: pd.DataFrame, curves: pd.DataFrame):
+    from ..plotting import line_pair
+
+    return line_pair(bpe_curves_bits(results, curves), "iter", "val_bits_per_char", "tokenizer", points=True,
+                     title="The same model on three tokenizations",
+                     subtitle="The chapter's GPT, the same steps of 24 x 64 tokens; validation loss per character",
+                     xlab="Training step", ylab="Validation bits per character",
+                     colors={"character": "#D8433B", "byte BPE (512)": "#3B7DD8", "byte BPE (1024)": "#7FB069"})
+
+
+@section("14.56", "Tokenization")
+def run(ctx):
+    df = tokenizer_table()
     ch = df[df.family == "char"].iloc[0]
     w1 = df[df.tokenizer == "word (min_freq 1)"].iloc[0]
     b512 = df[df.tokenizer == "byte BPE (512)"].iloc[0]
     b1024 = df[df.tokenizer == "byte BPE (1024)"].iloc[0]
+    results, curves, _, manifest = bpe_model_results()
+    r = results.set_index("tokenizer")
+    best = r.bits_per_char.idxmin()
     notes = [
         f"Characters: {ch.vocab_size} symbols, {ch.tokens:,} tokens. Words: {w1.vocab_size:,} types cut the sequence to "
         f"{w1.tokens:,} tokens but the embedding table grows to {w1.embedding_params:,} parameters at d = {D_MODEL}.",
@@ -43,18 +149,16 @@ def run(ctx):
         f"shorter than the word tokenization ({b1024.tokens:,} vs {w1.tokens:,} tokens) with a "
         f"{w1.vocab_size / b1024.vocab_size:.0f}x smaller vocabulary: the word tokenizer spends a token on every "
         "space, while BPE folds the leading space into the word.",
-        "A Transformer's attention cost grows as T^2: halving the sequence length through a larger vocabulary "
-        "quarters the attention FLOPs, paid for with a larger embedding and output layer.",
         "Word tokenizers with a frequency cut-off map rare words to <unk> (column `unk_rate`) and cannot round-trip.",
+        "The chapter's GPT trained with the same steps, batch and context on each tokenization (table `bpe_vs_char`, "
+        "artifact set 'lm_bpe', verified): validation bits per character "
+        + ", ".join(f"{k} {v:.4f}" for k, v in r.bits_per_char.items()) + f"; lowest: {best}.",
     ]
     figs = []
     if ctx.figures:
-        from ..plotting import line_pair
-
-        gg, fig = line_pair(df.sort_values("vocab_size"), "vocab_size", "tokens", "family", points=True,
-                            log_x=True, log_y=True, title="Vocabulary size against sequence length",
-                            subtitle="tinyshakespeare (1.1 M characters): a larger vocabulary shortens the sequence",
-                            xlab="Vocabulary size (log scale)", ylab="Tokens in the corpus (log scale)",
-                            colors={"char": "#D8433B", "word": "#7FB069", "bpe": "#3B7DD8"})
-        figs = ctx.save("tokenization", gg, fig)
-    return {"tokenizers": df}, figs, notes
+        figs = ctx.save("tokenization", *tokenizer_figure(df))
+        figs += ctx.save("bpe_vs_char", *bpe_figure(results, curves))
+    tables = {"tokenizers": df, "bpe_merges": merge_trace(), "bpe_vs_char": results,
+              "round_trip": round_trip({"character": CharTokenizer().train(load_tinyshakespeare()),
+                                        "byte BPE (512)": BPETokenizer().train(load_tinyshakespeare(), 512)})}
+    return tables, figs, notes

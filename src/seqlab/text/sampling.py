@@ -16,7 +16,7 @@ import torch
 from ..errors import InvalidParameterError
 
 __all__ = ["LogitsProcessor", "SuppressTokens", "Temperature", "TopK", "TopP", "MinP", "build_processors", "apply_processors",
-           "sample_next"]
+           "sample_next", "EntropyProbe", "distribution_entropy"]
 
 
 class LogitsProcessor:
@@ -156,3 +156,37 @@ def sample_next(logits: torch.Tensor, processors=(), *, greedy: bool = False,
         return logits.argmax(dim=-1, keepdim=True)
     probs = apply_processors(logits, processors).softmax(dim=-1)
     return torch.multinomial(probs, 1, generator=generator)
+
+
+def distribution_entropy(logits: torch.Tensor) -> torch.Tensor:
+    """Entropy (nats) of softmax(logits) over the last dimension; filtered (-inf) tokens contribute nothing."""
+    logp = logits.log_softmax(dim=-1)
+    p = logp.exp()
+    return -torch.where(p > 0, p * logp, torch.zeros_like(p)).sum(dim=-1)
+
+
+class EntropyProbe(LogitsProcessor):
+    """A processor that changes nothing and records what the sampler is about to draw from.
+
+    Put it last in a processor list: every call appends, per row of the batch, the
+    entropy (nats) of the distribution after filtering and the number of tokens still
+    allowed. ``per_row()`` averages them over the calls, one value per row.
+    """
+
+    def __init__(self):
+        self.entropy: list[torch.Tensor] = []
+        self.kept: list[torch.Tensor] = []
+
+    def __call__(self, logits):
+        self.entropy.append(distribution_entropy(logits.detach().double()))
+        self.kept.append(torch.isfinite(logits).sum(dim=-1))
+        return logits
+
+    def per_row(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(mean entropy, mean tokens kept) per row over every recorded step."""
+        if not self.entropy:
+            raise InvalidParameterError("the probe has recorded nothing yet")
+        return torch.stack(self.entropy).mean(0), torch.stack(self.kept).double().mean(0)
+
+    def __repr__(self) -> str:
+        return f"EntropyProbe(steps={len(self.entropy)})"

@@ -1,0 +1,242 @@
+"""The text pages' building blocks (§14.56-§14.60, §14.64): the steps the pages call, the follow-up
+experiments on tiny configurations, the committed artifact sets, and every exercise solution of the summary."""
+import dataclasses
+import math
+import re
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from conftest import REPO
+
+
+# --- the summary's exercises: every solution cell runs and passes its own checks -------------------------------
+
+def solution_cells() -> dict[int, str]:
+    text = (REPO / "book" / "summary.md").read_text(encoding="utf-8")
+    cells = re.findall(r"```\{code-cell\} ipython3\n(.*?)```", text, flags=re.S)
+    out = {}
+    for cell in cells:
+        m = re.search(r"^# Solution (\d+)", cell, flags=re.M)
+        if m:
+            assert ":tags: [hide-input]" in cell, f"solution {m.group(1)} is not folded"
+            out[int(m.group(1))] = "\n".join(line for line in cell.split("\n") if not line.startswith(":tags:"))
+    return out
+
+
+def test_every_exercise_has_a_solution_and_every_group_an_exercise():
+    text = (REPO / "book" / "summary.md").read_text(encoding="utf-8")
+    asked = [int(n) for n in re.findall(r"^\*\*(\d+) \(", text, flags=re.M)]
+    assert asked and sorted(solution_cells()) == asked
+    for group in ("recurrence", "attention", "the Transformer", "text", "forecasting"):
+        assert re.search(rf"^\*\*\d+ \({group}\)\.\*\*", text, flags=re.M), f"no exercise on {group}"
+
+
+@pytest.mark.parametrize("number", sorted(solution_cells()))
+def test_exercise_solution_runs(number, capsys):
+    exec(compile(solution_cells()[number], f"summary.md solution {number}", "exec"), {})
+    assert capsys.readouterr().out.strip(), "a solution prints its answer"
+
+
+# --- §14.56: the BPE walk-through and round trips ---------------------------------------------------------------
+
+def test_merge_trace_follows_the_library():
+    from seqlab.chapter import s14_56
+    from seqlab.text import BPETokenizer
+
+    trace = s14_56.merge_trace()
+    assert len(trace) == s14_56.MERGES
+    assert list(trace.new_id) == list(range(256, 256 + len(trace)))
+    assert (trace.tokens_after < trace.tokens_before).all()
+    assert (trace.tokens_before.iloc[1:].to_numpy() == trace.tokens_after.iloc[:-1].to_numpy()).all()
+    # the merged pair is a most frequent one: its count heads the candidate list
+    for r in trace.itertuples():
+        first = int(re.search(r"\((\d+)\)", r.most_frequent_pairs).group(1))
+        assert r.count == first
+    tok = BPETokenizer().train(s14_56.SENTENCE, vocab_size=256 + len(trace))
+    assert len(tok.encode(s14_56.SENTENCE)) == trace.tokens_after.iloc[-1]
+
+
+def test_round_trip_bytes_never_lose_text():
+    from seqlab.chapter import s14_56
+    from seqlab.text import BPETokenizer, CharTokenizer
+
+    text = "the king and the queen"
+    rt = s14_56.round_trip({"char": CharTokenizer().train(text), "bpe": BPETokenizer().train(text, 260)}).set_index(
+        "tokenizer")
+    assert rt.lossless["bpe"] and rt.unknown_tokens["bpe"] == 0
+    assert not rt.lossless["char"] and rt.unknown_tokens["char"] > 0
+
+
+# --- the experiment's building blocks ----------------------------------------------------------------------------
+
+def tiny_char_model(text, train):
+    from seqlab.experiments import lm
+    from seqlab.text import CharTokenizer
+    from seqlab.text.corpus import split_train_val
+    from seqlab.text.training import train_lm
+
+    tok = CharTokenizer().train(text)
+    tr, va = split_train_val(torch.tensor(tok.encode(text)))
+    torch.manual_seed(0)
+    model = lm.GPT(lm.chapter_gpt_config(tok.vocab_size))
+    return model, tok, train_lm(model, tr, va, train).history
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    from seqlab.experiments import lm
+    from seqlab.text.corpus import load_tinyshakespeare
+
+    train = dataclasses.replace(lm.CHAPTER_TRAIN, max_iters=4, batch_size=2, eval_interval=2, eval_iters=1,
+                                warmup_iters=1, lr_decay_iters=4)
+    return train, load_tinyshakespeare()[:4000]
+
+
+def test_bits_per_char_is_per_token_loss_over_characters(tiny):
+    from seqlab.experiments import lm
+    from seqlab.text import BPETokenizer
+
+    train, text = tiny
+    model, tok, _ = tiny_char_model(text, train)
+    ev = lm.bits_per_char(model, tok, text[:1000])
+    assert ev["chars_per_token"] == 1.0 and math.isclose(ev["bits_per_char"], ev["nats_per_token"] / math.log(2))
+    bpe = BPETokenizer().train(text, 300)
+    gpt = lm.GPT(lm.chapter_gpt_config(bpe.vocab_size))
+    ev = lm.bits_per_char(gpt, bpe, text[:2000])
+    assert ev["chars_per_token"] > 1
+    assert math.isclose(ev["bits_per_char"], ev["nats_per_token"] / ev["chars_per_token"] / math.log(2))
+    assert ev["eval_chars"] == round(ev["eval_tokens"] * ev["chars_per_token"])
+
+
+def test_entropy_probe_records_without_changing():
+    from seqlab.text.sampling import EntropyProbe, TopK, apply_processors, distribution_entropy
+
+    logits = torch.randn(3, 20)
+    probe = EntropyProbe()
+    out = apply_processors(logits, [TopK(4), probe])
+    assert torch.equal(out, TopK(4)(logits))
+    ent, kept = probe.per_row()
+    assert torch.allclose(ent, distribution_entropy(out).double()) and (kept == 4).all()
+    assert (ent < distribution_entropy(logits).double()).all()
+
+
+def test_sweep_config_reproduces_the_chapter_recipe():
+    from seqlab.experiments import lm
+
+    assert lm.sweep_train_config(lm.CHAPTER_TRAIN.max_iters) == lm.CHAPTER_TRAIN
+    assert lm.sweep_train_config(1500).lr_decay_iters == 1500
+
+
+def test_followup_experiments_tiny(tmp_path, tiny):
+    from seqlab.experiments import lm
+    from seqlab.store import verify_artifacts
+
+    train, text = tiny
+    judge, tok = lm.run_lm_sweep(tmp_path, log=lambda *_: None, iters=(4, 6), train=train, text=text)
+    curves = pd.read_csv(tmp_path / lm.SWEEP_NAME / "curves.csv")
+    assert set(curves.model) == {"GPT", "LSTM"} and set(curves.budget_iters) == {4, 6}
+    with pytest.raises(Exception, match="stale"):
+        lm.load_sweep_artifacts(tmp_path)
+    char = tiny_char_model(text, train)
+    lm.run_lm_bpe(tmp_path, log=lambda *_: None, vocabs=(270,), train=train, text=text, char_model=char)
+    res = pd.read_csv(tmp_path / lm.BPE_NAME / "results.csv").set_index("tokenizer")
+    assert list(res.index) == ["character", "byte BPE (270)"]
+    assert res.eval_chars.nunique() <= 2 and res.iterations.nunique() == 1
+    lm.run_lm_decoding(tmp_path, log=lambda *_: None, gpt=char[0], tok=char[1], judge=judge,
+                       grid={"temperature": (0.5, 1.0), "top_p": (1.0,)}, samples=2, tokens=12)
+    verify_artifacts(lm.DECODING_NAME, root=tmp_path)
+    scores = pd.read_csv(tmp_path / lm.DECODING_NAME / "samples.csv")
+    assert len(scores) == 6
+    same = scores.set_index(["knob", "value", "sample"])
+    # top-p 1.0 filters nothing and draws with the same seed: the same samples as temperature 1.0
+    assert np.allclose(same.loc["top_p"].nll_gpt.to_numpy(), same.loc[("temperature", 1.0)].nll_gpt.to_numpy())
+
+
+# --- the committed follow-up sets ------------------------------------------------------------------------------
+
+def test_committed_followups_load_and_refuse_changes(tmp_path):
+    from seqlab.experiments import lm
+    from seqlab.store import ROOT, ArtifactError
+
+    curves, _ = lm.load_sweep_artifacts()
+    assert set(curves.budget_iters) == set(lm.SWEEP_ITERS)
+    results, _, samples, _ = lm.load_bpe_artifacts()
+    assert list(results.tokenizer) == ["character"] + [f"byte BPE ({v})" for v in lm.BPE_VOCABS]
+    assert results.eval_chars.max() / results.eval_chars.min() < 1.01  # the same validation text for all
+    scores, texts, _ = lm.load_decoding_artifacts()
+    assert set(scores.knob) == set(lm.DECODING_GRID) and set(texts) == set(lm.DECODING_GRID)
+    root = tmp_path / "artifacts"
+    for name in ("lm", lm.DECODING_NAME):
+        shutil.copytree(ROOT / name, root / name)
+    with open(root / lm.DECODING_NAME / "samples.csv", "a") as f:
+        f.write("temperature,9,0,0,0,0,0,0,0,0,0,0\n")
+    with pytest.raises(ArtifactError, match="does not match its manifest"):
+        lm.load_decoding_artifacts(root)
+
+
+# --- §14.57-§14.60 steps ------------------------------------------------------------------------------------------
+
+def test_crossover_is_found_and_not_invented():
+    from seqlab.chapter import s14_57
+
+    def frame(gpt, lstm):
+        rows = [dict(model="GPT", seconds=s, val_loss_nats=v) for s, v in gpt]
+        rows += [dict(model="LSTM", seconds=s, val_loss_nats=v) for s, v in lstm]
+        return pd.DataFrame(rows)
+
+    crossing = frame([(10, 2.0), (100, 1.0)], [(10, 1.8), (100, 1.2)])
+    c = s14_57.crossover(crossing)
+    assert c["ahead_at_start"] == "LSTM" and c["ahead_at_end"] == "GPT" and 10 < c["at"] < 100
+    parallel = frame([(10, 2.0), (100, 1.5)], [(10, 1.8), (100, 1.3)])
+    c = s14_57.crossover(parallel)
+    assert math.isnan(c["at"]) and c["ahead_at_end"] == "LSTM" and c["gap_at_end_nats"] == pytest.approx(0.2)
+    assert np.isnan(s14_57.loss_at(parallel, "GPT", [5.0])[0])  # never extrapolated
+
+
+def test_seconds_per_step_ignores_a_slowed_stretch():
+    from seqlab.chapter import s14_57
+
+    run = pd.DataFrame(dict(iter=[25, 50, 75, 100], seconds=[2.5, 5.0, 20.0, 22.5], budget_iters=100))
+    assert s14_57.seconds_per_step(run) == pytest.approx(0.1)
+
+
+def test_matched_diversity_interpolates_along_each_knob():
+    from seqlab.chapter import s14_59
+
+    rows = []
+    for knob, slope in (("temperature", 1.0), ("top_p", 0.5)):
+        for value, ent in ((0.5, 1.0), (1.0, 2.0)):
+            rows.append(dict(knob=knob, value=value, entropy=ent, nll_judge=slope * ent, nll_gpt=ent,
+                             repetition_rate=0.0, distinct_3=ent / 2, tokens_kept=3.0))
+    m = s14_59.at_matched_diversity(pd.DataFrame(rows), on="entropy", levels=(0.5,)).set_index("knob")
+    assert np.allclose(m.target, 1.5) and np.allclose(m.setting, 0.75)
+    assert m.nll_judge["temperature"] == pytest.approx(1.5) and m.nll_judge["top_p"] == pytest.approx(0.75)
+    rank = s14_59.rank_rules(m.reset_index()).iloc[0]
+    assert rank.best == "top_p" and rank.worst == "temperature"
+
+
+def test_explorer_is_an_offline_slider():
+    from seqlab.chapter import s14_58
+    from seqlab.experiments.lm import load_lm_artifacts
+
+    gpt, tok, *_ = load_lm_artifacts()
+    fig = s14_58.explorer(gpt, tok, temperatures=(0.5, 1.0), top_ps=(0.5, 1.0))
+    steps = fig.layout.sliders[0].steps
+    assert len(steps) == 4 and len(fig.data) == 4 * len(s14_58.EXPLORER_PROMPTS)
+    ys = [tuple(fig.data[i].y) for i in range(0, len(fig.data), len(s14_58.EXPLORER_PROMPTS))]
+    assert len(set(ys)) == len(ys)  # every position draws something different
+    for tr in fig.data:
+        assert 0 <= min(tr.y) and sum(tr.y) <= 1 + 1e-6
+
+
+def test_step_cost_measures_both_paths():
+    from seqlab.chapter import s14_60
+
+    steps = s14_60.step_cost(contexts=(8, 64), repeats=1)
+    assert list(steps.context) == [8, 64] and (steps.seconds_with_cache > 0).all()
+    assert (steps.flops_without_cache > steps.flops_with_cache).all()
+    assert steps.flops_with_cache.is_monotonic_increasing  # a cached step still grows with the context
