@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..experiments.parallel import run_calls
 from ..experiments.seq2seq import copy_experiment, remember_reversal, reversal_experiment
+from ..parallel import run_calls
 from .base import section
 
 #: the chapter's settings: source lengths and seed (the reversal seed is §14.49's)

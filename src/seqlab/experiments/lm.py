@@ -5,7 +5,7 @@ and rewrites ``seqlab/artifacts/lm``; otherwise :func:`load_lm_artifacts`
 verifies and loads the committed results.
 
 Three follow-up sets build on the chapter's model (:func:`run_lm_followups`, about
-nine minutes on two cores; each loads verified like ``lm``):
+fifteen minutes on two cores, measured 886 s; each loads verified like ``lm``):
 
 - ``lm_sweep`` (§14.57): the GPT and the LSTM trained with the chapter's recipe
   for fewer and for more steps, so loss can be read against training seconds;
@@ -265,7 +265,7 @@ def run_lm_sweep(root=None, log=print, *, iters=SWEEP_ITERS, train: TrainConfig 
     at most by the share it loses. Writes ``lm_sweep``; returns the LSTM of the longest
     run and the tokenizer (the decoding sweep's independent judge).
     """
-    from .parallel import run_calls
+    from ..parallel import run_calls
 
     text = load_tinyshakespeare() if text is None else text
     config = sweep_config(iters, train, hashlib.sha256(text.encode("utf-8")).hexdigest())
@@ -328,7 +328,7 @@ def run_lm_bpe(root=None, log=print, *, vocabs=BPE_VOCABS, train: TrainConfig = 
     training text only. ``char_model`` is ``(gpt, tokenizer, history)`` of the
     character model trained with ``train``; by default the verified ``lm`` set's.
     """
-    from .parallel import run_calls
+    from ..parallel import run_calls
 
     text = load_tinyshakespeare() if text is None else text
     if char_model is None:
@@ -410,7 +410,7 @@ def run_lm_decoding(root=None, log=print, *, gpt=None, tok=None, judge=None, jud
     ``judge``, a model trained separately. Defaults: the ``lm`` GPT, judged by the
     longest LSTM of the sweep (which must be passed in: its weights are not stored).
     """
-    from .parallel import run_calls
+    from ..parallel import run_calls
 
     if judge is None:
         raise ValueError("run_lm_decoding needs the judge model (run_lm_followups trains it)")

@@ -26,9 +26,9 @@ import torch.nn.functional as F
 from ..errors import InvalidParameterError
 from ..nn.seq2seq import Seq2Seq
 from ..nn.seq2seq_transformer import Seq2SeqTransformer
+from ..parallel import default_workers, run_calls
 from ..store import artifact_dir, heavy_eval, read_artifact_json, verify_artifacts, write_artifacts
 from ..tasks.seq2seq import fit_seq2seq, random_tokens, token_accuracy
-from .parallel import default_workers, run_calls
 
 __all__ = ["NAME", "TASKS", "LENGTHS", "MODELS", "SEED", "PROTOCOL", "GRU", "TRANSFORMER", "WARMUP_STUDY", "ATTENTION_T",
            "task_pairs", "make_model", "evaluate", "task_experiment", "warmup_run",

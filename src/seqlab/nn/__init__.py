@@ -12,5 +12,6 @@ __all__ = [
     "AdditiveAttention", "causal_mask", "dot_attention", "padding_mask", "scaled_dot_product_attention",
     "KVCache", "MultiHeadAttention", "LSTMConfig", "LSTMLanguageModel", "RecurrentState",
     "LearnedPositionalEncoding", "RotaryEmbedding", "SinusoidalPositionalEncoding", "sinusoidal_encoding",
-    "set_forget_bias", "lstm_cell", "gru_cell", "unroll", "Seq2Seq", "GPT", "GPTConfig", "DecoderLayer", "EncoderLayer", "FeedForward",
+    "set_forget_bias", "lstm_cell", "gru_cell", "unroll", "Seq2Seq", "Seq2SeqTransformer", "shift_right",
+    "source_mask", "GPT", "GPTConfig", "DecoderLayer", "EncoderLayer", "FeedForward",
 ]

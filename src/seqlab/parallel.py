@@ -10,8 +10,8 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 
-from ..errors import InvalidParameterError
-from ..threads import single_threaded
+from .errors import InvalidParameterError
+from .threads import single_threaded
 
 __all__ = ["default_workers", "run_calls"]
 
