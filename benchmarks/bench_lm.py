@@ -25,10 +25,10 @@ import time
 
 import torch
 
+from seqlab.experiments.lm import CHAPTER_TRAIN, chapter_gpt_config
 from seqlab.nn import GPT, GPTConfig
 from seqlab.text import CharTokenizer
 from seqlab.text.corpus import load_tinyshakespeare, split_train_val
-from seqlab.experiments.lm import CHAPTER_TRAIN, chapter_gpt_config
 from seqlab.text.training import TrainConfig, estimate_loss, get_batch, train_lm
 
 TARGET = 1.8857

@@ -12,7 +12,17 @@ def test_14_61_windows(section_results):
     w = t(section_results, "14.61", "windows").iloc[0]
     assert w.windows == w.series_length - w.input_size - w.horizon + 1
     fc = t(section_results, "14.61", "forecasts")
-    assert len(fc) == 12 and {"SeasonalNaive", "AutoETS", "GRU"} <= set(fc.columns)
+    assert len(fc) == 12 and {"SeasonalNaive", "AutoETS", "GRU", "N-BEATS"} <= set(fc.columns)
+    # AutoETS's own intervals, nested around its forecast
+    assert (fc["AutoETS-lo-95"] <= fc["AutoETS-lo-80"]).all() and (fc["AutoETS-lo-80"] <= fc.AutoETS).all()
+    assert (fc.AutoETS <= fc["AutoETS-hi-80"]).all() and (fc["AutoETS-hi-80"] <= fc["AutoETS-hi-95"]).all()
+    scores = t(section_results, "14.61", "holdout_mase").set_index("model")
+    assert scores.mase.notna().all() and 0 <= scores.coverage_95["AutoETS"] <= 1
+    anatomy = t(section_results, "14.61", "nbeats_anatomy")
+    blocks = anatomy[anatomy.block > 0]
+    assert blocks.parameters.sum() == anatomy.parameters.iloc[-1]  # the member is its blocks
+    resid = t(section_results, "14.61", "residuals")
+    assert set(resid.model) == set(scores.index)
 
 
 def test_14_62_anchors_and_windows(section_results):
@@ -23,26 +33,55 @@ def test_14_62_anchors_and_windows(section_results):
     assert t(section_results, "14.62", "windows").train_length.diff().dropna().eq(12).all()
     hz = t(section_results, "14.62", "mase_by_horizon")
     assert set(hz.step) == set(range(1, 13))
+    p = t(section_results, "14.62", "protocol")
+    assert list(p.role) == ["validation", "validation", "official hold-out"]
+    assert p.series.iloc[0] <= p.series.iloc[1] <= p.series.iloc[2] == 1428
 
 
 def test_14_63_comparison(section_results):
     anchors = t(section_results, "14.63", "anchors")
     assert (anchors.relative_difference.abs() < 0.05).all(), anchors
+    assert anchors.source.str.len().gt(10).all() and "reproduction" in anchors.source.iloc[0]
     v = t(section_results, "14.63", "verdict").set_index("dataset")
     assert set(v.index) >= {"AirPassengers", "M3 monthly", "M3 yearly", "Tourism quarterly"}
+    comparison = t(section_results, "14.63", "comparison")
+    assert {"GRU", "Transformer", "N-BEATS"} <= set(comparison.model)
     sig = t(section_results, "14.63", "significance")
     assert {"ci_low", "ci_high", "significant"} <= set(sig.columns)
     assert (sig.ci_low <= sig.mean_difference).all() and (sig.mean_difference <= sig.ci_high).all()
     notes = " ".join(section_results("14.63").notes)
-    assert "M3 monthly" in notes and "within 5%" in notes
+    assert "M3 monthly" in notes and "target MASE" in notes and "chosen on the validation windows" in notes
+
+
+def test_14_63_nbeats_settings_come_from_the_validation_windows(section_results):
+    from seqlab.experiments.forecast import NBEATS_PLAN, forecast_results, validation_units
+
+    sel = t(section_results, "14.63", "nbeats_selection")
+    chosen = sel[sel.chosen]
+    assert chosen.dataset.is_unique and set(chosen.dataset) == set(sel.dataset)
+    for d, g in sel.groupby("dataset"):
+        best = g.sort_values(["validation_mase", "steps", "members"]).iloc[0]
+        row = g[g.chosen].iloc[0]
+        assert (row.steps, row.members) == (best.steps, best.members)  # the argmin of the grid
+        assert set(g.steps) == set(NBEATS_PLAN.grid(d))
+    # the validation score of the chosen ensemble is what the stored unit scores give for N-BEATS there
+    units = validation_units(forecast_results()[4])
+    for r in chosen[chosen.dataset == chosen.chosen_on].itertuples():
+        u = units[(units.dataset == r.dataset) & (units.model == "N-BEATS")]
+        assert u.mase.mean() == pytest.approx(r.validation_mase, rel=1e-4)
+    ab = t(section_results, "14.63", "nbeats_ablation")
+    assert (ab.groupby("dataset").ingredient.apply(lambda s: "reference: the first member" in set(s))).all()
+    ref = ab[ab.ingredient == "reference: the first member"]
+    assert (ref.difference.abs() < 1e-12).all()
+    assert len(t(section_results, "14.63", "residual_check"))
 
 
 def test_14_63_significance_recomputes_from_the_stored_unit_scores():
-    from seqlab.experiments.forecast import forecast_results, official_holdout
+    from seqlab.experiments.forecast import NEURAL, forecast_results, official_holdout
     from seqlab.forecast import bootstrap_difference
 
     summary, _, sig, _, units, _ = forecast_results()
-    assert len(sig) == len(summary.groupby(["dataset", "scope"])) * 2
+    assert len(sig) == len(summary.groupby(["dataset", "scope"])) * len(NEURAL)
     for r in sig.itertuples():
         u = units[units.dataset == r.dataset]
         u = official_holdout(u) if r.scope == "official hold-out" else u

@@ -3,12 +3,11 @@ at least 250 words of prose per section, no hand-typed measurements."""
 import re
 
 import pytest
-
 from conftest import REPO
 
 BOOK = REPO / "book"
 #: pages written in the code-first style (the others still call show() and are listed in the issues)
-CODE_FIRST = ["recurrence", "attention", "transformer", "text", "summary"]
+CODE_FIRST = ["recurrence", "attention", "transformer", "text", "summary", "forecasting"]
 MIN_WORDS = 250
 
 

@@ -9,9 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-
 from conftest import REPO
-
 
 # --- the summary's exercises: every solution cell runs and passes its own checks -------------------------------
 

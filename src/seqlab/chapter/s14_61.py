@@ -1,4 +1,10 @@
-"""§14.61 Neural forecasting: windows, scaling, global models (on AirPassengers)."""
+"""§14.61 Neural forecasting: windows, scaling, global models (on AirPassengers).
+
+The steps the page calls, in order: :func:`split`, :func:`window_table`,
+:func:`nbeats_anatomy`, :func:`masked_window`, :func:`forecasts` (classical, GRU and
+N-BEATS, with AutoETS's 80% and 95% intervals), :func:`holdout_scores`,
+:func:`residual_table` and :func:`figure`.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -6,50 +12,160 @@ import pandas as pd
 
 from ..forecast import Forecaster, NeuralConfig, NeuralForecaster, air_passengers
 from ..forecast.metrics import mase
+from ..forecast.nbeats import NBeats, NBeatsConfig, NBeatsForecaster, Panel
 from ..forecast.neural import make_windows
 from ..threads import single_threaded
 from .base import section
 
 H, SEASON = 12, 12
+#: the GRU of this section: a small one, trained on the one series
+GRU_STEPS, GRU_BATCH, SEED = 600, 64, 1
+#: N-BEATS on one series: three members (input 2h, 3h, 4h) of the chapter's architecture, trained briefly
+NBEATS = NBeatsConfig(width=256, layers=2, blocks=3, batch_size=512, max_steps=250, ema=0.999, history=5.0)
+NBEATS_INPUTS = (2.0, 3.0, 4.0)
+LEVELS = (80, 95)
+MODELS = ("SeasonalNaive", "AutoETS", "GRU", "N-BEATS")
+COLORS = {"observed": "#737373", "SeasonalNaive": "#D8433B", "AutoETS": "#7FB069", "GRU": "#3B7DD8",
+          "N-BEATS": "#8E44AD"}
+
+
+def split(df: pd.DataFrame | None = None):
+    """AirPassengers with its last year held out: ``(df, train, test)``."""
+    df = air_passengers() if df is None else df
+    return df, df.iloc[:-H], df.iloc[-H:]
+
+
+def window_table(y: np.ndarray, input_size: int = 2 * SEASON, h: int = H) -> pd.DataFrame:
+    """How one series becomes supervised examples: the count of windows and the scale of the first and last."""
+    X, _, _ = make_windows([y], input_size, h)
+    scale = np.abs(X).mean(axis=1)
+    return pd.DataFrame([dict(series_length=len(y), input_size=input_size, horizon=h, windows=len(X),
+                              first_window_inputs=f"y[0:{input_size}]",
+                              first_window_target=f"y[{input_size}:{input_size + h}]",
+                              scale_first=float(scale[0]), scale_last=float(scale[-1]))])
+
+
+def nbeats_anatomy(config: NBeatsConfig = NBEATS, h: int = H, input_multiple: float = 2.0) -> pd.DataFrame:
+    """One member's modules with their parameter counts and output shapes, for a batch of 8 windows."""
+    import torch
+
+    c = NBeatsConfig(**{**config.__dict__, "input_multiple": input_multiple})
+    L = c.input_size(h)
+    torch.manual_seed(SEED)
+    net = NBeats(L, h, c.width, c.layers, c.blocks, c.stack, SEASON, c.level)
+    x, m = torch.randn(8, L), torch.ones(8, L)
+    rows, residual = [], x
+    with torch.no_grad():
+        for k, block in enumerate(net.blocks):
+            hidden = block.fc(residual)
+            back, fore = block.basis(hidden)
+            rows.append(dict(block=k + 1, module="FullyConnected", input=str(tuple(residual.shape)),
+                             output=str(tuple(hidden.shape)), parameters=_count(block.fc)))
+            rows.append(dict(block=k + 1, module=type(block.basis).__name__, input=str(tuple(hidden.shape)),
+                             output=f"{tuple(back.shape)} and {tuple(fore.shape)}", parameters=_count(block.basis)))
+            residual = (residual - back) * m
+    rows.append(dict(block=0, module="NBeats (whole member)", input=str(tuple(x.shape)),
+                     output=str(tuple(net(x, m).shape)), parameters=_count(net)))
+    return pd.DataFrame(rows)
+
+
+def _count(module) -> int:
+    return int(sum(p.numel() for p in module.parameters()))
+
+
+def masked_window(y: np.ndarray, input_size: int) -> pd.DataFrame:
+    """The input window of a series shorter than the input: observed values with mask 1, the rest 0 with mask 0."""
+    X, M = Panel([np.asarray(y, float)], input_size).last(input_size)
+    Xp, _ = Panel([np.asarray(y, float)], input_size, short="pad").last(input_size)
+    return pd.DataFrame({"position": np.arange(-input_size, 0), "value": X[0], "mask": M[0].astype(int),
+                         "padded_instead": Xp[0]})
+
+
+def forecasts(train: pd.DataFrame, seed: int = SEED, levels=LEVELS) -> pd.DataFrame:
+    """Hold-out forecasts of SeasonalNaive, AutoETS (with its own intervals), a GRU and an N-BEATS ensemble."""
+    with single_threaded():
+        gru = NeuralForecaster("gru", config=NeuralConfig(max_steps=GRU_STEPS, batch_size=GRU_BATCH, seed=seed),
+                               season_length=SEASON)
+        nbeats = NBeatsForecaster(NBEATS, input_multiples=NBEATS_INPUTS, seeds=(seed,),
+                                  season_length=SEASON, workers=1)
+        fc = Forecaster(["SeasonalNaive", "AutoETS", gru, nbeats], freq="ME",
+                        season_length=SEASON).forecast(train, H)
+        bands = Forecaster(["AutoETS"], freq="ME", season_length=SEASON).forecast(train, H, level=list(levels),
+                                                                                  intervals="native")
+    return fc.merge(bands.drop(columns="AutoETS"), on=["unique_id", "ds"], how="left", validate="one_to_one")
+
+
+def holdout_scores(fc: pd.DataFrame, train: pd.DataFrame, test: pd.DataFrame, levels=LEVELS) -> pd.DataFrame:
+    """Hold-out MASE of each model; for AutoETS also how many of the 12 months its intervals cover."""
+    rows = []
+    y = test.y.to_numpy()
+    for m in MODELS:
+        row = dict(model=m, mase=mase(y, fc[m], train.y, SEASON))
+        if m == "AutoETS":
+            for lv in levels:
+                lo, hi = fc[f"AutoETS-lo-{lv}"].to_numpy(), fc[f"AutoETS-hi-{lv}"].to_numpy()
+                row[f"coverage_{lv}"] = float(((y >= lo) & (y <= hi)).mean())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def residual_table(fc: pd.DataFrame, test: pd.DataFrame) -> pd.DataFrame:
+    """The residual check: forecast errors (actual - forecast) of each model over the held-out year."""
+    y = test.y.to_numpy()
+    rows = []
+    for m in MODELS:
+        e = y - fc[m].to_numpy()
+        rows.append(dict(model=m, mean_error=float(e.mean()), months_under=int((e > 0).sum()),
+                         error_in_peak=float(e[np.argmax(y)]), mean_abs_error=float(np.abs(e).mean())))
+    return pd.DataFrame(rows)
+
+
+def figure(df: pd.DataFrame, fc: pd.DataFrame, level: int = 95):
+    """History, the held-out year and every model's forecast, with AutoETS's ``level``% interval as a band."""
+    from plotnine import aes, geom_ribbon
+
+    from ..plotting import line_pair
+
+    hist = df.assign(series="observed")[["ds", "y", "series"]]
+    parts = [hist] + [fc[["ds", m]].rename(columns={m: "y"}).assign(series=m) for m in MODELS]
+    long = pd.concat(parts, ignore_index=True)
+    long = long[long.ds >= df.ds.iloc[-5 * SEASON]]
+    gg, fig = line_pair(long, "ds", "y", "series", title="AirPassengers: the last year held out",
+                        subtitle=f"The last five years; shaded: AutoETS's {level}% prediction interval",
+                        xlab="Month", ylab="Passengers (thousands)", colors=COLORS)
+    band = fc[["ds", f"AutoETS-lo-{level}", f"AutoETS-hi-{level}"]].rename(
+        columns={f"AutoETS-lo-{level}": "lo", f"AutoETS-hi-{level}": "hi"})
+    gg += geom_ribbon(aes(x="ds", ymin="lo", ymax="hi"), data=band, inherit_aes=False, fill="#7FB069", alpha=0.2)
+    fig.add_scatter(x=list(band.ds) + list(band.ds[::-1]), y=list(band.hi) + list(band.lo[::-1]), fill="toself",
+                    fillcolor="rgba(127,176,105,0.2)", line=dict(width=0), name=f"AutoETS {level}%",
+                    hoverinfo="skip")
+    return gg, fig
 
 
 @section("14.61", "Neural forecasting: windows, scaling, global models")
 def run(ctx):
-    df = air_passengers()
-    train, test = df.iloc[:-H], df.iloc[-H:]
-    y = train.y.to_numpy()
-    L = 2 * SEASON
-    X, Y, _ = make_windows([y], L, H)
-    scale = np.abs(X).mean(axis=1)
-    windows = pd.DataFrame([dict(series_length=len(y), input_size=L, horizon=H, windows=len(X),
-                                 first_window_inputs=f"y[0:{L}]", first_window_target=f"y[{L}:{L + H}]",
-                                 scale_first=float(scale[0]), scale_last=float(scale[-1]))])
-    with single_threaded():
-        gru = NeuralForecaster("gru", config=NeuralConfig(max_steps=600, batch_size=64, seed=ctx.seed(1)),
-                               season_length=SEASON)
-        fc = Forecaster(["SeasonalNaive", "AutoETS", gru], freq="ME", season_length=SEASON).forecast(train, H)
-    scores = pd.DataFrame([dict(model=m, mase=mase(test.y, fc[m], y, SEASON)) for m in ("SeasonalNaive", "AutoETS", "GRU")])
+    df, train, test = split()
+    windows = window_table(train.y.to_numpy())
+    fc = forecasts(train, seed=ctx.seed(SEED))
+    scores = holdout_scores(fc, train, test)
+    resid = residual_table(fc, test)
+    anatomy = nbeats_anatomy()
+    w = windows.iloc[0]
     notes = [
-        f"Windowing turns one series of {len(y)} months into {len(X)} supervised examples: {L} past values in, "
-        f"the next {H} out (all horizons at once).",
-        f"Scaling: each window is divided by the mean |y| of its input, from {scale[0]:.0f} for the first window to "
-        f"{scale[-1]:.0f} for the last; the network sees shapes, not levels, so one model serves series of any size. "
-        "A global model pools the windows of every series in a collection (M3 monthly: tens of thousands); a "
-        "local model such as ETS is fitted to each series alone.",
-        "On one short series a network has few examples; §14.63 compares the two where global models have data.",
+        f"Windowing turns one series of {w.series_length} months into {w.windows} supervised examples: "
+        f"{w.input_size} past values in, the next {H} out (all horizons at once).",
+        f"Scaling: each window is divided by the mean |y| of its input, from {w.scale_first:.0f} for the first "
+        f"window to {w.scale_last:.0f} for the last; the network sees shapes, not levels, so one model serves series "
+        "of any size. A global model pools the windows of every series in a collection (M3 monthly: tens of "
+        "thousands); a local model such as ETS is fitted to each series alone.",
+        f"N-BEATS: {anatomy.parameters.iloc[-1]:,} parameters per member (three blocks of fully connected layers, "
+        "each returning a backcast that is taken off its input and a forecast that is added up).",
+        "On one short series a network has few examples; §14.63 compares the models where global models have data.",
         "Hold-out MASE (last 12 months): " + ", ".join(f"{r.model} {r.mase:.3f}" for r in scores.itertuples()),
     ]
     figs = []
     if ctx.figures:
-        from ..plotting import line_pair
-
-        hist = df.assign(series="observed")[["ds", "y", "series"]]
-        parts = [hist] + [fc[["ds", m]].rename(columns={m: "y"}).assign(series=m) for m in ("SeasonalNaive", "AutoETS", "GRU")]
-        long = pd.concat(parts, ignore_index=True)
-        gg, fig = line_pair(long, "ds", "y", "series", title="AirPassengers: the last year held out",
-                            subtitle="History and hold-out in grey; each model forecasts the 12 held-out months",
-                            xlab="Month", ylab="Passengers (thousands)",
-                            colors={"observed": "#737373", "SeasonalNaive": "#D8433B", "AutoETS": "#7FB069",
-                                    "GRU": "#3B7DD8"})
+        gg, fig = figure(df, fc)
         figs = ctx.save("airpassengers_forecast", gg, fig)
-    return {"windows": windows, "holdout_mase": scores, "forecasts": fc}, figs, notes
+    return {"windows": windows, "holdout_mase": scores, "forecasts": fc, "nbeats_anatomy": anatomy,
+            "residuals": resid}, figs, notes

@@ -1,31 +1,96 @@
-"""§14.62 Evaluation: MASE and rolling-origin validation, computed."""
+"""§14.62 Evaluation: MASE and rolling-origin validation, computed.
+
+Steps the page calls: :func:`window_spans`, :func:`cross_validate` and :func:`protocol`
+(which windows of a competition set choose the neural settings and which one tests them).
+"""
 from __future__ import annotations
 
 import pandas as pd
 
-from ..forecast import Forecaster, air_passengers, evaluate, per_horizon, rolling_origin_splits, summarize
+from ..forecast import Forecaster, air_passengers, competition, evaluate, per_horizon, rolling_origin_splits, summarize
 from .base import section
 
 H, SEASON, WINDOWS = 12, 12, 4
 MODELS = ["Naive", "SeasonalNaive", "Naive2", "AutoTheta", "AutoARIMA"]
+#: the competition set whose windows illustrate the validation protocol of §14.63
+PROTOCOL_SET = ("M3", "monthly")
+
+
+def window_spans(df: pd.DataFrame, h: int = H, windows: int = WINDOWS) -> pd.DataFrame:
+    """Training and test span of each expanding window (window 1 the earliest)."""
+    cuts = rolling_origin_splits(len(df), h, windows)
+    return pd.DataFrame([dict(window=k + 1, train_from=df.ds.iloc[0].date(), train_to=df.ds.iloc[c - 1].date(),
+                              test_from=df.ds.iloc[c].date(), test_to=df.ds.iloc[c + h - 1].date(), train_length=c)
+                         for k, c in enumerate(cuts)])
+
+
+def cross_validate(df: pd.DataFrame, models=MODELS, h: int = H, windows: int = WINDOWS):
+    """``(errors, summary)`` of a rolling-origin evaluation of ``models`` on ``df``."""
+    cv = Forecaster(list(models), freq="ME", season_length=SEASON).cross_validation(df, h, n_windows=windows)
+    err = evaluate(cv, df, SEASON, list(models))
+    return err, summarize(err)
+
+
+def protocol(name: str = PROTOCOL_SET[0], group: str = PROTOCOL_SET[1], windows: int = 3) -> pd.DataFrame:
+    """The windows of a competition set and their roles in §14.63: validation windows, then the official hold-out.
+
+    Window ``j`` (counted back from the last) trains on each series up to ``h * j``
+    periods before its training end; a series takes part when that training part is
+    at least ``max(2h, h + 2m)`` long (the official hold-out keeps every series).
+    """
+    from ..experiments.forecast import min_train_length
+
+    train, _, season, h = competition(name, group)
+    n = train.groupby("unique_id").size()
+    need = min_train_length(h, season)
+    rows = []
+    for j in range(windows - 1, -1, -1):
+        part = n - h * j
+        rows.append(dict(window=windows - j, role="validation" if j else "official hold-out",
+                         training_ends=f"{h * j} periods before the given history ends" if j else
+                         "where the given history ends (the forecast origin)",
+                         tests=f"the next {h} periods" if j else f"the {h} withheld periods",
+                         series=int((part >= need).sum()) if j else len(n),
+                         nbeats=("trained for every step count and member of the grid; chooses steps and members"
+                                 if j else "the chosen ensemble, retrained on everything up to the origin")))
+    return pd.DataFrame(rows)
+
+
+def windows_figure(df: pd.DataFrame, h: int = H, windows: int = WINDOWS):
+    """One panel per window: the training part in grey, the test year in red."""
+    from ..plotting import line_pair
+
+    parts = []
+    for k, c in enumerate(rolling_origin_splits(len(df), h, windows)):
+        parts.append(df.iloc[:c].assign(role="training", window=f"window {k + 1}"))
+        parts.append(df.iloc[c : c + h].assign(role="test", window=f"window {k + 1}"))
+    return line_pair(pd.concat(parts), "ds", "y", "role", facet="window",
+                     title="Rolling origin: four expanding windows",
+                     subtitle="Each window trains on everything before its cut and tests on the next 12 months",
+                     xlab="Month", ylab="Passengers", colors={"training": "#737373", "test": "#D8433B"})
+
+
+def horizon_figure(hz: pd.DataFrame):
+    """MASE at each step ahead, one line per model."""
+    from ..plotting import line_pair
+
+    return line_pair(hz, "step", "mase", "model", points=True, title="MASE by forecast horizon",
+                     subtitle="AirPassengers, mean over the four windows", xlab="Months ahead",
+                     ylab="Mean scaled absolute error")
 
 
 @section("14.62", "Evaluation: MASE and rolling-origin validation")
 def run(ctx):
     df = air_passengers()
-    cuts = rolling_origin_splits(len(df), H, WINDOWS)
-    spans = pd.DataFrame([dict(window=k + 1, train_from=df.ds.iloc[0].date(), train_to=df.ds.iloc[c - 1].date(),
-                               test_from=df.ds.iloc[c].date(), test_to=df.ds.iloc[c + H - 1].date(), train_length=c)
-                          for k, c in enumerate(cuts)])
-    cv = Forecaster(MODELS, freq="ME", season_length=SEASON).cross_validation(df, H, n_windows=WINDOWS)
-    err = evaluate(cv, df, SEASON, MODELS)
+    spans = window_spans(df)
+    err, summary = cross_validate(df)
     by_window = err.groupby(["model", "cutoff"]).scaled_error.mean().rename("mase").reset_index()
     wide = by_window.pivot(index="model", columns="cutoff", values="mase")
     wide.columns = [f"window_{i + 1}" for i in range(wide.shape[1])]
     wide = wide.reset_index()
-    summary = summarize(err)
     hz = per_horizon(err)
     s = summary.set_index("model")
+    roles = protocol()
     notes = [
         "MASE divides each window's mean absolute error by the in-sample MAE of the seasonal naive forecast "
         "(y_t = y_{t-12}) on that window's own training part: below 1 beats seasonal naive in-sample, and it is "
@@ -36,22 +101,13 @@ def run(ctx):
         "orders is too slow for the thousands of series in §14.63's comparison.",
         "A single hold-out is one draw; the spread across windows (table `mase_by_window`) shows how much a "
         "one-split ranking can move.",
+        "Validation protocol of §14.63 (table `protocol`): settings are chosen on the windows before the official "
+        f"hold-out ({int(roles.series.iloc[0])} and {int(roles.series.iloc[1])} M3 monthly series), then the chosen "
+        "models are retrained up to the origin and scored once on the hold-out.",
     ]
     figs = []
     if ctx.figures:
-        from ..plotting import line_pair
-
-        parts = []
-        for k, c in enumerate(cuts):
-            parts.append(df.iloc[:c].assign(role="training", window=f"window {k + 1}"))
-            parts.append(df.iloc[c : c + H].assign(role="test", window=f"window {k + 1}"))
-        spans_long = pd.concat(parts)
-        gg, fig = line_pair(spans_long, "ds", "y", "role", facet="window", title="Rolling origin: four expanding windows",
-                            subtitle="Each window trains on everything before its cut and tests on the next 12 months",
-                            xlab="Month", ylab="Passengers", colors={"training": "#737373", "test": "#D8433B"})
-        figs = ctx.save("rolling_origin", gg, fig)
-        gg2, fig2 = line_pair(hz, "step", "mase", "model", points=True, title="MASE by forecast horizon",
-                              subtitle="AirPassengers, mean over the four windows", xlab="Months ahead",
-                              ylab="Mean scaled absolute error")
-        figs += ctx.save("mase_by_horizon", gg2, fig2)
-    return {"windows": spans, "mase_by_window": wide, "summary": summary, "mase_by_horizon": hz}, figs, notes
+        figs = ctx.save("rolling_origin", *windows_figure(df))
+        figs += ctx.save("mase_by_horizon", *horizon_figure(hz))
+    return {"windows": spans, "mase_by_window": wide, "summary": summary, "mase_by_horizon": hz,
+            "protocol": roles}, figs, notes

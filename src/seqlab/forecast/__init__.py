@@ -10,7 +10,7 @@ try:  # statsforecast imports tqdm.autonotebook, which warns in notebooks withou
 except ImportError:  # pragma: no cover
     pass
 from .classical import Naive2, StatsForecastModel
-from .core import MODEL_NAMES, ForecastModel, Forecaster, rolling_origin_splits
+from .core import MODEL_NAMES, Forecaster, ForecastModel, rolling_origin_splits
 from .data import ForecastDataError, air_passengers, competition, infer_freq, read_series_csv, validate_long
 from .engines import Engine
 from .evaluation import bootstrap_difference, evaluate, per_horizon, summarize, unit_mase

@@ -1,0 +1,522 @@
+"""N-BEATS (Oreshkin et al., 2020): a global forecaster built from fully connected blocks.
+
+One small class per equation, as in the Annotated Transformer:
+
+================  ============================================================  ==================
+class             equation                                                      label on the page
+================  ============================================================  ==================
+FullyConnected    h_l = ReLU(W_l h_{l-1} + b_l)                                 eq-nbeats-block
+GenericBasis      (xb, yf) = (theta[:L], theta[L:]), theta = W h                eq-nbeats-block
+TrendBasis        yf_j = sum_p theta_p tau_j^p                                  (interpretable)
+SeasonalityBasis  yf_j = sum_k a_k cos(2 pi k tau_j) + b_k sin(2 pi k tau_j)    (interpretable)
+Block             theta = W_theta FC(x); (xb, yf) = basis(theta)                eq-nbeats-block
+NBeats            x_{k+1} = (x_k - xb_k) m;  yhat = y_last + sum_k yf_k         eq-nbeats-residual
+MASELoss          mean_j |y_j - yhat_j| / q_t, q_t the MASE scale at the cut    (the loss)
+================  ============================================================  ==================
+
+The data side is as small: :class:`Panel` holds the collection as one left-padded
+array with a mask of observed points (short series are masked, never padded with
+made-up values), and :class:`UniformSeriesSampler` draws a series uniformly and
+then a cut point uniformly within it. Training windows reach the forecast origin:
+the last cut of a series is ``n - h``, so its target is the series' last horizon.
+Nothing is held back for early stopping; the step count is a setting chosen on
+validation windows that end before the hold-out.
+
+:class:`NBeatsForecaster` is an ensemble: one member per (input length, loss, seed),
+each an independent job with a fixed seed (run in worker processes by
+:func:`seqlab.parallel.run_calls`), combined by the median.
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+from ..errors import InvalidParameterError
+from .neural import NeuralForecaster
+
+__all__ = ["FullyConnected", "GenericBasis", "TrendBasis", "SeasonalityBasis", "Block", "NBeats", "Panel",
+           "UniformSeriesSampler", "UniformWindowSampler", "MASELoss", "SMAPELoss", "ScaledMAELoss", "LOSSES",
+           "NBeatsConfig", "train_member", "member_forecasts", "ensemble_median", "NBeatsForecaster"]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The model
+# ----------------------------------------------------------------------------------------------------------------
+class FullyConnected(nn.Module):
+    """h_l = ReLU(W_l h_{l-1} + b_l), l = 1..layers: the block's hidden layers (eq-nbeats-fc)."""
+
+    def __init__(self, d_in: int, width: int, layers: int):
+        super().__init__()
+        dims = [d_in] + [width] * layers
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(dims, dims[1:]))
+
+    def forward(self, x):
+        for lin in self.layers:
+            x = torch.relu(lin(x))
+        return x
+
+
+class GenericBasis(nn.Module):
+    """(backcast, forecast) = (theta[:L], theta[L:]), theta = W z: a learned linear basis (eq-nbeats-basis).
+
+    The paper writes V_b theta_b; a learned V after a learned linear theta is one linear
+    map, so the block projects straight to L + h numbers.
+    """
+
+    def __init__(self, width: int, input_size: int, h: int):
+        super().__init__()
+        self.theta = nn.Linear(width, input_size + h)
+        self.L = input_size
+
+    def forward(self, z):
+        theta = self.theta(z)
+        return theta[:, : self.L], theta[:, self.L :]
+
+
+def _time(n: int, start: float = 0.0) -> torch.Tensor:
+    """tau_j = j / n for j = 0 .. n-1, shifted by ``start``: the normalised time a fixed basis is evaluated on."""
+    return start + torch.arange(n, dtype=torch.float32) / n
+
+
+class TrendBasis(nn.Module):
+    """forecast_j = sum_{p=0}^{P} theta_p tau_j^p: a polynomial of low degree (eq-nbeats-basis)."""
+
+    def __init__(self, width: int, input_size: int, h: int, degree: int = 2):
+        super().__init__()
+        self.theta = nn.Linear(width, 2 * (degree + 1))
+        powers = torch.arange(degree + 1, dtype=torch.float32)[:, None]
+        self.register_buffer("Tb", _time(input_size, -1.0) ** powers)  # the input window is tau in [-1, 0)
+        self.register_buffer("Tf", _time(h) ** powers)
+
+    def forward(self, z):
+        tb, tf = self.theta(z).chunk(2, dim=-1)
+        return tb @ self.Tb, tf @ self.Tf
+
+
+class SeasonalityBasis(nn.Module):
+    """forecast_j = sum_k a_k cos(2 pi k tau_j) + b_k sin(2 pi k tau_j): a Fourier series (eq-nbeats-basis)."""
+
+    def __init__(self, width: int, input_size: int, h: int, period: int = 1, harmonics: int | None = None):
+        super().__init__()
+        period = max(period, 2)
+        harmonics = harmonics or period // 2
+        k = torch.arange(1, harmonics + 1, dtype=torch.float32)[:, None]
+
+        def waves(t):  # t counts periods of the season: tau * (n / period)
+            angle = 2 * torch.pi * k * t
+            return torch.cat([torch.ones(1, t.shape[-1]), torch.cos(angle), torch.sin(angle)])
+
+        self.register_buffer("Sb", waves(torch.arange(-input_size, 0, dtype=torch.float32) / period))
+        self.register_buffer("Sf", waves(torch.arange(h, dtype=torch.float32) / period))
+        self.theta = nn.Linear(width, 2 * (2 * harmonics + 1))
+
+    def forward(self, z):
+        tb, tf = self.theta(z).chunk(2, dim=-1)
+        return tb @ self.Sb, tf @ self.Sf
+
+
+class Block(nn.Module):
+    """theta = W_theta FC(x); (backcast, forecast) = basis(theta): one block (eq-nbeats-block)."""
+
+    def __init__(self, fc: FullyConnected, basis: nn.Module):
+        super().__init__()
+        self.fc, self.basis = fc, basis
+
+    def forward(self, x):
+        return self.basis(self.fc(x))
+
+
+class NBeats(nn.Module):
+    """x_{k+1} = (x_k - backcast_k) * mask;  yhat = level + sum_k forecast_k: the doubly residual stack.
+
+    (eq-nbeats-residual on the page.)
+
+    ``stack="generic"``: ``blocks`` blocks with learned bases; ``"interpretable"``: a trend
+    block followed by a seasonality block per pair, whose forecasts can be read separately.
+    ``level=True`` starts the forecast from the last observed input (the naive forecast),
+    so the blocks learn the change from it.
+    """
+
+    def __init__(self, input_size: int, h: int, width: int = 256, layers: int = 3, blocks: int = 3,
+                 stack: str = "generic", season: int = 1, level: bool = True):
+        super().__init__()
+        if stack not in ("generic", "interpretable"):
+            raise InvalidParameterError(f"stack must be generic or interpretable, got {stack!r}")
+        mods = []
+        for k in range(blocks):
+            fc = FullyConnected(input_size, width, layers)
+            if stack == "generic":
+                basis = GenericBasis(width, input_size, h)
+            elif k % 2 == 0:
+                basis = TrendBasis(width, input_size, h)
+            else:
+                basis = SeasonalityBasis(width, input_size, h, period=season)
+            mods.append(Block(fc, basis))
+        self.blocks = nn.ModuleList(mods)
+        self.input_size, self.h, self.level = input_size, h, level
+
+    def forward(self, x, mask):  # x, mask: (B, input_size), the oldest value first
+        residual = x * mask
+        forecast = x[:, -1:].expand(-1, self.h) if self.level else x.new_zeros(x.shape[0], self.h)
+        for block in self.blocks:
+            backcast, f = block(residual)
+            residual = (residual - backcast) * mask
+            forecast = forecast + f
+        return forecast
+
+    def decompose(self, x, mask):
+        """Each block's forecast (B, blocks, h): for the interpretable stack, trend and seasonality apart."""
+        residual, parts = x * mask, []
+        for block in self.blocks:
+            backcast, f = block(residual)
+            residual = (residual - backcast) * mask
+            parts.append(f)
+        return torch.stack(parts, dim=1)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The data: one array for the collection, windows up to the origin
+# ----------------------------------------------------------------------------------------------------------------
+class Panel:
+    """The collection as one left-padded array V (N, pad + n_max) with its mask M of observed points.
+
+    Series i sits at ``V[i, pad : pad + n_i]``; the ``pad`` positions before it are
+    zeros with mask 0 (``short="mask"``), or repeat the first value with mask 1
+    (``short="pad"``, the older scheme: made-up history that looks observed). The
+    window with cut ``t`` (t observed points before the target) has input
+    ``y[t - L : t]`` = ``V[i, pad + t - L : pad + t]`` and target ``y[t : t + h]``.
+    ``scale(i, t)`` is the MASE denominator of the history ``y[:t]``, computed as
+    :func:`seqlab.forecast.metrics.mase_scale` does: lag ``season`` when ``t > season``, else lag 1.
+    """
+
+    def __init__(self, series: list[np.ndarray], pad: int, season: int = 1, short: str = "mask"):
+        if short not in ("mask", "pad"):
+            raise InvalidParameterError(f"short must be mask or pad, got {short!r}")
+        self.n = np.array([len(y) for y in series])
+        self.pad, self.season = pad, season
+        width = pad + int(self.n.max())
+        self.V = np.zeros((len(series), width), np.float32)
+        self.M = np.zeros((len(series), width), np.float32)
+        self.Q = np.full((len(series), int(self.n.max()) + 1), np.nan)  # Q[i, t]: MASE scale of y_i[:t]
+        for i, y in enumerate(series):
+            y = np.asarray(y, float)
+            self.V[i, pad : pad + len(y)] = y
+            self.M[i, pad : pad + len(y)] = 1
+            if short == "pad":
+                self.V[i, :pad], self.M[i, :pad] = y[0], 1
+            self.Q[i, : len(y) + 1] = _mase_scales(y, season)
+
+    def windows(self, i: np.ndarray, t: np.ndarray, L: int, h: int = 0):
+        """Inputs X (B, L), their mask, targets Y (B, h) and the MASE scales q (B,) of the windows cut at ``t``."""
+        cols = (self.pad + t - L)[:, None] + np.arange(L)
+        X, Mk = self.V[i[:, None], cols], self.M[i[:, None], cols]
+        Y = self.V[i[:, None], (self.pad + t)[:, None] + np.arange(h)] if h else None
+        return X, Mk, Y, self.Q[i, t]
+
+    def last(self, L: int):
+        """The input window at each series' end (t = n_i): what a forecast from the origin reads."""
+        i = np.arange(len(self.n))
+        X, Mk, _, _ = self.windows(i, self.n, L)
+        return X, Mk
+
+
+def _mase_scales(y: np.ndarray, season: int) -> np.ndarray:
+    """q[t] for t = 0..n: mean |y_j - y_{j-m}| over j < t, m = season if t > season else 1 (NaN if undefined)."""
+    n = len(y)
+    q = np.full(n + 1, np.nan)
+    c1 = np.r_[0.0, 0.0, np.cumsum(np.abs(np.diff(y)))]  # c1[t] = sum_{1 <= j < t} |y_j - y_{j-1}|
+    t = np.arange(n + 1)
+    ok1 = t >= 2
+    q[ok1] = c1[ok1] / (t[ok1] - 1)
+    if season > 1 and n > season:
+        cm = np.r_[np.zeros(season + 1), np.cumsum(np.abs(y[season:] - y[:-season]))]  # cm[t]: sum over j < t
+        okm = t > season
+        q[okm] = cm[okm] / (t[okm] - season)
+    return q
+
+
+class UniformSeriesSampler:
+    """i ~ U{series with a cut}, then t ~ U{lo_i .. hi_i}: every series weighs the same, whatever its length."""
+
+    def __init__(self, lo: np.ndarray, hi: np.ndarray, seed: int):
+        self.ok = np.flatnonzero(hi >= lo)
+        if not len(self.ok):
+            raise InvalidParameterError("no series is long enough for a single training window")
+        self.lo, self.hi = lo, hi
+        self.rng = np.random.default_rng(seed)
+
+    def draw(self, batch: int):
+        i = self.ok[self.rng.integers(0, len(self.ok), batch)]
+        t = self.lo[i] + (self.rng.random(batch) * (self.hi[i] - self.lo[i] + 1)).astype(int)
+        return i, np.minimum(t, self.hi[i])
+
+
+class UniformWindowSampler(UniformSeriesSampler):
+    """(i, t) ~ U{all windows}: long series are drawn in proportion to their number of cuts (the ablation)."""
+
+    def __init__(self, lo, hi, seed):
+        super().__init__(lo, hi, seed)
+        count = np.where(hi >= lo, hi - lo + 1, 0).astype(float)
+        self.p = count / count.sum()
+
+    def draw(self, batch: int):
+        i = self.rng.choice(len(self.p), size=batch, p=self.p)
+        t = self.lo[i] + (self.rng.random(batch) * (self.hi[i] - self.lo[i] + 1)).astype(int)
+        return i, np.minimum(t, self.hi[i])
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The losses. The network works on y / s (s: mean |input|); each loss receives the scaled forecast and target,
+# and the factor w = s / q that turns a scaled absolute error into the window's own MASE terms.
+# ----------------------------------------------------------------------------------------------------------------
+class MASELoss(nn.Module):
+    """mean_j |y_j - yhat_j| / q_t: the window's MASE, q_t the in-sample seasonal-naive MAE of y[:t]."""
+
+    def forward(self, f, y, w):
+        return ((f - y).abs() * w[:, None]).mean()
+
+
+class SMAPELoss(nn.Module):
+    """mean_j 200 |y_j - yhat_j| / (|y_j| + |yhat_j|): sMAPE, scale-free (M3's own metric)."""
+
+    def forward(self, f, y, w):
+        return (200 * (f - y).abs() / (f.abs() + y.abs()).clamp_min(1e-6)).mean()
+
+
+class ScaledMAELoss(nn.Module):
+    """mean_j |y_j - yhat_j| / s: the absolute error on the window's input scale (what the GRU minimises)."""
+
+    def forward(self, f, y, w):
+        return (f - y).abs().mean()
+
+
+LOSSES = {"mase": MASELoss, "smape": SMAPELoss, "mae": ScaledMAELoss}
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Training one member
+# ----------------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class NBeatsConfig:
+    """One member's settings; an ensemble varies ``input_multiple``, ``loss`` and ``seed``.
+
+    ``input_size = round(input_multiple * h)``. ``ema``: forecasts come from an exponential
+    moving average of the weights (decay ``min(ema, (1 + step) / (10 + step))``; None: the
+    raw weights), which smooths the step-to-step noise of a constant learning rate. ``history`` limits the cut points to
+    the last ``history`` horizons of each series (None: all). ``reach_origin=False``
+    stops the windows one horizon before the origin (the GRU's scheme, kept for the
+    ablation), as do ``sampling="windows"`` and ``short="pad"``.
+    """
+
+    input_multiple: float = 2.0
+    loss: str = "mase"
+    seed: int = 1
+    stack: str = "generic"
+    width: int = 256
+    layers: int = 3
+    blocks: int = 3
+    level: bool = True
+    max_steps: int = 1000
+    batch_size: int = 512
+    learning_rate: float = 1e-3
+    history: float | None = None
+    ema: float | None = 0.999
+    min_cut: int = 2
+    sampling: str = "series"
+    short: str = "mask"
+    reach_origin: bool = True
+
+    def __post_init__(self):
+        if self.loss not in LOSSES:
+            raise InvalidParameterError(f"loss must be one of {sorted(LOSSES)}, got {self.loss!r}")
+        if self.sampling not in ("series", "windows"):
+            raise InvalidParameterError(f"sampling must be series or windows, got {self.sampling!r}")
+        for name in ("width", "layers", "blocks", "max_steps", "batch_size", "min_cut"):
+            if getattr(self, name) < 1:
+                raise InvalidParameterError(f"{name} must be >= 1")
+        if self.input_multiple <= 0 or self.learning_rate <= 0:
+            raise InvalidParameterError("input_multiple and learning_rate must be > 0")
+
+    def input_size(self, h: int) -> int:
+        return max(1, int(round(self.input_multiple * h)))
+
+
+def build_model(c: NBeatsConfig, h: int, season: int = 1) -> NBeats:
+    """The network a member's config describes."""
+    return NBeats(c.input_size(h), h, c.width, c.layers, c.blocks, c.stack, season, c.level)
+
+
+def _input_scale(X, Mk):
+    """s = mean |x| over the observed inputs (1 where that is 0): the per-window scale the network sees."""
+    s = (np.abs(X) * Mk).sum(1) / np.maximum(Mk.sum(1), 1)
+    return np.where(s > 0, s, 1.0).astype(np.float32)
+
+
+def _cut_range(n: np.ndarray, h: int, c: NBeatsConfig):
+    hi = n - h if c.reach_origin else n - 2 * h
+    lo = np.full_like(n, c.min_cut)
+    if c.history is not None:
+        lo = np.maximum(lo, hi - int(round(c.history * h)) + 1)
+    return lo, hi
+
+
+def _forecast(model, X, Mk):
+    s = _input_scale(X, Mk)
+    with torch.no_grad():
+        f = model(torch.from_numpy(X / s[:, None]), torch.from_numpy(Mk)).numpy()
+    return f.astype(float) * s[:, None]
+
+
+def train_member(series: list[np.ndarray], h: int, season: int, config: NBeatsConfig,
+                 checkpoints: tuple[int, ...] = ()):
+    """Train one member on every window of ``series`` that ends by the origin; return ``(model, forecasts)``.
+
+    ``forecasts`` maps each step in ``checkpoints`` (and ``max_steps``) to the (N, h)
+    forecasts from each series' end after that many steps. The learning rate is
+    constant, so the model at step s of a longer run is the model a run of s steps
+    ends with: one run gives the validation curve over step counts.
+    """
+    c = config
+    L = c.input_size(h)
+    torch.manual_seed(c.seed)
+    panel = Panel(series, L, season, c.short)
+    lo, hi = _cut_range(panel.n, h, c)
+    sampler = (UniformSeriesSampler if c.sampling == "series" else UniformWindowSampler)(lo, hi, c.seed)
+    model = build_model(c, h, season)
+    loss_fn = LOSSES[c.loss]()
+    opt = torch.optim.Adam(model.parameters(), lr=c.learning_rate)
+    avg = _EMA(model, c.ema) if c.ema else None
+    Xo, Mo = panel.last(L)
+    marks = sorted({int(s) for s in checkpoints if 0 < s <= c.max_steps} | {c.max_steps})
+    out = {}
+    for step in range(1, c.max_steps + 1):
+        i, t = sampler.draw(c.batch_size)
+        X, Mk, Y, q = panel.windows(i, t, L, h)
+        s = _input_scale(X, Mk)
+        w = np.where(q > 0, s / np.where(q > 0, q, 1), 1.0).astype(np.float32)  # s / q: scaled error -> MASE terms
+        f = model(torch.from_numpy(X / s[:, None]), torch.from_numpy(Mk))
+        loss = loss_fn(f, torch.from_numpy(Y / s[:, None]), torch.from_numpy(w))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        if avg is not None:
+            avg.update(model, step)
+        if step in marks:
+            out[step] = _forecast(avg.model if avg is not None else model, Xo, Mo)
+    return (avg.model if avg is not None else model).eval(), out
+
+
+class _EMA:
+    """theta_avg <- d theta_avg + (1 - d) theta, d = min(decay, (1 + step) / (10 + step)): Polyak-style averaging."""
+
+    def __init__(self, model, decay):
+        self.model = copy.deepcopy(model).eval()
+        self.decay = decay
+        self.avg = [p.requires_grad_(False) for p in self.model.parameters()]
+
+    @torch.no_grad()
+    def update(self, model, step):
+        d = min(self.decay, (1 + step) / (10 + step))
+        torch._foreach_mul_(self.avg, d)
+        torch._foreach_add_(self.avg, [p.detach() for p in model.parameters()], alpha=1 - d)
+
+
+def member_forecasts(series: list[np.ndarray], h: int, season: int, config: NBeatsConfig,
+                     checkpoints: tuple[int, ...] = ()) -> dict[int, np.ndarray]:
+    """Only the forecasts of :func:`train_member` (small to send back from a worker process)."""
+    return train_member(series, h, season, config, checkpoints)[1]
+
+
+def ensemble_median(forecasts: list[np.ndarray]) -> np.ndarray:
+    """The element-wise median over members: robust to one member that goes astray."""
+    return np.median(np.stack(forecasts), axis=0)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The forecaster: fit/predict like the other global models
+# ----------------------------------------------------------------------------------------------------------------
+def _fit_member(series, h, season, config):
+    model, _ = train_member(series, h, season, config)
+    return config, model.state_dict()
+
+
+class NBeatsForecaster(NeuralForecaster):
+    """An N-BEATS ensemble: one member per (seed, loss, input multiple), combined by the median.
+
+    Members are ordered seed first, so the first ``len(losses) * len(input_multiples)``
+    members hold one of each kind; member ``k`` of the round of seed ``s`` is trained
+    with seed ``1000 s + k``. ``size`` keeps the first ``size`` members (an ensemble size
+    chosen on validation windows). ``fit(df, h)`` trains the members as independent
+    jobs in ``workers`` processes (each seeded and single-threaded, so the result does
+    not depend on the number of workers); ``predict(df, h)`` returns the median forecast.
+    """
+
+    def __init__(self, config: NBeatsConfig | None = None, input_multiples=(2.0,), losses=("mase",), seeds=(1,),
+                 season_length: int = 1, name: str = "N-BEATS", size: int | None = None, workers: int | None = None):
+        self.config = config or NBeatsConfig()
+        self.input_multiples, self.losses, self.seeds = tuple(input_multiples), tuple(losses), tuple(seeds)
+        if not (self.input_multiples and self.losses and self.seeds):
+            raise InvalidParameterError("give at least one input multiple, loss and seed")
+        for loss in self.losses:
+            if loss not in LOSSES:
+                raise InvalidParameterError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}")
+        if size is not None and size < 1:
+            raise InvalidParameterError(f"size must be >= 1, got {size}")
+        self.arch, self.name, self.season_length, self.workers = "nbeats", name, season_length, workers
+        self.size = size
+        self.model, self.members, self.history = None, [], []
+
+    def member_configs(self) -> list[NBeatsConfig]:
+        """Every member's config, in the fixed order: seed, then loss, then input multiple."""
+        out = []
+        for s in self.seeds:
+            for k, (loss, m) in enumerate(itertools.product(self.losses, self.input_multiples)):
+                out.append(replace(self.config, input_multiple=float(m), loss=loss, seed=1000 * int(s) + k))
+        return out[: self.size]
+
+    def describe(self) -> dict:
+        return asdict(self.config) | {"input_multiples": list(self.input_multiples), "losses": list(self.losses),
+                                      "seeds": list(self.seeds), "size": self.size}
+
+    @staticmethod
+    def _series(df):
+        """The series in the order of their ``unique_id``: the model does not depend on the frame's row order."""
+        ids, series = [], []
+        for uid, g in df.groupby("unique_id", sort=True):
+            ids.append(uid)
+            series.append(g["y"].to_numpy(float))
+        return ids, series
+
+    def fit(self, df, h: int):
+        from ..parallel import run_calls
+
+        _, series = self._series(df)
+        calls = [(_fit_member, (series, h, self.season_length, c)) for c in self.member_configs()]
+        fitted = run_calls(calls, workers=self.workers)
+        self.members = []
+        for c, state in fitted:
+            net = build_model(c, h, self.season_length)
+            net.load_state_dict(state)
+            self.members.append((c, net.eval()))
+        self.model, self.h = self.members[0][1], h
+        return self
+
+    def predict(self, df, h: int):
+        if not self.members or h != self.h:
+            raise RuntimeError("fit the forecaster with this horizon first")
+        from ..threads import single_threaded
+
+        ids, series = self._series(df)
+        preds = []
+        with single_threaded():  # the same arithmetic as a worker's, so fit-then-predict matches the experiment's jobs
+            for c, net in self.members:
+                L = c.input_size(h)
+                X, Mk = Panel(series, L, self.season_length, c.short).last(L)
+                preds.append(_forecast(net, X, Mk))
+        return dict(zip(ids, ensemble_median(preds)))

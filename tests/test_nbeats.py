@@ -1,0 +1,175 @@
+"""N-BEATS: shapes of every equation's module, windows that never look past their cut, masked short series,
+the MASE loss in the metric's own scale, and an ensemble whose result does not depend on the worker count."""
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from seqlab.errors import InvalidParameterError
+from seqlab.forecast.metrics import mase_scale
+from seqlab.forecast.nbeats import (
+    Block,
+    FullyConnected,
+    GenericBasis,
+    MASELoss,
+    NBeats,
+    NBeatsConfig,
+    NBeatsForecaster,
+    Panel,
+    SeasonalityBasis,
+    TrendBasis,
+    UniformSeriesSampler,
+    UniformWindowSampler,
+    ensemble_median,
+    member_forecasts,
+    train_member,
+)
+
+TINY = NBeatsConfig(width=16, layers=2, blocks=2, batch_size=32, max_steps=12, ema=0.9)
+
+
+def _series(lengths=(60, 30, 9), seed=0):
+    rng = np.random.default_rng(seed)
+    t = [np.arange(n) for n in lengths]
+    return [50 + 10 * np.sin(2 * np.pi * k / 12) + 0.3 * k + rng.normal(0, 1, len(k)) for k in t]
+
+
+def test_every_module_has_the_shapes_of_its_equation():
+    B, L, h, width = 5, 24, 6, 16
+    z = torch.randn(B, width)
+    assert FullyConnected(L, width, 3)(torch.randn(B, L)).shape == (B, width)
+    for basis in (GenericBasis(width, L, h), TrendBasis(width, L, h), SeasonalityBasis(width, L, h, period=12)):
+        back, fore = basis(z)
+        assert back.shape == (B, L) and fore.shape == (B, h)
+    back, fore = Block(FullyConnected(L, width, 2), GenericBasis(width, L, h))(torch.randn(B, L))
+    assert back.shape == (B, L) and fore.shape == (B, h)
+    for stack in ("generic", "interpretable"):
+        net = NBeats(L, h, width, layers=2, blocks=4, stack=stack, season=12)
+        x, m = torch.randn(B, L), torch.ones(B, L)
+        assert net(x, m).shape == (B, h)
+        parts = net.decompose(x, m)
+        assert parts.shape == (B, 4, h)
+        # the forecast is the level (the last input) plus the blocks' forecasts
+        torch.testing.assert_close(net(x, m), x[:, -1:] + parts.sum(1))
+
+
+def test_trend_basis_is_a_polynomial_of_time():
+    tb = TrendBasis(4, 8, 5, degree=2)
+    tau = torch.arange(5.0) / 5
+    torch.testing.assert_close(tb.Tf, torch.stack([tau ** 0, tau, tau ** 2]))
+
+
+def test_a_window_never_sees_values_after_its_cut():
+    y = np.arange(1.0, 41.0)
+    L, h = 12, 6
+    panel = Panel([y], L, season=4)
+    cuts = np.arange(2, len(y) - h + 1)
+    i = np.zeros(len(cuts), int)
+    X, M, Y, q = panel.windows(i, cuts, L, h)
+    for k, t in enumerate(cuts):
+        seen = X[k][M[k] == 1]
+        np.testing.assert_array_equal(seen, y[max(0, t - L):t])  # inputs: the L values before the cut
+        np.testing.assert_array_equal(Y[k], y[t:t + h])  # target: the next h
+        assert q[k] == pytest.approx(mase_scale(y[:t], 4))  # MASE scale: the history before the cut only
+    # changing everything after each window's target changes nothing the window holds
+    for t in (10, 20, 34):
+        z = y.copy()
+        z[t + h:] = 1e9
+        a = panel.windows(np.array([0]), np.array([t]), L, h)
+        b = Panel([z], L, season=4).windows(np.array([0]), np.array([t]), L, h)
+        for u, v in zip(a, b):
+            np.testing.assert_array_equal(u, v)
+        z[t:t + h] = -1.0  # changing the target changes the target only
+        c = Panel([z], L, season=4).windows(np.array([0]), np.array([t]), L, h)
+        np.testing.assert_array_equal(a[0], c[0])
+        assert a[3] == c[3] and not np.array_equal(a[2], c[2])
+
+
+def test_training_windows_reach_the_origin_and_no_further():
+    from seqlab.forecast.nbeats import _cut_range
+
+    n, h = np.array([40, 25]), 6
+    lo, hi = _cut_range(n, h, TINY)
+    assert list(hi) == [34, 19]  # the last window's target is the series' last horizon
+    s = UniformSeriesSampler(lo, hi, seed=0)
+    i, t = s.draw(20000)
+    assert (t + h <= n[i]).all() and (t >= 2).all()
+    assert t[i == 0].max() == 34 and t[i == 1].max() == 19
+    _, hi_old = _cut_range(n, h, replace(TINY, reach_origin=False))
+    assert list(hi_old) == [28, 13]  # the ablation: one horizon kept back
+    lo5, _ = _cut_range(n, h, replace(TINY, history=2.0))
+    assert list(lo5) == [23, 8]  # the last two horizons of cut points
+
+
+def test_sampling_is_uniform_over_series_then_cut_points():
+    lo, hi = np.array([2, 2]), np.array([200, 11])  # a long and a short series
+    i, _ = UniformSeriesSampler(lo, hi, seed=1).draw(40000)
+    assert abs((i == 1).mean() - 0.5) < 0.02
+    i, _ = UniformWindowSampler(lo, hi, seed=1).draw(40000)
+    assert abs((i == 1).mean() - 10 / 209) < 0.01  # the ablation: in proportion to the number of windows
+
+
+def test_short_series_are_masked_not_padded():
+    y = np.array([5.0, 6.0, 7.0])
+    panel = Panel([y], 8)
+    X, M = panel.last(8)
+    np.testing.assert_array_equal(M[0], [0] * 5 + [1] * 3)
+    np.testing.assert_array_equal(X[0], [0] * 5 + [5, 6, 7])
+    Xp, Mp = Panel([y], 8, short="pad").last(8)  # the older scheme, kept for the ablation
+    np.testing.assert_array_equal(Xp[0], [5] * 6 + [6, 7])
+    assert Mp.all()
+    # what sits in the masked positions cannot change the forecast
+    torch.manual_seed(0)
+    net = NBeats(8, 3, 16, 2, 3)
+    x, m = torch.from_numpy(X), torch.from_numpy(M)
+    garbage = x + (1 - m) * 1e3
+    torch.testing.assert_close(net(x, m), net(garbage, m))
+
+
+def test_mase_loss_is_the_windows_mase():
+    y = np.abs(np.random.default_rng(3).normal(10, 3, 50)) + 1
+    L, h, t = 12, 6, 30
+    X, M, Y, q = Panel([y], L, season=12).windows(np.array([0]), np.array([t]), L, h)
+    s = np.abs(X).mean()
+    yhat = Y * 1.1
+    loss = MASELoss()(torch.tensor(yhat / s), torch.tensor(Y / s), torch.tensor(np.array([s / q[0]])))
+    assert loss.item() == pytest.approx(np.abs(yhat - Y).mean() / mase_scale(y[:t], 12), rel=1e-5)
+
+
+def test_a_checkpoint_is_the_model_a_shorter_run_ends_with():
+    ser = _series()
+    _, long = train_member(ser, 6, 12, replace(TINY, max_steps=12), checkpoints=(6,))
+    _, short = train_member(ser, 6, 12, replace(TINY, max_steps=6))
+    np.testing.assert_array_equal(long[6], short[6])
+    assert not np.array_equal(long[6], long[12])
+
+
+def test_ensemble_is_deterministic_and_independent_of_the_worker_count():
+    import pandas as pd
+
+    ser = _series()
+    df = pd.concat([pd.DataFrame({"unique_id": f"s{k}", "ds": np.arange(len(y)), "y": y}) for k, y in enumerate(ser)])
+    kw = dict(input_multiples=(1.5, 2.0), seeds=(1,), season_length=12)
+    one = NBeatsForecaster(TINY, workers=1, **kw).fit(df, 6)
+    two = NBeatsForecaster(TINY, workers=2, **kw).fit(df, 6)
+    a, b = one.predict(df, 6), two.predict(df, 6)
+    assert list(a) == ["s0", "s1", "s2"] and all(v.shape == (6,) for v in a.values())
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+    # the experiment's path (each member's forecasts from its worker, then the median) gives the same numbers
+    members = [member_forecasts(ser, 6, 12, c)[TINY.max_steps] for c in one.member_configs()]
+    np.testing.assert_array_equal(np.vstack(list(a.values())), ensemble_median(members))
+    assert [c.seed for c in one.member_configs()] == [1000, 1001]
+    assert len(NBeatsForecaster(TINY, size=1, **kw).member_configs()) == 1
+
+
+def test_bad_settings_are_refused():
+    with pytest.raises(InvalidParameterError):
+        NBeatsConfig(loss="mape")
+    with pytest.raises(InvalidParameterError):
+        NBeatsForecaster(losses=("huber",))
+    with pytest.raises(InvalidParameterError):
+        NBeats(8, 2, stack="wavelet")
+    with pytest.raises(RuntimeError):
+        NBeatsForecaster().predict(None, 6)
