@@ -5,11 +5,10 @@ import time
 import warnings
 from contextlib import contextmanager
 
-from ..errors import InvalidParameterError
 from .params import GATE_BLOCKS
 
 __all__ = ["attention_flops", "attention_core_flops", "recurrent_flops", "flop_crossover",
-           "gflops", "time_call", "time_training_step", "torch_threads", "fused_rnn_kernels", "peak_cpu_memory",
+           "gflops", "time_call", "time_training_step", "fused_rnn_kernels", "peak_cpu_memory",
            "crossover"]
 
 
@@ -66,21 +65,6 @@ def time_training_step(module, x, repeats: int = 3, warmup: int = 1) -> float:
         (out[0] if isinstance(out, tuple) else out).sum().backward()
 
     return time_call(step, repeats, warmup)
-
-
-@contextmanager
-def torch_threads(n: int):
-    """Run the block with ``torch.set_num_threads(n)``; the previous setting comes back afterwards."""
-    import torch
-
-    if n < 1:
-        raise InvalidParameterError(f"thread count must be >= 1, got {n}")
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 @contextmanager

@@ -18,10 +18,9 @@ from ..analysis.complexity import (
     recurrent_flops,
     time_call,
     time_training_step,
-    torch_threads,
 )
 from ..nn.multihead import MultiHeadAttention
-from ..threads import single_threaded
+from ..threads import single_threaded, torch_threads
 from .base import section
 
 SEED = 97

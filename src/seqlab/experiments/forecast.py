@@ -268,23 +268,8 @@ def choose_on_validation(members: list[dict], windows: list[_Window]) -> pd.Data
 # ---------------------------------------------------------------------------------------------------------------
 # The run
 # ---------------------------------------------------------------------------------------------------------------
-def run_forecast_experiment(root=None, log=print, *, datasets: dict | None = None,
-                            neural_config: NeuralConfig | None = None, nbeats: NBeatsPlan | None = None,
-                            workers: int | None = None) -> None:
-    """Cross-validate every model on every data set and write the artifact set.
-
-    ``datasets`` (label -> (loader key, windows)), ``neural_config`` and ``nbeats``
-    default to the chapter's; smaller ones make a quick run (a smaller ``neural_config``
-    alone brings a one-member N-BEATS of the same size, see :func:`nbeats_plan`) whose
-    manifest records what it used. ``workers``: processes for the trainings.
-    """
-    datasets = DATASETS if datasets is None else datasets
-    neural_config = NEURAL_CONFIG if neural_config is None else neural_config
-    plan = nbeats_plan(neural_config) if nbeats is None else nbeats
-    config = experiment_config(datasets, neural_config, plan)
-    t_run = time.perf_counter()
-
-    # 1. classical models, every window
+def _classical_windows(datasets: dict, log) -> dict:
+    """Step 1: the classical models on every window of every data set; what the later steps need per set."""
     sets = {}
     for label, (key, windows) in datasets.items():
         train, test, season, h = _load(key)
@@ -297,8 +282,14 @@ def run_forecast_experiment(root=None, log=print, *, datasets: dict | None = Non
                            win=_windows(cv, history, h, season), seconds={"classical": time.perf_counter() - t0},
                            series=train.unique_id.nunique())
         log(f"{label}: classical models in {sets[label]['seconds']['classical']:.0f} s")
+    return sets
 
-    # 2. the global models on every window; N-BEATS members on the validation windows, with the ablation
+
+def _validation_trainings(sets: dict, neural_config: NeuralConfig, plan: NBeatsPlan, workers, log):
+    """Step 2: the global models on every window; N-BEATS members (and the ablation) on the validation windows.
+
+    Returns ``(preds, members, ablation)``: label -> model -> window -> forecasts.
+    """
     calls, tags = [], []
     for label, d in sets.items():
         for w in d["win"]:
@@ -324,20 +315,24 @@ def run_forecast_experiment(root=None, log=print, *, datasets: dict | None = Non
     preds = {label: {} for label in sets}  # label -> model -> j -> {uid: forecast}
     members = {label: {} for label in sets}  # label -> m -> j -> {steps: (N, h)}
     ablation = {}
-    for tag, (out, secs) in zip(tags, results):
-        kind, label, what, j = tag
-        sec = sets[label]["seconds"]
-        if kind == "global":
-            preds[label].setdefault(what, {})[j] = out
-            sec[what] = sec.get(what, 0.0) + secs
-        elif kind == "member":
-            members[label].setdefault(what, {})[j] = out
-            sec["N-BEATS validation"] = sec.get("N-BEATS validation", 0.0) + secs
-        else:
+    seconds_key = {"member": "N-BEATS validation", "ablation": "N-BEATS ablation"}
+    for (kind, label, what, j), (out, secs) in zip(tags, results):
+        target = {"global": preds, "member": members}.get(kind)
+        if target is None:
             ablation.setdefault(label, {}).setdefault(what, {})[j] = out
-            sec["N-BEATS ablation"] = sec.get("N-BEATS ablation", 0.0) + secs
+        else:
+            target[label].setdefault(what, {})[j] = out
+        sec = sets[label]["seconds"]
+        key = seconds_key.get(kind, what)
+        sec[key] = sec.get(key, 0.0) + secs
+    return preds, members, ablation
 
-    # 3. choose the step count and the ensemble size on the validation windows
+
+def _choose_ensembles(sets: dict, members: dict, preds: dict, plan: NBeatsPlan, log):
+    """Step 3: step count and ensemble size per data set, chosen on its validation windows (or a donor's).
+
+    Adds the chosen ensemble's validation forecasts to ``preds``; returns ``(selection tables, chosen)``.
+    """
     selection, chosen = [], {}
     for label, d in sets.items():
         val = [w for w in d["win"] if w.j > 0]
@@ -361,8 +356,11 @@ def run_forecast_experiment(root=None, log=print, *, datasets: dict | None = Non
                 top = plan.forecaster(label, sets[label]["season"], max(plan.grid(label)))
                 chosen[label] = (max(plan.grid(label)), len(top.member_configs()))
         log(f"{label}: N-BEATS with {chosen[label][1]} members, {chosen[label][0]} steps (chosen on validation)")
+    return selection, chosen
 
-    # 4. retrain the chosen ensembles up to the last origin
+
+def _final_ensembles(sets: dict, chosen: dict, preds: dict, plan: NBeatsPlan, workers) -> None:
+    """Step 4: retrain the chosen ensembles up to the last origin; their median is the hold-out forecast."""
     calls, tags = [], []
     for label, d in sets.items():
         last = d["win"][0]
@@ -379,35 +377,59 @@ def run_forecast_experiment(root=None, log=print, *, datasets: dict | None = Non
         last = d["win"][0]
         preds[label].setdefault("N-BEATS", {})[0] = dict(zip(last.ids, ensemble_median(finals[label])))
 
-    # 5. score
-    summaries, horizons, tests, timings, units, residuals = [], [], [], [], [], []
+
+def _score_sets(sets: dict, preds: dict, log) -> dict[str, list]:
+    """Step 5: errors, summaries, per-horizon MASE, significance, residuals and timings of every data set."""
+    out = {k: [] for k in ("summary", "horizon", "tests", "timings", "units", "residuals")}
     for label, d in sets.items():
         cv = _attach(d["cv"], d["win"], preds[label], d["h"])
         names = CLASSICAL_MODELS + list(NEURAL)
         err = evaluate(cv, d["history"], d["season"], names)
-        units.append(unit_mase(err).assign(dataset=label))
-        residuals.append(_residuals(cv, d["win"], names, d["key"], d["windows"]).assign(dataset=label))
+        out["units"].append(unit_mase(err).assign(dataset=label))
+        out["residuals"].append(_residuals(cv, d["win"], names, d["key"], d["windows"]).assign(dataset=label))
         s, ph, sig = _score(label, d["key"], d["windows"], err, d["h"], d["season"], log)
-        summaries += s
-        horizons += ph
-        tests += sig
-        n_units = sum(len(w.ids) for w in d["win"])
+        out["summary"] += s
+        out["horizon"] += ph
+        out["tests"] += sig
         sec = d["seconds"]
-        timings.append(dict(dataset=label, series=d["series"], windows=d["windows"], series_windows=n_units,
-                            seconds=sum(sec.values()), classical_seconds=sec["classical"],
-                            gru_seconds=sec.get("GRU", 0.0), transformer_seconds=sec.get("Transformer", 0.0),
-                            nbeats_validation_seconds=sec.get("N-BEATS validation", 0.0),
-                            nbeats_ablation_seconds=sec.get("N-BEATS ablation", 0.0),
-                            nbeats_final_seconds=sec.get("N-BEATS final", 0.0)))
-    members_table = _members_table(sets, members, plan)
+        out["timings"].append(dict(
+            dataset=label, series=d["series"], windows=d["windows"], series_windows=sum(len(w.ids) for w in d["win"]),
+            seconds=sum(sec.values()), classical_seconds=sec["classical"], gru_seconds=sec.get("GRU", 0.0),
+            transformer_seconds=sec.get("Transformer", 0.0),
+            nbeats_validation_seconds=sec.get("N-BEATS validation", 0.0),
+            nbeats_ablation_seconds=sec.get("N-BEATS ablation", 0.0),
+            nbeats_final_seconds=sec.get("N-BEATS final", 0.0)))
+    return out
+
+
+def run_forecast_experiment(root=None, log=print, *, datasets: dict | None = None,
+                            neural_config: NeuralConfig | None = None, nbeats: NBeatsPlan | None = None,
+                            workers: int | None = None) -> None:
+    """Cross-validate every model on every data set and write the artifact set.
+
+    ``datasets`` (label -> (loader key, windows)), ``neural_config`` and ``nbeats``
+    default to the chapter's; smaller ones make a quick run (a smaller ``neural_config``
+    alone brings a one-member N-BEATS of the same size, see :func:`nbeats_plan`) whose
+    manifest records what it used. ``workers``: processes for the trainings.
+    """
+    datasets = DATASETS if datasets is None else datasets
+    neural_config = NEURAL_CONFIG if neural_config is None else neural_config
+    plan = nbeats_plan(neural_config) if nbeats is None else nbeats
+    config = experiment_config(datasets, neural_config, plan)
+    t_run = time.perf_counter()
+    sets = _classical_windows(datasets, log)
+    preds, members, ablation = _validation_trainings(sets, neural_config, plan, workers, log)
+    selection, chosen = _choose_ensembles(sets, members, preds, plan, log)
+    _final_ensembles(sets, chosen, preds, plan, workers)
+    scored = _score_sets(sets, preds, log)
     ablation_table = _ablation_table(sets, members, ablation, chosen) if ablation else \
         pd.DataFrame(columns=["dataset", "ingredient", "change", "window", "validation_mase", "steps"])
     log(f"whole run: {time.perf_counter() - t_run:.0f} s")
-    files = {"summary.csv": pd.concat(summaries), "per_horizon.csv": pd.concat(horizons),
-             "significance.csv": pd.DataFrame(tests), "timings.csv": pd.DataFrame(timings),
-             "unit_mase.csv": pd.concat(units), "residuals.csv": pd.concat(residuals),
+    files = {"summary.csv": pd.concat(scored["summary"]), "per_horizon.csv": pd.concat(scored["horizon"]),
+             "significance.csv": pd.DataFrame(scored["tests"]), "timings.csv": pd.DataFrame(scored["timings"]),
+             "unit_mase.csv": pd.concat(scored["units"]), "residuals.csv": pd.concat(scored["residuals"]),
              "nbeats_selection.csv": pd.concat(selection, ignore_index=True),
-             "nbeats_members.csv": members_table, "nbeats_ablation.csv": ablation_table}
+             "nbeats_members.csv": _members_table(sets, members, plan), "nbeats_ablation.csv": ablation_table}
     write_artifacts(NAME, {k: v.to_csv(index=False, float_format="%.6g").encode() for k, v in files.items()}, config,
                     root)
 
