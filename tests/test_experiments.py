@@ -31,13 +31,29 @@ def test_forecast_experiment_tiny(tmp_path):
     from seqlab.forecast import NeuralConfig
 
     tiny = NeuralConfig(hidden_size=8, max_steps=4, batch_size=16, val_check_steps=2, patience=1, seed=1)
-    datasets = {"AirPassengers": ("air", 2)}
+    datasets = {"AirPassengers": ("air", 2), "M1 yearly": ("M1/yearly", 3)}
     forecast.run_forecast_experiment(tmp_path, log=lambda *_: None, datasets=datasets, neural_config=tiny)
     manifest = verify_artifacts(forecast.NAME, forecast.experiment_config(datasets, tiny), root=tmp_path)
-    assert manifest["config"]["datasets"] == {"AirPassengers": ["air", 2]}
+    assert manifest["config"]["datasets"] == {"AirPassengers": ["air", 2], "M1 yearly": ["M1/yearly", 3]}
     summary = pd.read_csv(tmp_path / forecast.NAME / "summary.csv")
-    assert set(summary.model) == set(forecast.CLASSICAL_MODELS) | set(forecast.NEURAL)
-    assert (summary.units == 2).all() and summary.mase.notna().all()
+    everything = set(forecast.CLASSICAL_MODELS) | set(forecast.NEURAL)
+    assert set(summary.model) == everything
+    air = summary[summary.dataset == "AirPassengers"]
+    assert (air.units == 2).all() and summary.mase.notna().all()
+    # intervals on every set: conformal for every model where the earlier windows calibrate them (M1 yearly's
+    # hold-out; not AirPassengers' one series), statsforecast's own for the models that have them
+    iv = pd.read_csv(tmp_path / forecast.NAME / "intervals.csv")
+    m1 = iv[iv.dataset == "M1 yearly"]
+    assert set(m1[m1.kind == "conformal"].model) == everything
+    assert (m1[m1.kind == "conformal"].calibration_scores >= 19).all()
+    native = set(forecast.CLASSICAL_MODELS) - {"Naive2"}
+    assert set(m1[m1.kind == "native"].model) == native
+    assert set(iv[iv.dataset == "AirPassengers"].kind) == {"native"}
+    for c in ("coverage_80", "coverage_95"):
+        assert iv[c].between(0, 1).all()
+    assert (iv.coverage_95 >= iv.coverage_80).all() and (iv.winkler_95 > 0).all() and iv.scrps.gt(0).all()
+    # the last window was scored on its own, with the windows before it as calibration
+    assert (m1.units == 181).all()
 
 
 def test_seq2seq_experiments_tiny():

@@ -20,7 +20,13 @@ from seqlab.forecast import (
     summarize,
     winkler_score,
 )
-from seqlab.forecast.intervals import interval_columns, min_calibration_size, quantile_columns
+from seqlab.forecast.intervals import (
+    conformal_from_windows,
+    interval_columns,
+    min_calibration_size,
+    quantile_columns,
+    window_index,
+)
 from seqlab.forecast.metrics import crps_terms, mase_scale
 
 
@@ -201,6 +207,47 @@ def test_cross_validation_intervals_never_see_their_test_values():
     changed.loc[changed.groupby("unique_id").cumcount() >= 56, "y"] += 1000.0  # the last window's test values
     after = fc.cross_validation(changed, 4, n_windows=3, **kw)
     pd.testing.assert_frame_equal(before.drop(columns="y"), after.drop(columns="y"))
+
+
+def test_conformal_from_windows_equals_the_refitting_path():
+    """Calibrating on a cross-validation frame's earlier windows is the Forecaster's own conformal, without refits.
+
+    Four windows a horizon apart: the last calibrates on the three before it, exactly the
+    origins ``forecast(level, calibration_windows=3, calibration_step=h)`` refits at.
+    """
+    df, h = _walk(60, ids=("a", "b", "c"), seed=4), 4
+    names = ["Naive", "SeasonalNaive", "Naive2"]
+    fc = Forecaster(names, season_length=4)
+    cv = fc.cross_validation(df, h, n_windows=4)
+    post = conformal_from_windows(cv, df, 4, names, [80, 95])
+    last = post[window_index(post) == 0].reset_index(drop=True)
+    ref = fc.forecast(df.groupby("unique_id").head(60 - h), h, level=[80, 95], calibration_windows=3,
+                      calibration_step=h)
+    cols = [c for n in names for c in [n, *interval_columns(n, [80, 95])]]
+    np.testing.assert_allclose(last[cols].to_numpy(), ref[cols].to_numpy(), rtol=1e-12)
+    assert list(post.columns) == ["unique_id", "ds", "cutoff", "y", *cols]
+    # 3 series x 3 earlier windows = 9 scores per step for the last window: 80% finite, 95% (needs 19) not
+    assert post.attrs["calibration_scores"] == {0: 9, 1: 6, 2: 3, 3: 0}
+    assert np.isfinite(last["Naive-hi-80"]).all() and np.isinf(last["Naive-hi-95"]).all()
+    first = post[window_index(post) == 3]
+    assert np.isinf(first["Naive-lo-80"]).all() and np.isinf(first["Naive-hi-80"]).all()
+
+
+def test_conformal_from_windows_never_sees_later_windows():
+    df, h = _walk(60, ids=("a", "b", "c", "d"), seed=5), 3
+    cv = Forecaster(["Naive", "Naive2"], season_length=3).cross_validation(df, h, n_windows=4)
+    before = conformal_from_windows(cv, df, 3, ["Naive", "Naive2"], [80])
+    later = cv.copy()
+    j = window_index(later)
+    later.loc[j == 0, "y"] += 500.0  # the last window's actual values ...
+    later.loc[j == 1, "Naive"] -= 300.0  # ... and a later window's forecasts
+    after = conformal_from_windows(later, df, 3, ["Naive", "Naive2"], [80])
+    keep = window_index(after) >= 2
+    pd.testing.assert_frame_equal(before[keep], after[keep])
+    with pytest.raises(InvalidParameterError, match="no column 'GRU'"):
+        conformal_from_windows(cv, df, 3, ["GRU"], [80])
+    with pytest.raises(InvalidParameterError, match="levels"):
+        conformal_from_windows(cv, df, 3, ["Naive"], None)
 
 
 def test_too_few_calibration_errors_give_unbounded_intervals():

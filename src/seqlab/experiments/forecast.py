@@ -26,6 +26,8 @@ import pandas as pd
 from ..forecast.core import Forecaster
 from ..forecast.data import air_passengers, competition
 from ..forecast.evaluation import bootstrap_difference, evaluate, per_horizon, summarize, unit_mase
+from ..forecast.intervals import conformal_from_windows, min_calibration_size
+from ..forecast.intervals import window_index as series_window_index
 from ..forecast.metrics import mase_scale
 from ..forecast.nbeats import NBeatsConfig, NBeatsForecaster, ensemble_median, member_forecasts
 from ..forecast.neural import NeuralConfig, NeuralForecaster
@@ -35,16 +37,22 @@ from ..store import heavy_eval, read_artifact_csv, verify_artifacts, write_artif
 __all__ = ["DATASETS", "SCOPES", "CLASSICAL_MODELS", "NEURAL", "NEURAL_CONFIG", "NBEATS_CONFIG", "NBeatsPlan",
            "NBEATS_PLAN", "ABLATIONS", "ABLATION_SETS", "nbeats_plan", "min_train_length", "official_holdout",
            "window_index", "validation_units", "choose_on_validation", "chosen_nbeats", "experiment_config",
-           "run_forecast_experiment", "forecast_results", "nbeats_results"]
+           "run_forecast_experiment", "forecast_results", "nbeats_results", "interval_results",
+           "native_interval_models", "LEVELS"]
 
 NAME = "forecast"
 CLASSICAL_MODELS = ["Naive", "SeasonalNaive", "RandomWalkWithDrift", "Naive2", "AutoETS", "Theta", "AutoTheta"]
 NEURAL = {"GRU": "gru", "Transformer": "transformer", "N-BEATS": "nbeats"}
 #: name -> (loader, windows). The last window of a competition set is its official hold-out; earlier windows
 #: step back one horizon at a time and include only the series long enough for them (see min_train_length).
-#: M1 yearly is kept to its hold-out: it is there for the published AutoTheta anchor.
+#: M1 yearly is there for the AutoTheta anchor on its hold-out; its two earlier windows are its N-BEATS validation
+#: windows and the calibration set of its conformal intervals.
 DATASETS = {"AirPassengers": ("air", 4), "M3 monthly": ("M3/monthly", 3), "M3 yearly": ("M3/yearly", 3),
-            "Tourism quarterly": ("Tourism/quarterly", 3), "M1 yearly": ("M1/yearly", 1)}
+            "Tourism quarterly": ("Tourism/quarterly", 3), "M1 yearly": ("M1/yearly", 3)}
+#: the prediction intervals scored on every set: conformal ones for every model, calibrated on the windows before
+#: the scored one (:func:`seqlab.forecast.intervals.conformal_from_windows`, no refits), and the statsforecast
+#: models' own
+LEVELS = (80, 95)
 #: "all windows" averages over every (series, window) pair; "official hold-out" scores the competition's own
 #: test period only (AirPassengers has none: its four rolling windows are the design)
 SCOPES = ("all windows", "official hold-out")
@@ -60,8 +68,8 @@ class NBeatsPlan:
     """The N-BEATS ensemble of one run: shared settings, members, and the grids searched on validation windows.
 
     ``inputs[dataset]``: the input lengths (multiples of the horizon) of its members;
-    ``steps[dataset]``: the step counts tried; ``like[dataset]``: a set without validation
-    windows of its own takes the choices of the named one. ``ablation``: run the
+    ``steps[dataset]``: the step counts tried; ``like[dataset]``: a set takes the grids of the
+    named one (and, when it has no validation windows of its own, its choices). ``ablation``: run the
     one-change-at-a-time variants of :data:`ABLATIONS`.
     """
 
@@ -156,9 +164,7 @@ def window_index(frame: pd.DataFrame) -> pd.Series:
     out = np.zeros(len(frame), dtype=int)
     sets = frame.groupby("dataset", sort=False).indices if "dataset" in frame.columns else {"": np.arange(len(frame))}
     for pos in sets.values():  # cutoffs are dates in one set and period numbers in another
-        g = frame.iloc[pos]
-        cut = g.cutoff.infer_objects()
-        out[pos] = cut.groupby(g.unique_id.to_numpy()).rank(method="dense", ascending=False).to_numpy() - 1
+        out[pos] = series_window_index(frame.iloc[pos])
     return pd.Series(out, index=frame.index)
 
 
@@ -277,12 +283,51 @@ def _classical_windows(datasets: dict, log) -> dict:
         fc = Forecaster(CLASSICAL_MODELS, freq=1 if key != "air" else "ME", season_length=season, n_jobs=2)
         t0 = time.perf_counter()
         cv = fc.cross_validation(train, h, n_windows=windows, test_df=test,
-                                 min_train_length=None if key == "air" else min_train_length(h, season))
+                                 min_train_length=None if key == "air" else min_train_length(h, season),
+                                 level=list(LEVELS), intervals="native")
         sets[label] = dict(key=key, windows=windows, season=season, h=h, history=history, cv=cv,
                            win=_windows(cv, history, h, season), seconds={"classical": time.perf_counter() - t0},
                            series=train.unique_id.nunique())
         log(f"{label}: classical models in {sets[label]['seconds']['classical']:.0f} s")
     return sets
+
+
+def native_interval_models(cv: pd.DataFrame) -> list[str]:
+    """The models of a cross-validation frame whose intervals are their own (``cv.attrs["intervals"]``)."""
+    return [m for m, kind in cv.attrs.get("intervals", {}).items() if kind == "native"]
+
+
+def _interval_scores(cv: pd.DataFrame, d: dict, names: list[str]) -> pd.DataFrame:
+    """Coverage, Winkler score, scaled pinball loss and scaled CRPS of the 80% and 95% intervals of one set.
+
+    Conformal intervals for every model, each window calibrated on the windows before it;
+    scored on the official hold-out (a competition set) or on every window with enough
+    calibration scores (AirPassengers: one series, so its three earlier windows give three
+    scores per step, fewer than the four an 80% interval needs, and none is scored).
+    Native intervals (statsforecast's own) on the same windows, or on all four of
+    AirPassengers.
+    """
+    point = cv[["unique_id", "ds", "cutoff", "y", *names]]
+    conf = conformal_from_windows(point, d["history"], d["season"], names, LEVELS)
+    need = max(min_calibration_size(v) for v in LEVELS)
+    j = window_index(conf)
+    counts = conf.attrs["calibration_scores"]
+    ok = [w for w, n in counts.items() if n >= need]
+    if d["key"] != "air":
+        ok = [w for w in ok if w == 0]
+    rows = []
+    native = native_interval_models(d["cv"])  # the merge in _attach does not keep attrs
+    for kind, frame, models, keep in (("conformal", conf, names, np.isin(j, ok)),
+                                      ("native", cv, native, np.isin(window_index(cv), [0] if d["key"] != "air"
+                                                                      else list(range(d["windows"]))))):
+        if not keep.any() or not models:
+            continue
+        e = evaluate(frame[keep], d["history"], d["season"], models, level=list(LEVELS))
+        s = summarize(e, naive2=None)
+        cal = min(counts[w] for w in ok) if kind == "conformal" else np.nan
+        rows.append(s.assign(kind=kind, scope="official hold-out" if d["key"] != "air" else "all windows",
+                             calibration_scores=cal))
+    return pd.concat(rows, ignore_index=True)
 
 
 def _validation_trainings(sets: dict, neural_config: NeuralConfig, plan: NBeatsPlan, workers, log):
@@ -380,11 +425,12 @@ def _final_ensembles(sets: dict, chosen: dict, preds: dict, plan: NBeatsPlan, wo
 
 def _score_sets(sets: dict, preds: dict, log) -> dict[str, list]:
     """Step 5: errors, summaries, per-horizon MASE, significance, residuals and timings of every data set."""
-    out = {k: [] for k in ("summary", "horizon", "tests", "timings", "units", "residuals")}
+    out = {k: [] for k in ("summary", "horizon", "tests", "timings", "units", "residuals", "intervals")}
     for label, d in sets.items():
         cv = _attach(d["cv"], d["win"], preds[label], d["h"])
         names = CLASSICAL_MODELS + list(NEURAL)
-        err = evaluate(cv, d["history"], d["season"], names)
+        err = evaluate(cv, d["history"], d["season"], names, level=[])
+        out["intervals"].append(_interval_scores(cv, d, names).assign(dataset=label))
         out["units"].append(unit_mase(err).assign(dataset=label))
         out["residuals"].append(_residuals(cv, d["win"], names, d["key"], d["windows"]).assign(dataset=label))
         s, ph, sig = _score(label, d["key"], d["windows"], err, d["h"], d["season"], log)
@@ -428,6 +474,7 @@ def run_forecast_experiment(root=None, log=print, *, datasets: dict | None = Non
     files = {"summary.csv": pd.concat(scored["summary"]), "per_horizon.csv": pd.concat(scored["horizon"]),
              "significance.csv": pd.DataFrame(scored["tests"]), "timings.csv": pd.DataFrame(scored["timings"]),
              "unit_mase.csv": pd.concat(scored["units"]), "residuals.csv": pd.concat(scored["residuals"]),
+             "intervals.csv": pd.concat(scored["intervals"], ignore_index=True),
              "nbeats_selection.csv": pd.concat(selection, ignore_index=True),
              "nbeats_members.csv": _members_table(sets, members, plan), "nbeats_ablation.csv": ablation_table}
     write_artifacts(NAME, {k: v.to_csv(index=False, float_format="%.6g").encode() for k, v in files.items()}, config,
@@ -559,6 +606,17 @@ def nbeats_results(root=None) -> dict:
     out = {k: read_artifact_csv(NAME, f"nbeats_{k}.csv", root) for k in ("selection", "members", "ablation")}
     out["residuals"] = read_artifact_csv(NAME, "residuals.csv", root)
     return out
+
+
+def interval_results(root=None) -> pd.DataFrame:
+    """Coverage, Winkler, scaled pinball and scaled CRPS of every model's 80% and 95% intervals on every set.
+
+    One row per (data set, model, kind): ``kind`` is ``conformal`` (calibrated on the earlier
+    windows of the same run) or ``native`` (statsforecast's own); ``calibration_scores`` is the
+    fewest conformal scores behind any step.
+    """
+    verify_artifacts(NAME, experiment_config(), root)
+    return read_artifact_csv(NAME, "intervals.csv", root)
 
 
 def chosen_nbeats(dataset: str = "M3 monthly", root=None) -> tuple[int, int]:

@@ -23,11 +23,14 @@ import numbers
 import re
 
 import numpy as np
+import pandas as pd
 
 from ..errors import InvalidParameterError
+from .metrics import mase_scale
 
 __all__ = ["INTERVAL_KINDS", "check_levels", "level_label", "interval_columns", "quantile_columns",
-           "levels_in", "min_calibration_size", "conformal_quantile", "default_calibration"]
+           "levels_in", "min_calibration_size", "conformal_quantile", "default_calibration", "window_index",
+           "conformal_from_windows"]
 
 #: how :class:`~seqlab.forecast.Forecaster` may make intervals
 INTERVAL_KINDS = ("conformal", "native")
@@ -131,3 +134,71 @@ def default_calibration(levels, n_series: int, h: int) -> tuple[int, int]:
     need = max(min_calibration_size(v) for v in levels)
     windows = max(3, math.ceil(need / max(n_series, 1)))
     return windows, (h if windows == 3 else 1)
+
+
+def window_index(cv: pd.DataFrame) -> np.ndarray:
+    """Each row's window counted back from its series' last: 0 for the last window, 1 for the one before, ...
+
+    :meth:`~seqlab.forecast.Forecaster.cross_validation` aligns windows at each series' end,
+    so the same number means the same place in every series, even when short series skip
+    the earliest windows.
+    """
+    cut = cv["cutoff"].infer_objects()
+    return cut.groupby(cv["unique_id"].to_numpy()).rank(method="dense", ascending=False).to_numpy().astype(int) - 1
+
+
+def conformal_from_windows(cv: pd.DataFrame, history: pd.DataFrame, season_length: int, models,
+                           level) -> pd.DataFrame:
+    """Split-conformal intervals for every window of a cross-validation frame, calibrated on the windows before it.
+
+    No model is refitted: the forecasts already in ``cv`` at earlier windows are the
+    calibration set. Window ``j`` (counted back from each series' end, see
+    :func:`window_index`) pools, per horizon step, the scaled absolute errors
+    ``|y - f| / scale`` of every series in windows ``j + 1, j + 2, ...``; the half-width is
+    their finite-sample conformal quantile (:func:`conformal_quantile`) times the series'
+    own MASE scale (that of its training part, up to the cutoff). The earliest window has
+    nothing before it, and a window with fewer scores than the level needs, gets ``-inf,
+    inf``. Returns a copy of ``cv`` with ``Model-lo-l, Model-hi-l`` for each model and level
+    (existing ones replaced); ``attrs["calibration_scores"]`` maps each window to the number
+    of scores per step behind it (the smallest over steps).
+    """
+    levels = check_levels(level)
+    if not levels:
+        raise InvalidParameterError("give the interval levels, such as level=[80, 95]")
+    missing = [m for m in ["unique_id", "ds", "cutoff", "y", *models] if m not in cv.columns]
+    if missing:
+        raise InvalidParameterError(f"the cross-validation frame has no column {missing[0]!r}")
+    out = cv.drop(columns=[c for m in models for c in interval_columns(m, levels) if c in cv.columns]).copy()
+    j = window_index(out)
+    step = out.groupby(["unique_id", "cutoff"], sort=False).cumcount().to_numpy()
+    units = out[["unique_id", "cutoff"]].drop_duplicates()
+    hist = {uid: g for uid, g in history.groupby("unique_id", sort=False)}
+    scales = {(u, c): mase_scale(hist[u].loc[hist[u]["ds"] <= c, "y"].to_numpy(float), season_length)
+              for u, c in zip(units.unique_id, units.cutoff)}
+    scale = np.array([scales[k] for k in zip(out.unique_id, out.cutoff)], float)
+    scale = np.where(scale > 0, scale, np.nan)
+    y = out["y"].to_numpy(float)
+    h = int(step.max()) + 1 if len(step) else 0
+    counts = {}
+    new = {}
+    for m in models:
+        f = out[m].to_numpy(float)
+        score = np.abs(y - f) / scale
+        for lv in levels:
+            half = np.full(len(out), np.inf)
+            for w in np.unique(j):
+                rows = j == w
+                earlier = j > w
+                for s in range(h):
+                    cal = score[earlier & (step == s)]
+                    counts[int(w)] = min(counts.get(int(w), np.inf), int(np.isfinite(cal).sum()))
+                    half[rows & (step == s)] = conformal_quantile(cal, lv)
+            half = half * scale  # NaN where the series' own scale is undefined
+            new[f"{m}-lo-{lv}"], new[f"{m}-hi-{lv}"] = f - half, f + half
+    cols = list(out.columns)
+    for m in models:  # statsforecast's order: each model's bounds right after it
+        i = cols.index(m) + 1
+        cols[i:i] = interval_columns(m, levels)
+    out = pd.concat([out, pd.DataFrame(new, index=out.index)], axis=1)[cols]
+    out.attrs["calibration_scores"] = {w: int(c) for w, c in sorted(counts.items())}
+    return out
