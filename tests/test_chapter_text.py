@@ -146,3 +146,13 @@ def test_heavy_eval_rejects_nonsense(monkeypatch):
     monkeypatch.setenv("HEAVY_EVAL", "maybe")
     with pytest.raises(ValueError):
         heavy_eval()
+
+
+def test_log_ticks_leave_out_crowded_neighbours():
+    from seqlab.plotting.figures import spaced_log_breaks
+
+    # the vocabulary figure's sizes: 2,048 and 2,118 are 1.5% of the log range apart and would print over each other
+    ticks = spaced_log_breaks([65, 256, 512, 1024, 2048, 2118, 11457, 25670])
+    assert ticks[0] == 65 and ticks[-1] == 25670 and 2048 in ticks and 2118 not in ticks
+    assert spaced_log_breaks([10, 100]) == [10, 100]
+    assert spaced_log_breaks([1, 10, 100, 1000]) == [1, 10, 100, 1000]

@@ -63,6 +63,32 @@ def test_cli_on_a_cluster_prints_the_same_table(capsys, tmp_path, cluster):
     assert tables[0].splitlines()[0].split()[:2] == ["model", "mase"] and "coverage_95" in tables[0]
 
 
+def test_nbeats_members_on_a_cluster_equal_the_local_processes(cluster):
+    """The ensemble's members are independent seeded jobs: on the Dask workers, in two local processes or in this
+    one, the forecasts are bit for bit the same."""
+    from seqlab.forecast.nbeats import NBeatsConfig, NBeatsForecaster
+
+    df = panel()
+    c = NBeatsConfig(width=16, layers=1, blocks=2, batch_size=32, max_steps=30, history=None)
+
+    def ensemble(**kw):
+        return NBeatsForecaster(c, input_multiples=(1.0, 2.0), seeds=(1, 2), season_length=12, **kw)
+
+    here = ensemble(workers=1).fit(df, 6).predict(df, 6)
+    local = ensemble(workers=2).fit(df, 6).predict(df, 6)
+    with Forecaster([ensemble(), "Naive"], freq="ME", season_length=12, engine="dask",
+                    address=cluster.scheduler_address) as fc:
+        remote = fc.forecast(df, 6)
+        on_cluster = ensemble(engine=fc.engine).fit(df, 6).predict(df, 6)
+    assert set(here) == set(local) == set(on_cluster) == set(df.unique_id)
+    for uid in here:
+        np.testing.assert_array_equal(local[uid], here[uid])
+        np.testing.assert_array_equal(on_cluster[uid], here[uid])
+    got = remote.set_index("unique_id")["N-BEATS"]
+    for uid in here:
+        np.testing.assert_array_equal(got.loc[[uid]].to_numpy(), here[uid])
+
+
 @pytest.mark.parametrize("kind", ["ray", "spark"])
 def test_ray_and_spark_give_the_single_process_numbers(kind):
     """Run where their packages are installed (pip install "seqlab[ray]" / "seqlab[spark]"); skipped elsewhere."""
@@ -74,6 +100,14 @@ def test_ray_and_spark_give_the_single_process_numbers(kind):
         remote = fc.cross_validation(df, 6, **kw)
     local = Forecaster(["Naive", "SeasonalNaive"], freq="ME", season_length=12).cross_validation(df, 6, **kw)
     pd.testing.assert_frame_equal(remote, local, rtol=1e-10, atol=0)
+    from seqlab.forecast.nbeats import NBeatsConfig, NBeatsForecaster
+
+    c = NBeatsConfig(width=16, layers=1, blocks=2, batch_size=32, max_steps=30, history=None)
+    here = NBeatsForecaster(c, seeds=(1, 2), season_length=12, workers=1).fit(df, 6).predict(df, 6)
+    with Engine(kind) as engine:
+        there = NBeatsForecaster(c, seeds=(1, 2), season_length=12, engine=engine).fit(df, 6).predict(df, 6)
+    for uid in here:
+        np.testing.assert_array_equal(there[uid], here[uid])
 
 
 def test_engine_arguments_are_checked():

@@ -173,3 +173,18 @@ def test_bad_settings_are_refused():
         NBeats(8, 2, stack="wavelet")
     with pytest.raises(RuntimeError):
         NBeatsForecaster().predict(None, 6)
+
+
+def test_nbeats_by_name_is_the_chapter_ensemble():
+    from dataclasses import replace
+
+    from seqlab.experiments.forecast import NBEATS_CONFIG, NBEATS_PLAN
+    from seqlab.forecast import MODEL_NAMES, Forecaster
+    from seqlab.forecast.nbeats import CHAPTER_MEMBER, NBeatsForecaster
+
+    assert "N-BEATS" in MODEL_NAMES
+    (m,) = Forecaster(["N-BEATS"], season_length=12).models
+    assert isinstance(m, NBeatsForecaster) and m.season_length == 12 and m.accepts_engine
+    assert m.config == replace(CHAPTER_MEMBER, max_steps=1500) and m.input_multiples == (2.0, 3.0, 4.0)
+    # one definition of the member: the chapter's experiment uses the same one
+    assert NBEATS_CONFIG is CHAPTER_MEMBER and NBEATS_PLAN.inputs["M3 monthly"] == m.input_multiples

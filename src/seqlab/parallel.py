@@ -13,7 +13,7 @@ from multiprocessing import get_context
 from .errors import InvalidParameterError
 from .threads import single_threaded
 
-__all__ = ["default_workers", "run_calls"]
+__all__ = ["default_workers", "call_single_threaded", "run_calls"]
 
 
 def default_workers() -> int:
@@ -26,7 +26,8 @@ def default_workers() -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
 
-def _call_single_threaded(fn, args):
+def call_single_threaded(fn, args):
+    """``fn(*args)`` with one torch thread: how every seeded job runs, here, in a worker process or on a cluster."""
     with single_threaded():
         return fn(*args)
 
@@ -40,11 +41,11 @@ def run_calls(calls: list[tuple], workers: int | None = None, cost=None) -> list
     """
     workers = default_workers() if workers is None else workers
     if workers <= 1 or len(calls) <= 1:
-        return [_call_single_threaded(fn, a) for fn, a in calls]
+        return [call_single_threaded(fn, a) for fn, a in calls]
     order = sorted(range(len(calls)), key=lambda i: -cost(*calls[i])) if cost else list(range(len(calls)))
     results = [None] * len(calls)
     with ProcessPoolExecutor(max_workers=min(workers, len(calls)), mp_context=get_context("spawn")) as ex:
-        futures = {i: ex.submit(_call_single_threaded, *calls[i]) for i in order}
+        futures = {i: ex.submit(call_single_threaded, *calls[i]) for i in order}
         for i, fut in futures.items():
             results[i] = fut.result()
     return results

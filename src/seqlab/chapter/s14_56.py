@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..text import BPETokenizer, CharTokenizer, WordTokenizer
 from ..text.corpus import load_tinyshakespeare
-from ..text.tokenizers import _SPLIT as PRE_SPLIT
+from ..text.tokenizers import PRE_SPLIT
 from .base import section
 
 D_MODEL = 128

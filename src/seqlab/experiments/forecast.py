@@ -29,7 +29,7 @@ from ..forecast.evaluation import bootstrap_difference, evaluate, per_horizon, s
 from ..forecast.intervals import conformal_from_windows, min_calibration_size
 from ..forecast.intervals import window_index as series_window_index
 from ..forecast.metrics import mase_scale
-from ..forecast.nbeats import NBeatsConfig, NBeatsForecaster, ensemble_median, member_forecasts
+from ..forecast.nbeats import CHAPTER_MEMBER, NBeatsConfig, NBeatsForecaster, ensemble_median, member_forecasts
 from ..forecast.neural import NeuralConfig, NeuralForecaster
 from ..parallel import run_calls
 from ..store import heavy_eval, read_artifact_csv, verify_artifacts, write_artifacts
@@ -59,8 +59,7 @@ SCOPES = ("all windows", "official hold-out")
 NEURAL_CONFIG = NeuralConfig(hidden_size=64, max_steps=1500, batch_size=256, learning_rate=1e-3, val_check_steps=100,
                              patience=5, seed=1)
 #: what every N-BEATS member shares (chosen on M3 monthly's validation windows; see the ablation)
-NBEATS_CONFIG = NBeatsConfig(width=256, layers=2, blocks=3, batch_size=512, learning_rate=1e-3, ema=0.999,
-                             history=5.0, loss="mase", stack="generic", level=True)
+NBEATS_CONFIG = CHAPTER_MEMBER
 
 
 @dataclass(frozen=True)

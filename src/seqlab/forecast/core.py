@@ -10,7 +10,9 @@ attributes let the Forecaster run a model faster without asking what it is:
   the models of one class that share it are fitted together in one call, which returns a
   long frame keyed by ``(unique_id, ds)`` (statsforecast's models use it: one
   ``StatsForecast`` call, or one cluster job, fits all of them), with native intervals
-  ``Model-lo-80`` ... for ``level`` where ``native_intervals`` is true.
+  ``Model-lo-80`` ... for ``level`` where ``native_intervals`` is true;
+* ``accepts_engine = True``: ``fit(df, h, engine=...)`` takes the Forecaster's cluster and
+  runs its independent jobs there (the N-BEATS ensemble's members).
 
 Forecasts are attached by key, never by row order, so the order of the series never matters.
 """
@@ -28,11 +30,12 @@ from .data import ForecastDataError, validate_long
 from .engines import make_engine
 from .intervals import INTERVAL_KINDS, check_levels, conformal_quantile, default_calibration, interval_columns
 from .metrics import mase_scale
+from .nbeats import chapter_ensemble
 from .neural import NeuralForecaster
 
 __all__ = ["Forecaster", "ForecastModel", "rolling_origin_splits", "check_calendar", "MODEL_NAMES"]
 
-MODEL_NAMES = sorted(CLASSICAL) + ["Naive2", "GRU", "LSTM", "Transformer"]
+MODEL_NAMES = sorted(CLASSICAL) + ["Naive2", "GRU", "LSTM", "Transformer", "N-BEATS"]
 _NEURAL = {"GRU": "gru", "LSTM": "lstm", "Transformer": "transformer"}
 
 
@@ -139,8 +142,9 @@ class Forecaster:
     may not share a name. ``engine``: None runs everything in this process; "dask", "ray" or "spark" (or an
     :class:`~seqlab.forecast.engines.Engine`) runs the statsforecast models through statsforecast's fugue backend on a
     cluster at ``address`` (HOST:PORT), or on a local one started on first use when no address is given; the numbers
-    are those of the single-process run. Neural and other models always run here. :meth:`close` (or a ``with``
-    block) releases the cluster.
+    are those of the single-process run. The members of an N-BEATS ensemble (independent seeded jobs) run there
+    too, with the same numbers as in local worker processes; the other neural models run here. :meth:`close` (or a
+    ``with`` block) releases the cluster.
     """
 
     def __init__(self, models, freq=1, season_length: int = 1, n_jobs: int = 1, *, engine=None, address=None):
@@ -169,6 +173,8 @@ class Forecaster:
                 return StatsForecastModel(m, self.season_length)
             if m == "Naive2":
                 return Naive2(self.season_length)
+            if m == "N-BEATS":
+                return chapter_ensemble(self.season_length)
             return NeuralForecaster(_NEURAL[m], season_length=self.season_length)
         if is_statsforecast_model(m):
             return StatsForecastModel(m)
@@ -254,7 +260,8 @@ class Forecaster:
             for off in np.unique(offsets):
                 sel = np.flatnonzero(offsets == off)
                 frame = panel.frame.iloc[panel.rows(series[sel], cuts[sel])].reset_index(drop=True)
-                preds = m.fit(frame, h).predict(frame, h)
+                on_engine = self.engine is not None and getattr(m, "accepts_engine", False)
+                preds = (m.fit(frame, h, engine=self.engine) if on_engine else m.fit(frame, h)).predict(frame, h)
                 uids = panel.ids[series[sel]]
                 missing = [u for u in uids if u not in preds]
                 if missing:

@@ -1,4 +1,5 @@
-"""Running the statsforecast models on a cluster: Dask, Ray or Spark through statsforecast's fugue backend.
+"""Running on a cluster: the statsforecast models through statsforecast's fugue backend (Dask, Ray or Spark), and
+independent seeded jobs (the members of an N-BEATS ensemble) through :meth:`Engine.run_calls`.
 
 ``Engine("dask")`` starts a local Dask cluster (one worker process per core) the first
 time it is used; ``Engine("dask", address="HOST:PORT")`` connects to a running scheduler
@@ -150,6 +151,28 @@ class Engine:
         if existing is None:  # a session the caller had stays theirs to stop
             self._owned.append(spark.stop)
         return spark
+
+    def run_calls(self, calls: list[tuple]) -> list:
+        """Results of ``fn(*args)`` for each ``(fn, args)`` in ``calls``, computed on the cluster, in the order given.
+
+        Each call runs with one torch thread, as :func:`seqlab.parallel.run_calls` runs it in
+        local worker processes, so a seeded job (an N-BEATS member) gives the same numbers
+        on either. The functions travel by reference: the workers need seqlab installed.
+        """
+        from ..parallel import call_single_threaded
+
+        handle = self.fugue_engine
+        if self.kind == "dask":
+            futures = [handle.submit(call_single_threaded, fn, args, pure=False) for fn, args in calls]
+            return handle.gather(futures)
+        if self.kind == "ray":
+            import ray
+
+            remote = ray.remote(call_single_threaded)
+            return ray.get([remote.remote(fn, args) for fn, args in calls])
+        rdd = handle.sparkContext.parallelize(list(enumerate(calls)), max(1, len(calls)))
+        done = rdd.map(lambda item: (item[0], call_single_threaded(*item[1]))).collect()
+        return [r for _, r in sorted(done, key=lambda pair: pair[0])]
 
     def close(self) -> None:
         """Disconnect, and shut down a cluster this engine started."""

@@ -37,6 +37,7 @@ import torch
 import torch.nn as nn
 
 from ..errors import InvalidParameterError
+from .engines import make_engine
 from .neural import NeuralForecaster
 
 __all__ = ["FullyConnected", "GenericBasis", "TrendBasis", "SeasonalityBasis", "Block", "NBeats", "Panel",
@@ -346,6 +347,11 @@ class NBeatsConfig:
         return max(1, int(round(self.input_multiple * h)))
 
 
+#: the member the chapter's ensembles share (its ablation on M3 monthly's validation windows shows each choice)
+CHAPTER_MEMBER = NBeatsConfig(width=256, layers=2, blocks=3, batch_size=512, learning_rate=1e-3, ema=0.999,
+                              history=5.0, loss="mase", stack="generic", level=True)
+
+
 def build_model(c: NBeatsConfig, h: int, season: int = 1) -> NBeats:
     """The network a member's config describes."""
     return NBeats(c.input_size(h), h, c.width, c.layers, c.blocks, c.stack, season, c.level)
@@ -441,6 +447,16 @@ def ensemble_median(forecasts: list[np.ndarray]) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------------------------
 # The forecaster: fit/predict like the other global models
 # ----------------------------------------------------------------------------------------------------------------
+def chapter_ensemble(season_length: int = 1, **kw) -> "NBeatsForecaster":
+    """The member architecture the chapter chose on M3 monthly's validation windows, one seed, inputs 2h, 3h, 4h.
+
+    What ``Forecaster(["N-BEATS"])`` and ``seqlab forecast evaluate --models N-BEATS`` use;
+    ``kw`` goes to :class:`NBeatsForecaster` (``seeds``, ``size``, ``workers``, ``engine``).
+    """
+    config = replace(CHAPTER_MEMBER, max_steps=1500)  # the step count the chapter's last run chose there
+    return NBeatsForecaster(config, input_multiples=(2.0, 3.0, 4.0), season_length=season_length, **kw)
+
+
 def _fit_member(series, h, season, config):
     model, _ = train_member(series, h, season, config)
     return config, model.state_dict()
@@ -454,11 +470,18 @@ class NBeatsForecaster(NeuralForecaster):
     with seed ``1000 s + k``. ``size`` keeps the first ``size`` members (an ensemble size
     chosen on validation windows). ``fit(df, h)`` trains the members as independent
     jobs in ``workers`` processes (each seeded and single-threaded, so the result does
-    not depend on the number of workers); ``predict(df, h)`` returns the median forecast.
+    not depend on the number of workers), or on a cluster when an ``engine`` is given (an
+    :class:`~seqlab.forecast.Engine` or "dask", "ray", "spark"; a
+    :class:`~seqlab.forecast.Forecaster` with an engine hands it over): the same members,
+    the same numbers. ``predict(df, h)`` returns the median forecast.
     """
 
+    #: :class:`~seqlab.forecast.Forecaster` passes its engine to ``fit``
+    accepts_engine = True
+
     def __init__(self, config: NBeatsConfig | None = None, input_multiples=(2.0,), losses=("mase",), seeds=(1,),
-                 season_length: int = 1, name: str = "N-BEATS", size: int | None = None, workers: int | None = None):
+                 season_length: int = 1, name: str = "N-BEATS", size: int | None = None, workers: int | None = None,
+                 engine=None):
         self.config = config or NBeatsConfig()
         self.input_multiples, self.losses, self.seeds = tuple(input_multiples), tuple(losses), tuple(seeds)
         if not (self.input_multiples and self.losses and self.seeds):
@@ -470,6 +493,7 @@ class NBeatsForecaster(NeuralForecaster):
             raise InvalidParameterError(f"size must be >= 1, got {size}")
         self.arch, self.name, self.season_length, self.workers = "nbeats", name, season_length, workers
         self.size = size
+        self.engine = make_engine(engine)
         self.model, self.members, self.history = None, [], []
 
     def member_configs(self) -> list[NBeatsConfig]:
@@ -493,12 +517,14 @@ class NBeatsForecaster(NeuralForecaster):
             series.append(g["y"].to_numpy(float))
         return ids, series
 
-    def fit(self, df, h: int):
+    def fit(self, df, h: int, engine=None):
+        """Train every member on all series up to their ends; ``engine`` (else the one given at construction)."""
         from ..parallel import run_calls
 
         _, series = self._series(df)
         calls = [(_fit_member, (series, h, self.season_length, c)) for c in self.member_configs()]
-        fitted = run_calls(calls, workers=self.workers)
+        engine = self.engine if engine is None else make_engine(engine)
+        fitted = engine.run_calls(calls) if engine is not None else run_calls(calls, workers=self.workers)
         self.members = []
         for c, state in fitted:
             net = build_model(c, h, self.season_length)

@@ -12,6 +12,21 @@ from .theme import plotly_layout, theme_seqlab
 __all__ = ["line_pair", "heatmap_pair", "surface_figure", "write_pair", "write_plotly"]
 
 
+def spaced_log_breaks(values, min_gap: float = 0.06) -> list:
+    """The data's own x values as log-scale ticks, leaving out any closer than ``min_gap`` of the axis (in log10
+    units, as a share of the whole range) to the last one kept, so that neighbours such as 2,048 and 2,118 do not
+    print over each other. The smallest and the largest value are always kept."""
+    v = sorted(float(x) for x in values if x > 0)
+    if len(v) < 3:
+        return v
+    span = max(np.log10(v[-1] / v[0]), 1e-12)
+    kept = [v[0]]
+    for x in v[1:-1]:
+        if np.log10(x / kept[-1]) / span >= min_gap and np.log10(v[-1] / x) / span >= min_gap:
+            kept.append(x)
+    return kept + [v[-1]]
+
+
 def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str, subtitle: str = "",
               xlab: str = "", ylab: str = "", log_y: bool = False, log_x: bool = False, reverse_x: bool = False,
               colors: dict | None = None, points: bool = False, hline: float | None = None, facet: str | None = None):
@@ -44,7 +59,7 @@ def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str
     if log_y:
         g += scale_y_log10()
     if log_x:
-        g += scale_x_log10(breaks=sorted(df[x].unique()))
+        g += scale_x_log10(breaks=spaced_log_breaks(df[x].unique()))
     if reverse_x:
         g += scale_x_reverse()
     if facet:

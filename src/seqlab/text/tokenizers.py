@@ -22,7 +22,7 @@ FORMAT_VERSION = 1
 UNK = "<unk>"
 
 # GPT-2-style pre-split: contractions, optional space + letters / digits / other symbols, whitespace runs
-_SPLIT = re.compile(r"""'(?:[sdmt]|ll|ve|re)| ?[^\W\d_]+| ?\d+| ?[^\s\w]+|\s+(?!\S)|\s+""")
+PRE_SPLIT = re.compile(r"""'(?:[sdmt]|ll|ve|re)| ?[^\W\d_]+| ?\d+| ?[^\s\w]+|\s+(?!\S)|\s+""")
 _WORDS = re.compile(r"\w+|[^\w\s]|\s+")
 
 
@@ -147,7 +147,7 @@ class BPETokenizer(Tokenizer):
             raise InvalidParameterError("cannot train a tokenizer on empty text")
         if vocab_size < 256:
             raise InvalidParameterError(f"vocab_size must be >= 256 (the byte alphabet), got {vocab_size}")
-        chunk_freq = Counter(_SPLIT.findall(text))
+        chunk_freq = Counter(PRE_SPLIT.findall(text))
         words = [list(c.encode("utf-8")) for c in chunk_freq]
         freqs = list(chunk_freq.values())
         pair_counts: Counter = Counter()
@@ -200,7 +200,7 @@ class BPETokenizer(Tokenizer):
 
     def encode(self, text: str) -> list[int]:
         out: list[int] = []
-        for chunk in _SPLIT.findall(text):
+        for chunk in PRE_SPLIT.findall(text):
             out.extend(self._encode_chunk(chunk))
         return out
 
