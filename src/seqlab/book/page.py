@@ -68,6 +68,8 @@ def table(df, columns: dict[str, str] | None = None, formats: dict[str, str] | N
     formats = formats or {}
 
     def cell(col, v):
+        if isinstance(v, float) and v != v:  # NaN: nothing to show (a model without that score)
+            return "\u2013"
         spec = formats.get(col)
         if spec is not None:
             return fmt(v, spec)
