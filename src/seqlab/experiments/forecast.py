@@ -1,7 +1,7 @@
 """§14.63's comparison: classical baselines against global neural forecasters on competition data.
 
-``HEAVY_EVAL=1`` recomputes it (1,358 s, 23 minutes, alone on two cores when last run; 27 minutes under load) and rewrites
-``seqlab/artifacts/forecast``; otherwise the committed, manifest-verified CSVs load.
+``HEAVY_EVAL=1`` recomputes it (1,358 s alone on two cores when last run; 27 minutes under load) and
+rewrites ``seqlab/artifacts/forecast``; otherwise the committed, manifest-verified CSVs load.
 
 The run has four steps, and the N-BEATS ensemble's settings are chosen in the second:
 
