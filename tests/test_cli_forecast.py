@@ -104,6 +104,12 @@ def test_level_prints_coverage_and_winkler_beside_mase(capsys, tmp_path):
     # the point forecasts are the same, the intervals are not
     assert [ln.split()[:3] for ln in native.splitlines()] == [ln.split()[:3] for ln in out.splitlines()]
     assert native != out
+    # fewer calibration windows: 7 series x 2 windows = 14 scores, enough at 80% but not at 95%
+    code, short, err = _evaluate(capsys, tmp_path, "--level", "80,95", "--calibration-windows", "2")
+    assert code == 0, err
+    rows = {ln.split()[0]: dict(zip(header, ln.split())) for ln in short.strip().splitlines()[1:]}
+    assert all(float(r["coverage_95"]) == 1 and r["winkler_95"] == "inf" for r in rows.values())
+    assert "unbounded" in err
 
 
 @pytest.mark.parametrize("extra,words", [
@@ -111,7 +117,9 @@ def test_level_prints_coverage_and_winkler_beside_mase(capsys, tmp_path):
     (["--level", "80,,95"], "percentages"),
     (["--level", "80,80"], "twice"), (["--level", "nan"], "between 0 and 100"), (["--intervals", "native"], "--level"),
     (["--level", "80", "--intervals", "bayes"], "invalid choice"), (["--engine", "mpi"], "invalid choice"),
-    (["--address", "127.0.0.1:8786"], "--engine"),
+    (["--address", "127.0.0.1:8786"], "--engine"), (["--calibration-windows", "3"], "--level"),
+    (["--level", "80", "--calibration-windows", "0"], "calibration-windows"),
+    (["--level", "80", "--calibration-step", "-1"], "calibration-step"),
 ])
 def test_bad_interval_and_engine_options_one_line_exit_2(capsys, tmp_path, extra, words):
     code, out, err = _evaluate(capsys, tmp_path, *extra)

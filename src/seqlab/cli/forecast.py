@@ -71,6 +71,9 @@ def _cmd_evaluate(args) -> int:
         raise UsageError("--address needs --engine (dask, ray or spark)")
     if args.intervals is not None and not levels:
         raise UsageError("--intervals needs --level (such as --level 80,95)")
+    for opt in ("calibration_windows", "calibration_step"):
+        if getattr(args, opt) is not None and not levels:
+            raise UsageError(f"--{opt.replace('_', '-')} needs --level (such as --level 80,95)")
     df = read_series_csv(args.csv)
     step = args.step or args.horizon
     _check_lengths(df, args, step)
@@ -78,7 +81,9 @@ def _cmd_evaluate(args) -> int:
                     address=args.address) as fc:
         cv = fc.cross_validation(df, args.horizon, n_windows=args.windows, step_size=args.step,
                                  min_train_length=args.min_train_length, level=levels or None,
-                                 intervals=args.intervals or "conformal")
+                                 intervals=args.intervals or "conformal",
+                                 calibration_windows=args.calibration_windows,
+                                 calibration_step=args.calibration_step)
     errors = evaluate(cv, df, args.season, fc.names, level=levels)
     table = summarize(errors, naive2="Naive2" if "Naive2" in models else None)
     if levels:  # coverage and Winkler score beside MASE; the quantile scores stay in the Python API
@@ -111,6 +116,12 @@ def add_commands(sub, parser_class) -> None:
     e.add_argument("--intervals", choices=["conformal", "native"], default=None,
                    help="conformal: the same rolling-origin conformal intervals for every model (default); native: "
                         "statsforecast's own intervals where a model has them")
+    e.add_argument("--calibration-windows", type=positive_int, default=None, metavar="N",
+                   help="earlier origins a conformal interval calibrates on (default: enough for the widest level, "
+                        "at least 3; one series at 95%% needs 19). Each is one more fit of every model with "
+                        "conformal intervals: with neural models, fewer windows are much faster")
+    e.add_argument("--calibration-step", type=positive_int, default=None, metavar="N",
+                   help="periods between calibration origins (default: the horizon when 3 windows suffice, else 1)")
     e.add_argument("--engine", choices=["dask", "ray", "spark"], default=None,
                    help="run the statsforecast models on a cluster through statsforecast's fugue backend (a local "
                         "one unless --address is given)")
