@@ -156,3 +156,6 @@ def test_log_ticks_leave_out_crowded_neighbours():
     assert ticks[0] == 65 and ticks[-1] == 25670 and 2048 in ticks and 2118 not in ticks
     assert spaced_log_breaks([10, 100]) == [10, 100]
     assert spaced_log_breaks([1, 10, 100, 1000]) == [1, 10, 100, 1000]
+    from seqlab.plotting.figures import _plain_numbers
+
+    assert _plain_numbers([1e-8, 0.5, 1.0, 1.5, 2048, 7e5]) == ["1e-08", "0.5", "1", "1.5", "2,048", "700,000"]

@@ -12,6 +12,11 @@ from .theme import plotly_layout, theme_seqlab
 __all__ = ["line_pair", "heatmap_pair", "surface_figure", "write_pair", "write_plotly"]
 
 
+def _plain_numbers(values) -> list[str]:
+    """Tick labels on a log axis as plain numbers with thousands separators (700,000, not 7e5)."""
+    return [f"{v:,.0f}" if abs(v) >= 1 and float(v).is_integer() else f"{v:g}" for v in values]
+
+
 def spaced_log_breaks(values, min_gap: float = 0.06) -> list:
     """The data's own x values as log-scale ticks, leaving out any closer than ``min_gap`` of the axis (in log10
     units, as a share of the whole range) to the last one kept, so that neighbours such as 2,048 and 2,118 do not
@@ -57,9 +62,9 @@ def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str
     if color:
         g += scale_color_manual(values=colors) if colors else scale_color_cmap_d("plasma")
     if log_y:
-        g += scale_y_log10()
+        g += scale_y_log10(labels=_plain_numbers)
     if log_x:
-        g += scale_x_log10(breaks=spaced_log_breaks(df[x].unique()))
+        g += scale_x_log10(breaks=spaced_log_breaks(df[x].unique()), labels=_plain_numbers)
     if reverse_x:
         g += scale_x_reverse()
     if facet:
