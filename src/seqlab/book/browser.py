@@ -84,17 +84,6 @@ def check_site(site: Path, shots: Path, settle_s: float = 2.0) -> dict[str, dict
     return findings
 
 
-if __name__ == "__main__":
-    import sys
-
-    site = Path(sys.argv[1] if len(sys.argv) > 1 else "build/chapter")
-    out = check_site(site, site.parent / "screenshots")
-    print(json.dumps(out, indent=1))
-    bad = {p: f for p, f in out.items() if f["external_requests"] or f["broken_images"] or f["raw_math"]
-           or f["plots_drawn"] != f["plots"] or not all(s["moved"] and s["changed"] for s in f["sliders"])}
-    sys.exit(1 if bad else 0)
-
-
 _SLIDER_STATE = """
 const divs = Array.from(document.querySelectorAll('.plotly-graph-div'))
   .filter(d => d.layout && d.layout.sliders && d.layout.sliders.length);
@@ -127,3 +116,14 @@ def drive_sliders(drv) -> list[dict]:
         results.append({"id": sid, "moved": after["active"] != state["active"],
                         "changed": after["visible"] != state["visible"] or after["drawn"] != state["drawn"]})
     return results
+
+
+if __name__ == "__main__":
+    import sys
+
+    site = Path(sys.argv[1] if len(sys.argv) > 1 else "build/chapter")
+    out = check_site(site, site.parent / "screenshots")
+    print(json.dumps(out, indent=1))
+    bad = {p: f for p, f in out.items() if f["external_requests"] or f["broken_images"] or f["raw_math"]
+           or f["plots_drawn"] != f["plots"] or not all(s["moved"] and s["changed"] for s in f["sliders"])}
+    sys.exit(1 if bad else 0)
