@@ -188,3 +188,7 @@ def test_nbeats_by_name_is_the_chapter_ensemble():
     assert m.config == replace(CHAPTER_MEMBER, max_steps=1500) and m.input_multiples == (2.0, 3.0, 4.0)
     # one definition of the member: the chapter's experiment uses the same one
     assert NBEATS_CONFIG is CHAPTER_MEMBER and NBEATS_PLAN.inputs["M3 monthly"] == m.input_multiples
+    # the library's step count is the one the last HEAVY_EVAL run chose on M3 monthly's validation windows
+    from seqlab.experiments.forecast import chosen_nbeats
+
+    assert m.config.max_steps == chosen_nbeats("M3 monthly")[0]
