@@ -192,3 +192,22 @@ def test_nbeats_by_name_is_the_chapter_ensemble():
     from seqlab.experiments.forecast import chosen_nbeats
 
     assert m.config.max_steps == chosen_nbeats("M3 monthly")[0]
+
+
+def test_architectures_come_first_and_keep_the_single_architecture_members():
+    from seqlab.forecast.nbeats import CHAPTER_MEMBER, INTERPRETABLE_MEMBER, NBeatsForecaster
+
+    one = NBeatsForecaster(CHAPTER_MEMBER, input_multiples=(2.0, 3.0), seeds=(1, 2)).member_configs()
+    both = NBeatsForecaster([CHAPTER_MEMBER, INTERPRETABLE_MEMBER], input_multiples=(2.0, 3.0),
+                            seeds=(1, 2)).member_configs()
+    # the generic members are the same jobs as before (same seeds), so every smaller ensemble is unchanged
+    assert both[: len(one)] == one
+    assert [c.stack for c in both] == ["generic"] * 4 + ["interpretable"] * 4
+    assert {c.blocks for c in both[4:]} == {INTERPRETABLE_MEMBER.blocks}
+    seeds = [c.seed for c in both]
+    assert len(set(seeds)) == len(seeds) and seeds[4:] == [1100, 1101, 2100, 2101]
+    assert len(NBeatsForecaster([CHAPTER_MEMBER, INTERPRETABLE_MEMBER], size=3).member_configs()) == 2
+    with pytest.raises(InvalidParameterError):
+        NBeatsForecaster([])
+    with pytest.raises(InvalidParameterError):
+        NBeatsForecaster([CHAPTER_MEMBER, {"stack": "generic"}])

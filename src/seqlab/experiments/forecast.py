@@ -29,7 +29,8 @@ from ..forecast.evaluation import bootstrap_difference, evaluate, per_horizon, s
 from ..forecast.intervals import conformal_from_windows, min_calibration_size
 from ..forecast.intervals import window_index as series_window_index
 from ..forecast.metrics import mase_scale
-from ..forecast.nbeats import CHAPTER_MEMBER, NBeatsConfig, NBeatsForecaster, ensemble_median, member_forecasts
+from ..forecast.nbeats import (CHAPTER_MEMBER, INTERPRETABLE_MEMBER, NBeatsConfig, NBeatsForecaster, ensemble_median,
+                               member_forecasts)
 from ..forecast.neural import NeuralConfig, NeuralForecaster
 from ..parallel import run_calls
 from ..store import heavy_eval, read_artifact_csv, verify_artifacts, write_artifacts
@@ -66,13 +67,14 @@ NBEATS_CONFIG = CHAPTER_MEMBER
 class NBeatsPlan:
     """The N-BEATS ensemble of one run: shared settings, members, and the grids searched on validation windows.
 
-    ``inputs[dataset]``: the input lengths (multiples of the horizon) of its members;
+    ``configs``: the member architectures, in member order (the generic stack, then the
+    interpretable one); ``inputs[dataset]``: the input lengths (multiples of the horizon) of its members;
     ``steps[dataset]``: the step counts tried; ``like[dataset]``: a set takes the grids of the
     named one (and, when it has no validation windows of its own, its choices). ``ablation``: run the
     one-change-at-a-time variants of :data:`ABLATIONS`.
     """
 
-    config: NBeatsConfig = NBEATS_CONFIG
+    configs: tuple = (NBEATS_CONFIG,)
     seeds: tuple = (1, 2)
     losses: tuple = ("mase",)
     inputs: dict = field(default_factory=dict)
@@ -83,20 +85,22 @@ class NBeatsPlan:
     def forecaster(self, dataset: str, season: int, steps: int, size: int | None = None, **kw) -> NBeatsForecaster:
         """The ensemble of ``dataset`` trained for ``steps`` steps, its first ``size`` members."""
         d = self.like.get(dataset, dataset)
-        return NBeatsForecaster(replace(self.config, max_steps=int(steps)), input_multiples=self.inputs[d],
+        return NBeatsForecaster(tuple(replace(c, max_steps=int(steps)) for c in self.configs),
+                                input_multiples=self.inputs[d],
                                 losses=self.losses, seeds=self.seeds, season_length=season, size=size, **kw)
 
     def grid(self, dataset: str) -> tuple:
         return tuple(self.steps[self.like.get(dataset, dataset)])
 
     def describe(self) -> dict:
-        return {"config": asdict(self.config), "seeds": list(self.seeds), "losses": list(self.losses),
+        return {"configs": [asdict(c) for c in self.configs], "seeds": list(self.seeds), "losses": list(self.losses),
                 "inputs": {k: list(v) for k, v in self.inputs.items()},
                 "steps": {k: list(v) for k, v in self.steps.items()}, "like": dict(self.like),
                 "ablation": self.ablation}
 
 
 NBEATS_PLAN = NBeatsPlan(
+    configs=(NBEATS_CONFIG, INTERPRETABLE_MEMBER),
     inputs={"AirPassengers": (2.0, 3.0, 4.0), "M3 monthly": (2.0, 3.0, 4.0), "M3 yearly": (1.5, 2.0, 3.0),
             "Tourism quarterly": (1.5, 2.0, 3.0)},
     steps={"AirPassengers": (100, 250, 500), "M3 monthly": (1000, 1500, 2000, 2500),
@@ -112,7 +116,8 @@ ABLATIONS = {
     "loss: sMAPE instead of MASE": ("M3 monthly", {"loss": "smape"}),
     "raw weights instead of their moving average": ("M3 monthly", {"ema": None}),
     "no naive level under the blocks": ("M3 monthly", {"level": False}),
-    "interpretable basis (trend, seasonality)": ("M3 monthly", {"stack": "interpretable", "blocks": 4}),
+    "interpretable basis (trend, seasonality)": ("M3 monthly", {"stack": INTERPRETABLE_MEMBER.stack,
+                                                                 "blocks": INTERPRETABLE_MEMBER.blocks}),
     "short histories padded with their first value": ("M3 yearly", {"short": "pad"}),
     "every cut point, not the last five horizons": ("Tourism quarterly", {"history": None}),
 }
@@ -126,7 +131,7 @@ def nbeats_plan(neural_config: NeuralConfig | None = None) -> NBeatsPlan:
     c = replace(NBEATS_CONFIG, width=neural_config.hidden_size, batch_size=neural_config.batch_size)
     inputs = {k: v[:1] for k, v in NBEATS_PLAN.inputs.items()}
     steps = {k: (neural_config.max_steps,) for k in NBEATS_PLAN.steps}
-    return NBeatsPlan(config=c, seeds=(neural_config.seed,), inputs=inputs, steps=steps, like=NBEATS_PLAN.like,
+    return NBeatsPlan(configs=(c,), seeds=(neural_config.seed,), inputs=inputs, steps=steps, like=NBEATS_PLAN.like,
                       ablation=False)
 
 
@@ -529,7 +534,8 @@ def _members_table(sets, members, plan) -> pd.DataFrame:
         for m, by_window in sorted(by_member.items()):
             for s in sorted(next(iter(by_window.values()))):
                 units = np.concatenate([_unit_mase(f[s], val[j]) for j, f in by_window.items()])
-                rows.append(dict(dataset=label, member=m, input_multiple=configs[m].input_multiple,
+                rows.append(dict(dataset=label, member=m, stack=configs[m].stack,
+                                 input_multiple=configs[m].input_multiple,
                                  loss=configs[m].loss, seed=configs[m].seed, steps=s,
                                  validation_mase=float(np.nanmean(units))))
     return pd.DataFrame(rows)

@@ -42,7 +42,8 @@ from .neural import NeuralForecaster
 
 __all__ = ["FullyConnected", "GenericBasis", "TrendBasis", "SeasonalityBasis", "Block", "NBeats", "Panel",
            "UniformSeriesSampler", "UniformWindowSampler", "MASELoss", "SMAPELoss", "ScaledMAELoss", "LOSSES",
-           "NBeatsConfig", "train_member", "member_forecasts", "ensemble_median", "NBeatsForecaster"]
+           "NBeatsConfig", "CHAPTER_MEMBER", "INTERPRETABLE_MEMBER", "train_member", "member_forecasts",
+           "ensemble_median", "NBeatsForecaster"]
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -350,6 +351,9 @@ class NBeatsConfig:
 #: the member the chapter's ensembles share (its ablation on M3 monthly's validation windows shows each choice)
 CHAPTER_MEMBER = NBeatsConfig(width=256, layers=2, blocks=3, batch_size=512, learning_rate=1e-3, ema=0.999,
                               history=5.0, loss="mase", stack="generic", level=True)
+#: the same member with the interpretable basis (trend, seasonality, trend, seasonality): the paper's N-BEATS-I,
+#: whose members join the generic ones in its N-BEATS-I+G ensemble
+INTERPRETABLE_MEMBER = replace(CHAPTER_MEMBER, stack="interpretable", blocks=4)
 
 
 def build_model(c: NBeatsConfig, h: int, season: int = 1) -> NBeats:
@@ -463,13 +467,15 @@ def _fit_member(series, h, season, config):
 
 
 class NBeatsForecaster(NeuralForecaster):
-    """An N-BEATS ensemble: one member per (seed, loss, input multiple), combined by the median.
+    """An N-BEATS ensemble: one member per (architecture, seed, loss, input multiple), combined by the median.
 
-    Members are ordered seed first, so the first ``len(losses) * len(input_multiples)``
-    members hold one of each kind; member ``k`` of the round of seed ``s`` is trained
-    with seed ``1000 s + k``. ``size`` keeps the first ``size`` members (an ensemble size
-    chosen on validation windows). ``fit(df, h)`` trains the members as independent
-    jobs in ``workers`` processes (each seeded and single-threaded, so the result does
+    ``config`` is one member config, or several (architectures, e.g. the generic and the
+    interpretable stack: the paper's I+G ensemble). Members are ordered architecture
+    first, then seed, so the first ``len(losses) * len(input_multiples)`` members hold one
+    of each kind for the first architecture; member ``k`` of the round of seed ``s`` of
+    architecture ``a`` is trained with seed ``1000 s + 100 a + k``. ``size`` keeps the
+    first ``size`` members (an ensemble size chosen on validation windows). ``fit(df, h)`` trains the members as
+    independent jobs in ``workers`` processes (each seeded and single-threaded, so the result does
     not depend on the number of workers), or on a cluster when an ``engine`` is given (an
     :class:`~seqlab.forecast.Engine` or "dask", "ray", "spark"; a
     :class:`~seqlab.forecast.Forecaster` with an engine hands it over): the same members,
@@ -479,10 +485,16 @@ class NBeatsForecaster(NeuralForecaster):
     #: :class:`~seqlab.forecast.Forecaster` passes its engine to ``fit``
     accepts_engine = True
 
-    def __init__(self, config: NBeatsConfig | None = None, input_multiples=(2.0,), losses=("mase",), seeds=(1,),
-                 season_length: int = 1, name: str = "N-BEATS", size: int | None = None, workers: int | None = None,
-                 engine=None):
-        self.config = config or NBeatsConfig()
+    def __init__(self, config: NBeatsConfig | tuple | list | None = None, input_multiples=(2.0,), losses=("mase",),
+                 seeds=(1,), season_length: int = 1, name: str = "N-BEATS", size: int | None = None,
+                 workers: int | None = None, engine=None):
+        configs = (config or NBeatsConfig(),) if config is None or isinstance(config, NBeatsConfig) else tuple(config)
+        if not configs or not all(isinstance(c, NBeatsConfig) for c in configs):
+            raise InvalidParameterError("config must be an NBeatsConfig or a non-empty sequence of them")
+        if len(configs) > 10:
+            raise InvalidParameterError(f"at most 10 architectures (their seeds are 100 apart), got {len(configs)}")
+        self.configs = configs
+        self.config = configs[0]
         self.input_multiples, self.losses, self.seeds = tuple(input_multiples), tuple(losses), tuple(seeds)
         if not (self.input_multiples and self.losses and self.seeds):
             raise InvalidParameterError("give at least one input multiple, loss and seed")
@@ -497,16 +509,20 @@ class NBeatsForecaster(NeuralForecaster):
         self.model, self.members, self.history = None, [], []
 
     def member_configs(self) -> list[NBeatsConfig]:
-        """Every member's config, in the fixed order: seed, then loss, then input multiple."""
+        """Every member's config, in the fixed order: architecture, seed, loss, input multiple."""
+        if len(self.losses) * len(self.input_multiples) > 100:
+            raise InvalidParameterError("at most 100 (loss, input multiple) pairs per seed")
         out = []
-        for s in self.seeds:
-            for k, (loss, m) in enumerate(itertools.product(self.losses, self.input_multiples)):
-                out.append(replace(self.config, input_multiple=float(m), loss=loss, seed=1000 * int(s) + k))
+        for a, config in enumerate(self.configs):
+            for s in self.seeds:
+                for k, (loss, m) in enumerate(itertools.product(self.losses, self.input_multiples)):
+                    out.append(replace(config, input_multiple=float(m), loss=loss, seed=1000 * int(s) + 100 * a + k))
         return out[: self.size]
 
     def describe(self) -> dict:
+        extra = {"architectures": [asdict(c) for c in self.configs[1:]]} if len(self.configs) > 1 else {}
         return asdict(self.config) | {"input_multiples": list(self.input_multiples), "losses": list(self.losses),
-                                      "seeds": list(self.seeds), "size": self.size}
+                                      "seeds": list(self.seeds), "size": self.size} | extra
 
     @staticmethod
     def _series(df):
