@@ -32,8 +32,13 @@ def test_forecast_experiment_tiny(tmp_path):
 
     tiny = NeuralConfig(hidden_size=8, max_steps=4, batch_size=16, val_check_steps=2, patience=1, seed=1)
     datasets = {"AirPassengers": ("air", 2), "M1 yearly": ("M1/yearly", 3)}
-    forecast.run_forecast_experiment(tmp_path, log=lambda *_: None, datasets=datasets, neural_config=tiny)
-    manifest = verify_artifacts(forecast.NAME, forecast.experiment_config(datasets, tiny), root=tmp_path)
+    # two architectures, so the rounds (generic only, then generic + interpretable) are exercised
+    small = forecast.nbeats_plan(tiny)
+    plan = dataclasses.replace(small, configs=(small.configs[0], dataclasses.replace(
+        small.configs[0], stack="interpretable", blocks=2)), steps={k: (2, 4) for k in small.steps})
+    forecast.run_forecast_experiment(tmp_path, log=lambda *_: None, datasets=datasets, neural_config=tiny,
+                                     nbeats=plan)
+    manifest = verify_artifacts(forecast.NAME, forecast.experiment_config(datasets, tiny, plan), root=tmp_path)
     assert manifest["config"]["datasets"] == {"AirPassengers": ["air", 2], "M1 yearly": ["M1/yearly", 3]}
     summary = pd.read_csv(tmp_path / forecast.NAME / "summary.csv")
     everything = set(forecast.CLASSICAL_MODELS) | set(forecast.NEURAL)
@@ -54,6 +59,18 @@ def test_forecast_experiment_tiny(tmp_path):
     assert (iv.coverage_95 >= iv.coverage_80).all() and (iv.winkler_95 > 0).all() and iv.scrps.gt(0).all()
     # the last window was scored on its own, with the windows before it as calibration
     assert (m1.units == 181).all()
+    # one row per pool and set; the chosen ensemble's last-window MASE is the summary's N-BEATS hold-out MASE
+    rounds = pd.read_csv(tmp_path / forecast.NAME / "nbeats_rounds.csv")
+    assert list(rounds.pool.unique()) == ["generic", "generic + interpretable"]
+    assert rounds.groupby("dataset").pool_size.apply(list).to_dict() == {"AirPassengers": [1, 2], "M1 yearly": [1, 2]}
+    assert (rounds.members <= rounds.pool_size).all() and rounds.groupby("dataset").chosen.any().all()
+    sel = pd.read_csv(tmp_path / forecast.NAME / "nbeats_selection.csv")
+    for (d, pool), r in rounds.set_index(["dataset", "pool"]).iterrows():
+        within = sel[(sel.dataset == d) & (sel.members <= r.pool_size)]
+        assert r.validation_mase == pytest.approx(within.validation_mase.min())
+    m1_holdout = summary[(summary.dataset == "M1 yearly") & (summary.scope == "official hold-out")]
+    picked = rounds[(rounds.dataset == "M1 yearly") & rounds.chosen].last_window_mase.iloc[0]
+    assert picked == pytest.approx(m1_holdout.set_index("model").mase["N-BEATS"], rel=1e-5)
 
 
 def test_seq2seq_experiments_tiny():

@@ -92,6 +92,16 @@ class NBeatsPlan:
     def grid(self, dataset: str) -> tuple:
         return tuple(self.steps[self.like.get(dataset, dataset)])
 
+    def pools(self, dataset: str) -> dict[str, int]:
+        """The nested pools an ensemble size is chosen from: the first architecture's members, then all of them.
+
+        The members come architecture first, so each pool is a prefix of the member list;
+        its name lists the stacks it holds ("generic", "generic + interpretable").
+        """
+        per = len(self.seeds) * len(self.losses) * len(self.inputs[self.like.get(dataset, dataset)])
+        stacks = [c.stack for c in self.configs]
+        return {" + ".join(stacks[: a + 1]): per * (a + 1) for a in range(len(stacks))}
+
     def describe(self) -> dict:
         return {"configs": [asdict(c) for c in self.configs], "seeds": list(self.seeds), "losses": list(self.losses),
                 "inputs": {k: list(v) for k, v in self.inputs.items()},
@@ -380,15 +390,20 @@ def _validation_trainings(sets: dict, neural_config: NeuralConfig, plan: NBeatsP
 def _choose_ensembles(sets: dict, members: dict, preds: dict, plan: NBeatsPlan, log):
     """Step 3: step count and ensemble size per data set, chosen on its validation windows (or a donor's).
 
-    Adds the chosen ensemble's validation forecasts to ``preds``; returns ``(selection tables, chosen)``.
+    Adds the chosen ensemble's validation forecasts to ``preds``; returns ``(selection tables, chosen,
+    rounds)``. ``rounds[label]`` maps each pool of members (the first architecture's, then all of
+    them) to the choice the same rule makes within it: the first round of the chapter's search used
+    only the generic members, and the table of rounds reports both.
     """
-    selection, chosen = [], {}
+    selection, chosen, rounds = [], {}, {}
     for label, d in sets.items():
         val = [w for w in d["win"] if w.j > 0]
         if val:
             mem = [members[label][m] for m in sorted(members[label])]
             table = choose_on_validation(mem, val)
             selection.append(table.assign(dataset=label, chosen_on=label))
+            rounds[label] = {name: _best(table[table.members <= size])
+                             for name, size in plan.pools(label).items()}
             best = table[table.chosen].iloc[0]
             chosen[label] = (int(best.steps), int(best.members))
             for w in val:  # the validation windows' own N-BEATS forecasts: the chosen ensemble
@@ -398,33 +413,60 @@ def _choose_ensembles(sets: dict, members: dict, preds: dict, plan: NBeatsPlan, 
         if label not in chosen:
             donor = plan.like.get(label)
             if donor in chosen:
-                chosen[label] = chosen[donor]
+                chosen[label], rounds[label] = chosen[donor], rounds[donor]
                 rows = [r for r in selection if r.dataset.iloc[0] == donor][0]
                 selection.append(rows.assign(dataset=label, chosen_on=donor))
             else:  # no validation window anywhere: the largest step count, every member
                 top = plan.forecaster(label, sets[label]["season"], max(plan.grid(label)))
                 chosen[label] = (max(plan.grid(label)), len(top.member_configs()))
+                rounds[label] = {name: (chosen[label][0], size, np.nan) for name, size in plan.pools(label).items()}
         log(f"{label}: N-BEATS with {chosen[label][1]} members, {chosen[label][0]} steps (chosen on validation)")
-    return selection, chosen
+    return selection, chosen, rounds
 
 
-def _final_ensembles(sets: dict, chosen: dict, preds: dict, plan: NBeatsPlan, workers) -> None:
-    """Step 4: retrain the chosen ensembles up to the last origin; their median is the hold-out forecast."""
+def _best(table: pd.DataFrame) -> tuple[int, int, float]:
+    """(steps, members, validation MASE) of the lowest row (ties: fewer steps, then fewer members)."""
+    best = table.sort_values(["validation_mase", "steps", "members"]).iloc[0]
+    return int(best.steps), int(best.members), float(best.validation_mase)
+
+
+def _final_ensembles(sets: dict, chosen: dict, rounds: dict, preds: dict, plan: NBeatsPlan, workers) -> list:
+    """Step 4: retrain the chosen ensembles up to the last origin; their median is the hold-out forecast.
+
+    Each member is trained once, to the largest step count any round needs, with a
+    checkpoint at each round's count (the learning rate is constant, so a checkpoint is
+    the model a shorter run ends with). Returns the rows of the rounds table: each
+    round's choice, its validation MASE and its MASE on the last window.
+    """
     calls, tags = [], []
     for label, d in sets.items():
         last = d["win"][0]
-        ens = plan.forecaster(label, d["season"], chosen[label][0], size=chosen[label][1])
-        for m, c in enumerate(ens.member_configs()):
-            calls.append((_member_job, (last.series, d["h"], d["season"], c, ())))
+        need = list(rounds[label].values()) + [(*chosen[label], np.nan)]
+        size = max(k for _, k, _ in need)
+        configs = plan.forecaster(label, d["season"], max(plan.grid(label)), size=size).member_configs()
+        for m, c in enumerate(configs):
+            marks = tuple(sorted({s for s, k, _ in need if m < k}))
+            calls.append((_member_job, (last.series, d["h"], d["season"], replace(c, max_steps=marks[-1]), marks)))
             tags.append((label, m))
     finals = {}
     for (label, m), (out, secs) in zip(tags, run_calls(calls, workers=workers, cost=_cost)):
-        finals.setdefault(label, []).append(out[chosen[label][0]])
+        finals.setdefault(label, {})[m] = out
         sec = sets[label]["seconds"]
         sec["N-BEATS final"] = sec.get("N-BEATS final", 0.0) + secs
+    rows = []
     for label, d in sets.items():
         last = d["win"][0]
-        preds[label].setdefault("N-BEATS", {})[0] = dict(zip(last.ids, ensemble_median(finals[label])))
+
+        def median(steps, size):
+            return ensemble_median([finals[label][m][steps] for m in range(size)])
+
+        preds[label].setdefault("N-BEATS", {})[0] = dict(zip(last.ids, median(*chosen[label])))
+        for name, (steps, size, val) in rounds[label].items():
+            rows.append(dict(dataset=label, pool=name, pool_size=plan.pools(label)[name], steps=steps, members=size,
+                             validation_mase=val, last_window_mase=float(np.nanmean(_unit_mase(median(steps, size),
+                                                                                               last))),
+                             chosen=(steps, size) == chosen[label]))
+    return rows
 
 
 def _score_sets(sets: dict, preds: dict, log) -> dict[str, list]:
@@ -469,8 +511,8 @@ def run_forecast_experiment(root=None, log=print, *, datasets: dict | None = Non
     t_run = time.perf_counter()
     sets = _classical_windows(datasets, log)
     preds, members, ablation = _validation_trainings(sets, neural_config, plan, workers, log)
-    selection, chosen = _choose_ensembles(sets, members, preds, plan, log)
-    _final_ensembles(sets, chosen, preds, plan, workers)
+    selection, chosen, rounds = _choose_ensembles(sets, members, preds, plan, log)
+    round_rows = _final_ensembles(sets, chosen, rounds, preds, plan, workers)
     scored = _score_sets(sets, preds, log)
     ablation_table = _ablation_table(sets, members, ablation, chosen) if ablation else \
         pd.DataFrame(columns=["dataset", "ingredient", "change", "window", "validation_mase", "steps"])
@@ -480,7 +522,8 @@ def run_forecast_experiment(root=None, log=print, *, datasets: dict | None = Non
              "unit_mase.csv": pd.concat(scored["units"]), "residuals.csv": pd.concat(scored["residuals"]),
              "intervals.csv": pd.concat(scored["intervals"], ignore_index=True),
              "nbeats_selection.csv": pd.concat(selection, ignore_index=True),
-             "nbeats_members.csv": _members_table(sets, members, plan), "nbeats_ablation.csv": ablation_table}
+             "nbeats_members.csv": _members_table(sets, members, plan), "nbeats_ablation.csv": ablation_table,
+             "nbeats_rounds.csv": pd.DataFrame(round_rows)}
     write_artifacts(NAME, {k: v.to_csv(index=False, float_format="%.6g").encode() for k, v in files.items()}, config,
                     root)
 
@@ -605,10 +648,14 @@ def nbeats_results(root=None) -> dict:
 
     ``selection``: validation MASE of every (step count, ensemble size), the chosen one
     marked; ``members``: each member's own validation MASE; ``ablation``: one change at
-    a time; ``residuals``: mean signed scaled error by data set, scope, model and step.
+    a time; ``rounds``: the choice within each pool of members (generic only, then generic
+    + interpretable), its validation MASE and its MASE on the last window (the official
+    hold-out of a competition set); ``residuals``: mean signed scaled error by data set,
+    scope, model and step.
     """
     verify_artifacts(NAME, experiment_config(), root)
-    out = {k: read_artifact_csv(NAME, f"nbeats_{k}.csv", root) for k in ("selection", "members", "ablation")}
+    out = {k: read_artifact_csv(NAME, f"nbeats_{k}.csv", root)
+           for k in ("selection", "members", "ablation", "rounds")}
     out["residuals"] = read_artifact_csv(NAME, "residuals.csv", root)
     return out
 
