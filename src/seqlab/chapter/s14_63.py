@@ -2,7 +2,7 @@
 
 Steps the page calls: :func:`results` (the comparison, loaded or recomputed),
 :func:`verdict`, :func:`anchors`, :func:`validation_scores`, :func:`selection_grid`,
-:func:`member_scores`, :func:`ablation`, :func:`residual_check`, and the figures
+:func:`member_scores`, :func:`rounds`, :func:`ablation`, :func:`residual_check`, and the figures
 :func:`selection_figure` and :func:`horizon_figure`.
 """
 from __future__ import annotations
@@ -80,12 +80,32 @@ def validation_scores(units: pd.DataFrame) -> pd.DataFrame:
 
 
 def selection_grid(nbeats: dict, dataset: str = "M3 monthly") -> pd.DataFrame:
-    """Validation MASE by step count (rows) and ensemble size (columns) for ``dataset``; ``chosen`` marks the pick."""
+    """Validation MASE by ensemble size (rows: the median of the first k members) and step count (columns).
+
+    ``added`` names the member row k brings in (its stack, input length and seed round),
+    so the rows read as a growing ensemble; the chosen cell is the lowest of the table.
+    """
     sel = nbeats["selection"]
     sel = sel[sel.dataset == dataset]
-    wide = sel.pivot(index="steps", columns="members", values="validation_mase")
-    wide.columns = [f"members_{k}" for k in wide.columns]
+    wide = sel.pivot(index="members", columns="steps", values="validation_mase")
+    wide.columns = [f"steps_{s}" for s in wide.columns]
+    mem = nbeats["members"]
+    donor = sel.chosen_on.iloc[0]
+    mem = mem[mem.dataset == donor].drop_duplicates("member").set_index("member")
+    added = {m + 1: f"{r.stack}, {r.input_multiple:g}h, seed {r.seed // 1000}" for m, r in mem.iterrows()}
+    wide.insert(0, "added", [added.get(k, "") for k in wide.index])
     return wide.reset_index()
+
+
+def rounds(nbeats: dict) -> pd.DataFrame:
+    """Per data set, the rule's choice within each pool of members, its validation MASE and its last-window MASE.
+
+    The pools are nested: the generic members (the first round of the search), then the
+    generic and interpretable members together (the second, whose choice the chapter uses).
+    ``last_window_mase`` is the official hold-out on the competition sets.
+    """
+    return nbeats["rounds"][["dataset", "pool", "pool_size", "steps", "members", "validation_mase",
+                             "last_window_mase", "chosen"]].copy()
 
 
 def chosen(nbeats: dict) -> pd.DataFrame:
@@ -101,7 +121,7 @@ def member_scores(nbeats: dict) -> pd.DataFrame:
     rows = []
     for d, g in mem.groupby("dataset", sort=False):
         g = g[g.steps == ch.steps[d]]
-        rows.append(g[["dataset", "member", "input_multiple", "seed", "validation_mase"]])
+        rows.append(g[["dataset", "member", "stack", "input_multiple", "seed", "validation_mase"]])
     out = pd.concat(rows, ignore_index=True)
     return out.merge(ch[["validation_mase"]].rename(columns={"validation_mase": "ensemble_mase"}),
                      left_on="dataset", right_index=True)
@@ -183,15 +203,18 @@ def coverage_summary(iv: pd.DataFrame) -> pd.DataFrame:
 
 
 def selection_figure(nbeats: dict, dataset: str = "M3 monthly"):
-    """Validation MASE against the step count, one line per ensemble size."""
+    """Validation MASE against the ensemble size, one line per step count."""
     from ..plotting import line_pair
 
     sel = nbeats["selection"]
-    sel = sel[sel.dataset == dataset].assign(ensemble=lambda d: d.members.map(lambda k: f"{k} member" + "s" * (k > 1)))
-    return line_pair(sel, "steps", "validation_mase", "ensemble", points=True,
+    sel = sel[sel.dataset == dataset].assign(training=lambda d: d.steps.map(lambda s: f"{s:,} steps"))
+    pools = nbeats["rounds"][nbeats["rounds"].dataset == dataset].pool_size.tolist()
+    extra = (f"; members {pools[0] + 1}-{pools[-1]} are interpretable" if len(pools) > 1 else "")
+    return line_pair(sel, "members", "validation_mase", "training", points=True,
                      title=f"Choosing N-BEATS on {dataset}'s validation windows",
-                     subtitle="Mean MASE over the windows before the official hold-out (median of the first k members)",
-                     xlab="Training steps", ylab="Validation MASE")
+                     subtitle="Mean MASE over the windows before the official hold-out, median of the first k "
+                              f"members{extra}",
+                     xlab="Members in the ensemble (k)", ylab="Validation MASE")
 
 
 def horizon_figure(horizon: pd.DataFrame):
@@ -225,6 +248,10 @@ def run(ctx):
     for r in chosen(nb).itertuples():
         notes.append(f"N-BEATS on {r.dataset}: {r.members} members, {r.steps} steps, chosen on the validation "
                      f"windows of {r.chosen_on} (validation MASE {r.validation_mase:.3f}).")
+    for r in rounds(nb).itertuples():
+        notes.append(f"N-BEATS on {r.dataset}, pool '{r.pool}' ({r.pool_size} members): the rule picks {r.members} "
+                     f"members, {r.steps} steps, validation MASE {r.validation_mase:.4f}, last-window MASE "
+                     f"{r.last_window_mase:.4f}{' (used)' if r.chosen else ''}.")
     for r in v[v.dataset == "M3 monthly"].itertuples():
         target = "" if r.scope != "official hold-out" else (
             f"; target MASE <= {M3_MONTHLY_TARGET}: {'met' if r.best_neural_mase <= M3_MONTHLY_TARGET else 'not met'}")
@@ -256,6 +283,7 @@ def run(ctx):
         figs += ctx.save("nbeats_selection", *selection_figure(nb))
     return {"comparison": summary, "verdict": v, "significance": sig, "anchors": anchors(summary),
             "per_horizon": horizon, "timings": timings, "validation": validation_scores(units),
-            "nbeats_chosen": chosen(nb), "nbeats_selection": nb["selection"], "nbeats_members": member_scores(nb),
+            "nbeats_chosen": chosen(nb), "nbeats_rounds": rounds(nb), "nbeats_selection": nb["selection"],
+            "nbeats_members": member_scores(nb),
             "nbeats_ablation": ablation(nb), "residual_check": residual_check(nb, summary),
             "intervals": iv, "interval_coverage": coverage_summary(iv)}, figs, notes
