@@ -185,7 +185,8 @@ def test_nbeats_by_name_is_the_chapter_ensemble():
     assert "N-BEATS" in MODEL_NAMES
     (m,) = Forecaster(["N-BEATS"], season_length=12).models
     assert isinstance(m, NBeatsForecaster) and m.season_length == 12 and m.accepts_engine
-    assert m.config == replace(CHAPTER_MEMBER, max_steps=1500) and m.input_multiples == (2.0, 3.0, 4.0)
+    assert m.config == replace(CHAPTER_MEMBER, max_steps=m.config.max_steps) and m.input_multiples == (2.0, 3.0, 4.0)
+    assert [c.stack for c in m.configs] == [c.stack for c in NBEATS_PLAN.configs]
     # one definition of the member: the chapter's experiment uses the same one
     assert NBEATS_CONFIG is CHAPTER_MEMBER and NBEATS_PLAN.inputs["M3 monthly"] == m.input_multiples
     # the library's step count is the one the last HEAVY_EVAL run chose on M3 monthly's validation windows

@@ -1,6 +1,6 @@
 """§14.63's comparison: classical baselines against global neural forecasters on competition data.
 
-``HEAVY_EVAL=1`` recomputes it (1,358 s alone on two cores when last run; 27 minutes under load) and
+``HEAVY_EVAL=1`` recomputes it (1,873 s alone on two cores when last run, with the second N-BEATS round) and
 rewrites ``seqlab/artifacts/forecast``; otherwise the committed, manifest-verified CSVs load.
 
 The run has four steps, and the N-BEATS ensemble's settings are chosen in the second:
