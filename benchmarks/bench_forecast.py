@@ -67,6 +67,12 @@ def nbeats(classical):
           f"{'PASS' if score <= STRETCH else 'FAIL'}; ahead of AutoTheta: {'PASS' if score < theta else 'FAIL'}")
     summary = forecast_results()[0]
     art = summary[(summary.dataset == "M3 monthly") & (summary.scope == "official hold-out")].set_index("model").mase
+    from seqlab.experiments.forecast import nbeats_results
+
+    r = nbeats_results()["rounds"]
+    for row in r[r.dataset == "M3 monthly"].itertuples():
+        print(f"  round '{row.pool}' (artifact): {row.members} members x {row.steps} steps, validation MASE "
+              f"{row.validation_mase:.4f}, hold-out MASE {row.last_window_mase:.4f}{' <- used' if row.chosen else ''}")
     print(f"the HEAVY_EVAL artifact's N-BEATS hold-out MASE {art['N-BEATS']:.4f} "
           f"({'reproduced' if abs(art['N-BEATS'] - score) < 1e-4 else 'NOT reproduced'}); its GRU "
           f"{art['GRU']:.4f}, Transformer {art['Transformer']:.4f}")
