@@ -280,8 +280,7 @@ def choose_on_validation(members: list[dict], windows: list[_Window]) -> pd.Data
             rows.append(dict(steps=s, members=k, validation_mase=float(np.nanmean(units)),
                              units=int(np.isfinite(units).sum())))
     table = pd.DataFrame(rows)
-    best = table.sort_values(["validation_mase", "steps", "members"]).index[0]
-    table["chosen"] = table.index == best
+    table["chosen"] = table.index == _lowest(table).name
     return table
 
 
@@ -424,9 +423,14 @@ def _choose_ensembles(sets: dict, members: dict, preds: dict, plan: NBeatsPlan, 
     return selection, chosen, rounds
 
 
+def _lowest(table: pd.DataFrame) -> pd.Series:
+    """The row with the lowest validation MASE (ties: fewer steps, then fewer members): the selection rule."""
+    return table.sort_values(["validation_mase", "steps", "members"]).iloc[0]
+
+
 def _best(table: pd.DataFrame) -> tuple[int, int, float]:
-    """(steps, members, validation MASE) of the lowest row (ties: fewer steps, then fewer members)."""
-    best = table.sort_values(["validation_mase", "steps", "members"]).iloc[0]
+    """(steps, members, validation MASE) that the selection rule picks from ``table``."""
+    best = _lowest(table)
     return int(best.steps), int(best.members), float(best.validation_mase)
 
 
