@@ -150,7 +150,7 @@ def test_position_explorer_slider_redraws():
 # --------------------------------------------------------------------------- the page source
 
 def test_page_glues_every_quoted_name_and_drops_show():
-    text = (REPO / "book" / "attention.md").read_text(encoding="utf-8")
+    text = (REPO / "src" / "seqlab" / "book" / "pages" / "attention.md").read_text(encoding="utf-8")
     quoted = set(re.findall(r"\{glue:text\}`([A-Za-z0-9_]+)", text))
     defined = set(re.findall(r'glue\("([A-Za-z0-9_]+)"', text))
     assert quoted and quoted <= defined, quoted - defined

@@ -5,7 +5,7 @@ import re
 import pytest
 from conftest import REPO
 
-BOOK = REPO / "book"
+BOOK = REPO / "src" / "seqlab" / "book" / "pages"
 #: pages written in the code-first style (the others still call show() and are listed in the issues)
 CODE_FIRST = ["recurrence", "attention", "transformer", "text", "summary", "forecasting"]
 MIN_WORDS = 250

@@ -14,7 +14,7 @@ from conftest import REPO
 # --- the summary's exercises: every solution cell runs and passes its own checks -------------------------------
 
 def solution_cells() -> dict[int, str]:
-    text = (REPO / "book" / "summary.md").read_text(encoding="utf-8")
+    text = (REPO / "src" / "seqlab" / "book" / "pages" / "summary.md").read_text(encoding="utf-8")
     cells = re.findall(r"```\{code-cell\} ipython3\n(.*?)```", text, flags=re.S)
     out = {}
     for cell in cells:
@@ -26,7 +26,7 @@ def solution_cells() -> dict[int, str]:
 
 
 def test_every_exercise_has_a_solution_and_every_group_an_exercise():
-    text = (REPO / "book" / "summary.md").read_text(encoding="utf-8")
+    text = (REPO / "src" / "seqlab" / "book" / "pages" / "summary.md").read_text(encoding="utf-8")
     asked = [int(n) for n in re.findall(r"^\*\*(\d+) \(", text, flags=re.M)]
     assert asked and sorted(solution_cells()) == asked
     for group in ("recurrence", "attention", "the Transformer", "text", "forecasting"):

@@ -19,7 +19,7 @@ from seqlab.analysis.complexity import (
 from seqlab.errors import InvalidParameterError
 from seqlab.nn import Seq2SeqTransformer, padding_mask, shift_right, source_mask
 
-PAGE = Path(__file__).resolve().parents[1] / "book" / "transformer.md"
+PAGE = Path(__file__).resolve().parents[1] / "src" / "seqlab" / "book" / "pages" / "transformer.md"
 
 
 def _model(norm_first=True, seed=0, layers=2):

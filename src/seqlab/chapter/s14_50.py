@@ -2,7 +2,7 @@
 
 The chapter's settings are module constants; each step below is a few library calls.
 ``run`` composes the steps in the chapter's draw order and returns the tables of
-``seqlab run 14.50 --json``; ``book/attention.md`` calls the same steps cell by cell.
+``seqlab run 14.50 --json``; ``src/seqlab/book/pages/attention.md`` calls the same steps cell by cell.
 """
 from __future__ import annotations
 
