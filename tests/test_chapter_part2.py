@@ -5,6 +5,12 @@ import numpy as np
 import pytest
 
 
+#: a training rerun now against its committed result: CPUs (and BLAS builds) round the last bits differently, and
+#: 250 Adam steps that drive a loss to 1.6e-3 amplify that (2e-4 relative measured between two machines), so the
+#: comparison is to three significant figures, never bit for bit across processes or machines
+RETRAINED_RTOL = 1e-3
+
+
 def t(section_results, sid, name):
     df = section_results(sid).tables[name]
     assert len(df)
@@ -84,8 +90,11 @@ def test_14_54_patterns(section_results):
     assert (acc.Transformer >= 0.99).all()
     long = acc[acc.sequence_length == acc.sequence_length.max()]
     assert (long.GRU < 0.5).all() and (long["GRU + attention"] < 0.5).all()
-    r = t(section_results, "14.54", "rerun_check")
-    assert r.final_loss[0] == r.final_loss[1]  # retrained now == stored artifact
+    r = t(section_results, "14.54", "rerun_check").set_index("run")
+    # retrained now against the stored artifact: another CPU (or BLAS build) rounds the last bits of a long
+    # training differently, so the loss agrees to a stated tolerance, not bit for bit
+    assert r.final_loss["trained now"] == pytest.approx(r.final_loss["stored artifact"], rel=RETRAINED_RTOL)
+    assert r.heldout_free_running["trained now"] == pytest.approx(r.heldout_free_running["stored artifact"], abs=0.01)
 
 
 def test_14_55_cost(section_results):
