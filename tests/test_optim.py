@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from seqlab.nn import GPT, GPTConfig
-from seqlab.text.optim import Muon, newton_schulz, split_muon_params
+from seqlab.text.optim import Muon, MuonWithAdamW, newton_schulz, split_muon_params
 from seqlab.text.training import TrainConfig, make_optimizer
 
 
@@ -35,20 +35,68 @@ def test_newton_schulz_rejects_vectors():
         newton_schulz(torch.ones(5))
 
 
-def test_adamw_groups_match_torch_adamw():
+def test_muon_step_matches_torch_muon():
+    """Same update as torch.optim.Muon; torch's Newton-Schulz runs in bfloat16, hence the tolerance."""
+    g = torch.Generator().manual_seed(3)
+    ours_w = torch.nn.Parameter(torch.randn(24, 12, generator=g))
+    ref_w = torch.nn.Parameter(ours_w.detach().clone())
+    ours = Muon([ours_w], lr=0.05, momentum=0.9, weight_decay=0.1)
+    ref = torch.optim.Muon([ref_w], lr=0.05, momentum=0.9, weight_decay=0.1)
+    for _ in range(4):
+        grad = torch.randn(24, 12, generator=g)
+        ours_w.grad, ref_w.grad = grad.clone(), grad.clone()
+        ours.step()
+        ref.step()
+    moved = (ours_w.detach() - ref_w.detach()).abs().max()
+    step_size = 0.05 * 2 ** 0.5  # each step moves a weight by about lr * scale * (singular values ~ 1) / sqrt(n)
+    assert moved < 0.03 * step_size
+    torch.testing.assert_close(ours.state[ours_w]["momentum_buffer"], ref.state[ref_w]["momentum_buffer"])
+
+
+def test_newton_schulz_matches_torch_in_float32_range():
+    from torch.optim._muon import _zeropower_via_newtonschulz
+
+    x = torch.randn(40, 16, generator=torch.Generator().manual_seed(4))
+    theirs = _zeropower_via_newtonschulz(x, (3.4445, -4.775, 2.0315), 5, 1e-7).float()
+    ours = newton_schulz(x)
+    assert (ours - theirs).norm() / theirs.norm() < 0.02  # bfloat16 keeps ~3 significant digits
+
+
+def test_muon_with_adamw_uses_torch_adamw_for_the_rest():
     torch.manual_seed(0)
-    net = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3))
+    net = torch.nn.Sequential(torch.nn.Linear(6, 8, bias=True), torch.nn.Tanh(), torch.nn.Linear(8, 3))
     ref = copy.deepcopy(net)
-    ours = Muon([{"params": net.parameters(), "muon": False, "lr": 1e-2, "weight_decay": 0.1}])
-    theirs = torch.optim.AdamW(ref.parameters(), lr=1e-2, betas=(0.9, 0.99), weight_decay=0.1)
+    hidden = [net[0].weight]
+    rest = [net[0].bias, net[2].weight, net[2].bias]
+    ours = MuonWithAdamW([{"params": hidden}], [{"params": rest, "lr": 1e-2, "weight_decay": 0.1}])
+    theirs = torch.optim.AdamW([ref[0].bias, ref[2].weight, ref[2].bias], lr=1e-2, weight_decay=0.1)
     x, y = torch.randn(16, 6), torch.randn(16, 3)
     for _ in range(5):
         for model, opt in ((net, ours), (ref, theirs)):
             opt.zero_grad()
             torch.nn.functional.mse_loss(model(x), y).backward()
             opt.step()
+        ref[0].weight.data.copy_(net[0].weight.data)  # Muon's part is checked above
     for a, b in zip(net.parameters(), ref.parameters()):
-        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(a, b)
+
+
+def test_muon_with_adamw_state_round_trips():
+    m = GPT(GPTConfig(vocab_size=11, block_size=8, num_layers=1, num_heads=2, d_model=16))
+    opt = make_optimizer(m, TrainConfig(optimizer="muon"))
+    x = torch.randint(0, 11, (2, 8))
+    m(x, x)[1].backward()
+    opt.step()
+    sd = opt.state_dict()
+    assert sorted(sd["state"]) == list(range(len(list(m.parameters()))))
+    again = make_optimizer(m, TrainConfig(optimizer="muon"))
+    again.load_state_dict(sd)
+    for (i, a), (j, b) in zip(sorted(sd["state"].items()), sorted(again.state_dict()["state"].items())):
+        assert i == j and a.keys() == b.keys()
+        for k in a:
+            torch.testing.assert_close(torch.as_tensor(a[k]), torch.as_tensor(b[k]))
+    with pytest.raises(ValueError, match="groups"):
+        again.load_state_dict(make_optimizer(m, TrainConfig(optimizer="adamw")).state_dict())
 
 
 def test_muon_step_is_the_scaled_polar_factor_of_the_nesterov_momentum():
@@ -57,8 +105,8 @@ def test_muon_step_is_the_scaled_polar_factor_of_the_nesterov_momentum():
     opt = Muon([w], lr=0.1, momentum=0.5)
     w.grad = torch.randn(8, 4, dtype=torch.float64)
     opt.step()
-    # first step: buffer = g, Nesterov direction = g + 0.5 g; tall matrix scaled by sqrt(8 / 4)
-    want = start - 0.1 * 2 ** 0.5 * newton_schulz(1.5 * w.grad)
+    # first step: buffer = 0.5 g, Nesterov direction = 0.5 g + 0.5 * 0.5 g; tall matrix scaled by sqrt(8 / 4)
+    want = start - 0.1 * 2 ** 0.5 * newton_schulz(0.75 * w.grad)
     torch.testing.assert_close(w.detach(), want)
 
 
@@ -82,6 +130,7 @@ def test_split_keeps_embeddings_and_the_tied_head_out_of_muon():
     assert len({id(p) for p in hidden + rest}) == len(hidden) + len(rest) == len(list(m.parameters()))
     opt = make_optimizer(m, TrainConfig(optimizer="muon"))
     assert [g["muon"] for g in opt.param_groups] == [True, False, False]
+    assert isinstance(opt.adamw, torch.optim.AdamW)
     assert opt.param_groups[0]["base_lr"] == 0.02
 
 

@@ -18,7 +18,7 @@ from .checkpoint import (
     read_checkpoint_state,
     save_checkpoint,
 )
-from .optim import Muon, split_muon_params
+from .optim import MuonWithAdamW, split_muon_params
 
 __all__ = ["TrainConfig", "TrainingDiverged", "TrainResult", "lr_at", "make_optimizer", "get_batch", "estimate_loss",
            "train_lm", "check_resumable"]
@@ -106,10 +106,10 @@ def make_optimizer(model: torch.nn.Module, c: TrainConfig) -> torch.optim.Optimi
                "base_lr": c.learning_rate},
               {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0, "base_lr": c.learning_rate}]
     if hidden:
-        muon = {"params": hidden, "muon": True, "lr": c.muon_lr, "base_lr": c.muon_lr, "momentum": c.muon_momentum,
+        muon = {"params": hidden, "lr": c.muon_lr, "base_lr": c.muon_lr, "momentum": c.muon_momentum,
                 "weight_decay": 0.0}
-        adam = [dict(g, muon=False, lr=c.learning_rate, betas=(c.beta1, c.beta2)) for g in groups if g["params"]]
-        return Muon([muon, *adam])
+        adam = [dict(g, lr=c.learning_rate, betas=(c.beta1, c.beta2)) for g in groups if g["params"]]
+        return MuonWithAdamW([muon], adam)
     return torch.optim.AdamW(groups, lr=c.learning_rate, betas=(c.beta1, c.beta2))
 
 
