@@ -84,3 +84,22 @@ def test_at_most_six_3d_figures_in_the_part(tmp_path):
             if f.name.endswith("_3d.html"):
                 assert '"type":"surface"' in f.read_text().replace(" ", "")
     assert 1 <= n3d <= 6
+
+
+def test_option_values_may_start_with_a_dash():
+    """``--opt -value`` is joined as ``--opt=-value`` for options that take a value, found without argparse's
+    private attributes; flags and positionals are left alone."""
+    import inspect
+
+    from seqlab.cli import _common, build_parser
+
+    assert "_actions" not in inspect.getsource(_common)
+    parser = build_parser()
+    takes = parser.value_options()
+    assert {"--out", "--seed", "--temperature", "--muon-lr", "--horizon", "--pages"} <= takes
+    assert not {"--json", "--no-figures", "--greedy", "--restart", "--help", "--version"} & takes
+    argv = ["lm", "sample", "--checkpoint", "c", "--temperature", "-inf", "--greedy", "-x"]
+    assert _common.join_option_values(argv, parser) == ["lm", "sample", "--checkpoint", "c", "--temperature=-inf",
+                                                        "--greedy", "-x"]
+    args = parser.parse_args(_common.join_option_values(["run", "14.46", "--out", "-dir"], parser))
+    assert args.out == "-dir" and args.section == "14.46"

@@ -20,6 +20,36 @@ class UsageError(SeqlabError):
 
 
 class Parser(argparse.ArgumentParser):
+    """An argument parser that reports errors as one line and knows which of its options take a value.
+
+    ``value_options()`` gathers, over this parser and every sub-command parser made
+    through ``add_subparsers``, the long options that take exactly one value; it is
+    recorded as arguments are added, through argparse's public methods only.
+    """
+
+    def __init__(self, *args, **kwargs):
+        self.seqlab_value_options: set[str] = set()  # before argparse's __init__, which adds -h
+        self.seqlab_subcommands: list = []  # the actions add_subparsers returned
+        super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args, **kwargs):
+        action = super().add_argument(*args, **kwargs)
+        if action.option_strings and action.nargs is None:  # one value (flags have nargs=0)
+            self.seqlab_value_options.update(s for s in action.option_strings if s.startswith("--"))
+        return action
+
+    def add_subparsers(self, **kwargs):
+        action = super().add_subparsers(**kwargs)
+        self.seqlab_subcommands.append(action)
+        return action
+
+    def value_options(self) -> set[str]:
+        out = set(self.seqlab_value_options)
+        for action in self.seqlab_subcommands:
+            for child in action.choices.values():  # name -> parser of that sub-command
+                out |= child.value_options() if isinstance(child, Parser) else set()
+        return out
+
     def error(self, message):  # argparse prints usage and exits; we want one line
         raise UsageError(message)
 
@@ -62,22 +92,14 @@ def float_in(low: float, high: float, *, low_open: bool = False):
     return parse
 
 
-def join_option_values(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
+def join_option_values(argv: list[str], parser: Parser) -> list[str]:
     """Let an option's value start with '-' (``--muon-lr -inf``): rewrite such pairs as ``--opt=value``.
 
     argparse takes any token that starts with '-' (other than a plain negative
     number) for an option and then reports "expected one argument", which never
     says what was wrong with the value.
     """
-    takes_value = set()
-    stack = [parser]
-    while stack:
-        p = stack.pop()
-        for a in p._actions:  # argparse has no public API for this
-            if isinstance(a, argparse._SubParsersAction):
-                stack.extend(a.choices.values())
-            elif a.nargs is None and a.option_strings:
-                takes_value.update(s for s in a.option_strings if s.startswith("--"))
+    takes_value = parser.value_options()
     out, i = [], 0
     while i < len(argv):
         tok = argv[i]
