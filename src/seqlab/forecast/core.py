@@ -33,7 +33,8 @@ from .metrics import mase_scale
 from .nbeats import chapter_ensemble
 from .neural import NeuralForecaster
 
-__all__ = ["Forecaster", "ForecastModel", "rolling_origin_splits", "check_calendar", "MODEL_NAMES"]
+__all__ = ["Forecaster", "ForecastModel", "rolling_origin_splits", "check_calendar", "min_fit_length",
+           "MODEL_NAMES"]
 
 MODEL_NAMES = sorted(CLASSICAL) + ["Naive2", "GRU", "LSTM", "Transformer", "N-BEATS"]
 _NEURAL = {"GRU": "gru", "LSTM": "lstm", "Transformer": "transformer"}
@@ -99,6 +100,37 @@ def check_calendar(df: pd.DataFrame, freq) -> None:
         raise ForecastDataError(f"series {row['unique_id']!r} does not step by freq {freq!r} at {row['ds']}; "
                                 "fill the gaps or pass the frequency the data follow")
 
+
+
+#: statsforecast refuses to fit these on fewer observations ("tiny datasets"); AutoETS's own rule is in _ets_min
+_STATSFORECAST_MIN = {"Theta": 4, "OptimizedTheta": 4, "DynamicTheta": 4, "DynamicOptimizedTheta": 4,
+                      "AutoTheta": 4, "AutoCES": 5}
+
+
+def _ets_min(spec) -> int:
+    """statsforecast's ETS fits n > npars + 4 points: alpha and l0, two per trend or season it must fit, one to damp."""
+    model = str(getattr(spec, "model", "ZZZ")).upper()
+    m = int(getattr(spec, "season_length", 1) or 1)
+    damped = 1 if getattr(spec, "damped", None) is True else 0
+    n = 1
+    while True:
+        season = model[2:3] in ("A", "M") and m > 1 and n > m  # shorter series get no season from ETS
+        if n > 2 + 2 * (model[1:2] in ("A", "M")) + 2 * season + damped + 4:
+            return n
+        n += 1
+
+
+def min_fit_length(model) -> int:
+    """The fewest observations ``model`` can be fitted on: its ``min_train_length`` if it declares one, else what
+    statsforecast accepts for its models (AutoETS: 7, the Theta family: 4), else 1."""
+    declared = getattr(model, "min_train_length", None)
+    if isinstance(declared, numbers.Integral) and not isinstance(declared, bool):
+        return max(1, int(declared))
+    spec = getattr(model, "spec", None) if isinstance(model, StatsForecastModel) else None
+    if spec is None:
+        return 1
+    kind = type(spec).__name__
+    return _ets_min(spec) if kind == "AutoETS" else _STATSFORECAST_MIN.get(kind, 1)
 
 
 def _check_h(h) -> int:
@@ -302,14 +334,46 @@ class Forecaster:
         store = {"_size": len(pairs), "_keys": keys}
         target = np.zeros(len(pairs), bool)
         target[keys[series, offsets]] = True
+        self._check_fit_lengths(panel, series, offsets)
         self._run(self.models, panel, series, offsets, h, native_levels, store)
-        extra = ~target
-        self._run(conformal, panel, pairs[extra, 0], pairs[extra, 1], h, None, store)
+        notes = self._run_calibration(conformal, panel, pairs[~target], h, store)
         out = {c: store[c][keys[series, offsets]] for c in store if not c.startswith("_")}
-        notes = []
         if conformal:
-            notes = self._conformal(panel, pairs, keys, store, series, offsets, plan, conformal, levels, h, out)
+            notes += self._conformal(panel, pairs, keys, store, series, offsets, plan, conformal, levels, h, out)
         return out, kinds, notes
+
+    def _check_fit_lengths(self, panel: _Panel, series, offsets) -> None:
+        """Refuse, before any fit, a forecast origin with a training part too short for one of the models."""
+        cuts = panel.lengths[series] - offsets
+        for m in self.models:
+            need = min_fit_length(m)
+            short = np.flatnonzero(cuts < need)
+            if len(short):
+                k = short[np.argmin(cuts[short])]
+                raise ForecastDataError(f"series {panel.ids[series[k]]!r} has {int(cuts[k])} observation(s) before "
+                                        f"a forecast origin; {m.name} needs at least {need} to fit: leave it out, "
+                                        "use fewer windows, or drop the short series")
+
+    def _run_calibration(self, models, panel: _Panel, pairs, h: int, store: dict) -> list[str]:
+        """Fit ``models`` at the calibration origins ``pairs``, each at those with a training part it can be fitted
+        on; the others stay NaN and so add no score. Returns a note per model that lost origins."""
+        cuts = panel.lengths[pairs[:, 0]] - pairs[:, 1]
+        groups: dict = {}
+        for m in models:
+            groups.setdefault(int(min_fit_length(m)), []).append(m)
+        low = int(cuts.min()) if len(cuts) else 0
+        fits = [m for m in models if min_fit_length(m) <= low]  # at every origin: one call, as always
+        self._run(fits, panel, pairs[:, 0], pairs[:, 1], h, None, store)
+        notes = []
+        for need, ms in sorted(groups.items()):
+            if need <= low:
+                continue
+            keep = cuts >= need
+            self._run(ms, panel, pairs[keep, 0], pairs[keep, 1], h, None, store)
+            for m in ms:
+                notes.append(f"{int((~keep).sum())} calibration origin(s) left out of {m.name}'s conformal intervals: "
+                             f"their training part has fewer than the {need} observations {m.name} needs to fit")
+        return notes
 
     def _conformal(self, panel, pairs, keys, store, series, offsets, plan, models, levels, h, out) -> list[str]:
         """Split-conformal bounds at the target origins from the scaled absolute errors of the calibration origins."""
