@@ -463,6 +463,10 @@ def chapter_ensemble(season_length: int = 1, **kw) -> "NBeatsForecaster":
     return NBeatsForecaster(configs, input_multiples=(2.0, 3.0, 4.0), season_length=season_length, **kw)
 
 
+#: member seeds are reduced modulo this, so that a base seed up to the CLI's 2**62 still gives valid torch seeds
+_SEED_MODULUS = 2 ** 63
+
+
 def _fit_member(series, h, season, config):
     model, _ = train_member(series, h, season, config)
     return config, model.state_dict()
@@ -475,7 +479,7 @@ class NBeatsForecaster(NeuralForecaster):
     interpretable stack: the paper's I+G ensemble). Members are ordered architecture
     first, then seed, so the first ``len(losses) * len(input_multiples)`` members hold one
     of each kind for the first architecture; member ``k`` of the round of seed ``s`` of
-    architecture ``a`` is trained with seed ``1000 s + 100 a + k``. ``size`` keeps the
+    architecture ``a`` is trained with seed ``(1000 s + 100 a + k) mod 2**63`` (torch takes 64-bit seeds). ``size`` keeps the
     first ``size`` members (an ensemble size chosen on validation windows). ``fit(df, h)`` trains the members as
     independent jobs in ``workers`` processes (each seeded and single-threaded, so the result does
     not depend on the number of workers), or on a cluster when an ``engine`` is given (an
@@ -518,7 +522,8 @@ class NBeatsForecaster(NeuralForecaster):
         for a, config in enumerate(self.configs):
             for s in self.seeds:
                 for k, (loss, m) in enumerate(itertools.product(self.losses, self.input_multiples)):
-                    out.append(replace(config, input_multiple=float(m), loss=loss, seed=1000 * int(s) + 100 * a + k))
+                    seed = (1000 * int(s) + 100 * a + k) % _SEED_MODULUS
+                    out.append(replace(config, input_multiple=float(m), loss=loss, seed=seed))
         return out[: self.size]
 
     def describe(self) -> dict:
