@@ -9,7 +9,7 @@ Each class also derives from the built-in exception a Python user would expect
 """
 from __future__ import annotations
 
-__all__ = ["SeqlabError", "InvalidParameterError"]
+__all__ = ["SeqlabError", "InvalidParameterError", "MissingColumnError", "InvalidTypeError"]
 
 
 class SeqlabError(Exception):
@@ -18,3 +18,14 @@ class SeqlabError(Exception):
 
 class InvalidParameterError(SeqlabError, ValueError):
     """A parameter outside its valid range (a negative length, a probability above one, ...)."""
+
+
+class MissingColumnError(SeqlabError, KeyError):
+    """A table lacks a column the call needs; the message names it."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else ""
+
+
+class InvalidTypeError(SeqlabError, TypeError):
+    """An argument of the wrong kind (a list where a table is needed, ...)."""
