@@ -4,30 +4,77 @@ Each class adds one capability to the same interface: ``train``, ``encode``,
 ``decode``, ``save``, ``load``. Files are UTF-8 text with a versioned header
 line, ``seqlab-tokenizer 1 <kind>``; a file with another header, a wrong kind or
 a malformed line raises :class:`TokenizerFormatError`.
+
+Round trip, ``decode(encode(text)) == text``:
+
+* :class:`BPETokenizer` holds for any ``str``: it works on UTF-8 bytes and all
+  256 bytes are in its vocabulary, so nothing is ever unknown.
+* :class:`CharTokenizer` and :class:`WordTokenizer` hold for text made of the
+  characters (words) they kept in training. Anything else becomes ``<unk>``
+  (id 0, decoded as the five characters ``<unk>``): the tokens count and the
+  position survive, the text does not. Nothing is dropped. ``encode(text,
+  strict=True)`` raises :class:`UnknownTokenError` instead, for callers that
+  need the round trip.
+
+``decode`` takes integer ids (``int``, numpy or 0-d torch integers) in
+``[0, vocab_size)``; a negative id, one past the vocabulary, a bool or a
+non-integer raises rather than indexing from the end or truncating.
 """
 from __future__ import annotations
 
 import json
+import operator
 import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import regex
+
 from ..errors import InvalidParameterError, SeqlabError
 from ..store import atomic_write
 
-__all__ = ["Tokenizer", "CharTokenizer", "WordTokenizer", "BPETokenizer", "TokenizerFormatError", "load_tokenizer",
-           "loads_tokenizer"]
+__all__ = ["Tokenizer", "CharTokenizer", "WordTokenizer", "BPETokenizer", "TokenizerFormatError", "UnknownTokenError",
+           "TokenizerInputTypeError", "load_tokenizer", "loads_tokenizer"]
 
 FORMAT_VERSION = 1
 UNK = "<unk>"
 
-# GPT-2-style pre-split: contractions, optional space + letters / digits / other symbols, whitespace runs
-PRE_SPLIT = re.compile(r"""'(?:[sdmt]|ll|ve|re)| ?[^\W\d_]+| ?\d+| ?[^\s\w]+|\s+(?!\S)|\s+""")
+# GPT-2's pre-split (the pattern Hugging Face's ByteLevel pre-tokenizer uses): contractions, an optional
+# space + letters / numbers / anything else, whitespace runs. The classes cover every character, so the
+# chunks always join back to the text; stdlib ``re`` has no \p{L}, and its approximation lost ``_``.
+PRE_SPLIT = regex.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""")
+# words, single other symbols, whitespace runs: \w, \s and [^\w\s] cover every character too
 _WORDS = re.compile(r"\w+|[^\w\s]|\s+")
 
 
 class TokenizerFormatError(SeqlabError, ValueError):
     """A tokenizer file that is not a valid seqlab tokenizer of the expected kind."""
+
+
+class UnknownTokenError(SeqlabError, KeyError):
+    """``encode(..., strict=True)`` met a character or word outside the vocabulary."""
+
+    def __str__(self) -> str:  # KeyError would show the message in quotes
+        return str(self.args[0]) if self.args else ""
+
+
+class TokenizerInputTypeError(InvalidParameterError, TypeError):
+    """Text that is not a ``str``, or token ids that are not integers."""
+
+
+def _check_int(name: str, value) -> int:
+    if isinstance(value, bool):
+        raise TokenizerInputTypeError(f"{name} must be an int, got a bool")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TokenizerInputTypeError(f"{name} must be an int, got {type(value).__name__}") from None
+
+
+def _check_text(text) -> str:
+    if not isinstance(text, str):
+        raise TokenizerInputTypeError(f"text must be a str, got {type(text).__name__}")
+    return text
 
 
 class Tokenizer:
@@ -45,14 +92,41 @@ class Tokenizer:
         self.id_to_token = list(tokens)
         self.token_to_id = {t: i for i, t in enumerate(self.id_to_token)}
 
-    def encode(self, text: str) -> list[int]:
+    def encode(self, text: str, *, strict: bool = False) -> list[int]:
         raise NotImplementedError
 
-    def decode(self, ids: list[int]) -> str:
+    def _lookup(self, pieces: list[str], strict: bool, what: str) -> list[int]:
+        ids = [self.token_to_id.get(p, 0) for p in pieces]
+        if strict and 0 in ids:
+            bad = pieces[ids.index(0)]
+            raise UnknownTokenError(f"{what} {bad!r} is not in the vocabulary of {self.vocab_size} "
+                                    f"(it would encode as {UNK})")
+        return ids
+
+    def _check_ids(self, ids) -> list[int]:
+        """``ids`` as a list of ints in range; list indexing alone would accept -1 (the last token) and bools."""
         try:
-            return "".join(self.id_to_token[i] for i in ids)
-        except IndexError:
-            raise InvalidParameterError(f"token id outside the vocabulary of {self.vocab_size}") from None
+            items = list(ids)
+        except TypeError:
+            raise TokenizerInputTypeError(f"token ids must be an iterable of ints, got {type(ids).__name__}") from None
+        n = self.vocab_size
+        out = []
+        for pos, i in enumerate(items):
+            if isinstance(i, bool):
+                raise TokenizerInputTypeError(f"token id at position {pos} is a bool, not an int")
+            try:
+                i = operator.index(i)
+            except TypeError:
+                raise TokenizerInputTypeError(f"token id at position {pos} is a {type(i).__name__}, "
+                                              "not an int") from None
+            if not 0 <= i < n:
+                raise InvalidParameterError(f"token id {i} at position {pos} is outside the vocabulary "
+                                            f"[0, {n})")
+            out.append(i)
+        return out
+
+    def decode(self, ids: list[int]) -> str:
+        return "".join(self.id_to_token[i] for i in self._check_ids(ids))
 
     def _payload(self) -> dict:
         return {"tokens": self.id_to_token}
@@ -78,41 +152,56 @@ class Tokenizer:
 
 
 class CharTokenizer(Tokenizer):
-    """One token per Unicode character seen in training, plus ``<unk>`` (id 0) for unseen ones."""
+    """One token per Unicode code point seen in training, plus ``<unk>`` (id 0).
+
+    ``decode(encode(text)) == text`` for every text whose characters all occur in
+    the training text. An unseen character encodes as ``<unk>`` (one id for one
+    character, never dropped); with ``strict=True`` it raises
+    :class:`UnknownTokenError` instead.
+    """
 
     kind = "char"
 
     def train(self, text: str) -> "CharTokenizer":
-        if not text:
+        if not _check_text(text):
             raise InvalidParameterError("cannot train a tokenizer on empty text")
         self._set_vocab([UNK] + sorted(set(text)))
         return self
 
-    def encode(self, text: str) -> list[int]:
-        return [self.token_to_id.get(c, 0) for c in text]
+    def encode(self, text: str, *, strict: bool = False) -> list[int]:
+        return self._lookup(list(_check_text(text)), strict, "character")
 
 
 class WordTokenizer(Tokenizer):
-    """Words, punctuation and whitespace runs; tokens seen fewer than ``min_freq`` times map to ``<unk>``."""
+    """Words (``\\w+``), single other symbols and whitespace runs; those seen fewer than ``min_freq`` times
+    in training map to ``<unk>`` (id 0).
+
+    The split covers every character, so ``decode(encode(text)) == text`` for every
+    text whose pieces were all kept in training (with ``min_freq=1``: every text
+    made of the training text's pieces, such as the training text itself). An
+    unknown piece encodes as one ``<unk>``, never dropped; with ``strict=True`` it
+    raises :class:`UnknownTokenError` instead.
+    """
 
     kind = "word"
 
     def __init__(self, min_freq: int = 1):
         super().__init__()
+        min_freq = _check_int("min_freq", min_freq)
         if min_freq < 1:
             raise InvalidParameterError(f"min_freq must be >= 1, got {min_freq}")
         self.min_freq = min_freq
 
     def train(self, text: str) -> "WordTokenizer":
-        if not text:
+        if not _check_text(text):
             raise InvalidParameterError("cannot train a tokenizer on empty text")
         counts = Counter(_WORDS.findall(text))
         kept = sorted((t for t, c in counts.items() if c >= self.min_freq), key=lambda t: (-counts[t], t))
         self._set_vocab([UNK] + kept)
         return self
 
-    def encode(self, text: str) -> list[int]:
-        return [self.token_to_id.get(t, 0) for t in _WORDS.findall(text)]
+    def encode(self, text: str, *, strict: bool = False) -> list[int]:
+        return self._lookup(_WORDS.findall(_check_text(text)), strict, "token")
 
     def _payload(self) -> dict:
         return {"tokens": self.id_to_token, "min_freq": self.min_freq}
@@ -124,6 +213,13 @@ class WordTokenizer(Tokenizer):
 
 class BPETokenizer(Tokenizer):
     """Byte-level byte-pair encoding: 256 byte tokens, then ``vocab_size - 256`` learned merges.
+
+    Every byte is a token, so any ``str`` round-trips, whatever the training text
+    (``strict`` is accepted for the common interface; nothing is ever unknown).
+    Text is first cut by :data:`PRE_SPLIT` and merges never cross a chunk; with the
+    same merges, the ids are those of Hugging Face's byte-level BPE.
+    ``decode`` of an arbitrary id sequence may cut a multi-byte character; those
+    bytes decode as U+FFFD.
 
     Training keeps pair counts and, for every pair, the set of distinct chunks it
     occurs in; a merge rewrites only those chunks and adjusts the counts by the
@@ -143,8 +239,9 @@ class BPETokenizer(Tokenizer):
         return len(self.token_bytes)
 
     def train(self, text: str, vocab_size: int) -> "BPETokenizer":
-        if not text:
+        if not _check_text(text):
             raise InvalidParameterError("cannot train a tokenizer on empty text")
+        vocab_size = _check_int("vocab_size", vocab_size)
         if vocab_size < 256:
             raise InvalidParameterError(f"vocab_size must be >= 256 (the byte alphabet), got {vocab_size}")
         chunk_freq = Counter(PRE_SPLIT.findall(text))
@@ -198,17 +295,14 @@ class BPETokenizer(Tokenizer):
             self._cache[chunk] = ids
         return ids
 
-    def encode(self, text: str) -> list[int]:
+    def encode(self, text: str, *, strict: bool = False) -> list[int]:
         out: list[int] = []
-        for chunk in PRE_SPLIT.findall(text):
+        for chunk in PRE_SPLIT.findall(_check_text(text)):
             out.extend(self._encode_chunk(chunk))
         return out
 
     def decode(self, ids: list[int]) -> str:
-        try:
-            data = b"".join(self.token_bytes[i] for i in ids)
-        except IndexError:
-            raise InvalidParameterError(f"token id outside the vocabulary of {self.vocab_size}") from None
+        data = b"".join(self.token_bytes[i] for i in self._check_ids(ids))
         return data.decode("utf-8", errors="replace")
 
     def _payload(self) -> dict:
