@@ -80,3 +80,28 @@ def test_seq2seq_experiments_tiny():
     assert c["sequence_length"] == 4 and 0 <= c["heldout_free_running"] <= 1
     r = reversal_experiment(T=4, n=16, epochs=3)
     assert r["alpha"].shape == (4, 4) and len(r["losses"]) == 3
+
+
+def test_section_14_49_trains_its_reversal_itself_once_per_seed(monkeypatch, tmp_path):
+    """§14.49 needs nothing from §14.48: it asks the cached runner, which trains on first use and then reuses."""
+    from seqlab.chapter import run_section
+    from seqlab.experiments import seq2seq
+
+    trained = []
+    real = seq2seq.reversal_experiment
+
+    def tiny(seed):
+        trained.append(seed)
+        return real(seed, T=4, n=16, epochs=2)
+
+    monkeypatch.setattr(seq2seq, "reversal_experiment", tiny)
+    seq2seq._reversal_once.cache_clear()
+    try:
+        first = run_section("14.49", tmp_path, seed=5, figures=False)  # seeds 51, 53 shift to 5, 7
+        again = run_section("14.49", tmp_path, seed=5, figures=False)
+        assert trained == [7]
+        assert first.tables["reversal"].equals(again.tables["reversal"]) and len(first.tables["reversal_attention"]) == 16
+        assert seq2seq.reversal_experiment_cached(7) is seq2seq.reversal_experiment_cached(seed=7)
+        assert trained == [7]
+    finally:
+        seq2seq._reversal_once.cache_clear()  # later tests must see the chapter's real run

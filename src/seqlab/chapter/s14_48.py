@@ -3,31 +3,19 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..experiments.seq2seq import copy_experiment, remember_reversal, reversal_experiment
+from ..experiments.seq2seq import copy_experiment
 from ..parallel import run_calls
 from .base import section
 
-#: the chapter's settings: source lengths and seed (the reversal seed is §14.49's)
+#: the chapter's settings: source lengths and seed
 LENGTHS = (4, 8, 16, 32)
 SEED = 41
-REVERSAL_SEED = 53
 
 
-def copy_sweep(seed: int = SEED, lengths=LENGTHS, prefetch_reversal: bool = True) -> pd.DataFrame:
-    """``copy_experiment`` at every length, without and with attention, in worker processes.
-
-    §14.49's reversal training is independent of this sweep; started in the same pool
-    it fills the second core while the long copy runs finish, and its result is kept
-    for §14.49 in this process.
-    """
+def copy_sweep(seed: int = SEED, lengths=LENGTHS) -> pd.DataFrame:
+    """``copy_experiment`` at every length, without and with attention, in worker processes (longest first)."""
     calls = [(copy_experiment, (T, att, seed)) for att in (None, "general") for T in lengths]
-    if prefetch_reversal:
-        calls.append((reversal_experiment, (REVERSAL_SEED,)))
-    cost = lambda fn, args: 40 if fn is reversal_experiment else args[0] * (1.2 if args[1] else 1.0)  # noqa: E731
-    out = run_calls(calls, cost=cost)
-    if prefetch_reversal:
-        remember_reversal(REVERSAL_SEED, out.pop())
-    return pd.DataFrame(out)
+    return pd.DataFrame(run_calls(calls, cost=lambda fn, args: args[0] * (1.2 if args[1] else 1.0)))
 
 
 def figure(results: pd.DataFrame):
@@ -50,7 +38,7 @@ def figure(results: pd.DataFrame):
 
 @section("14.48", "Encoder-decoder and the bottleneck")
 def run(ctx):
-    results = copy_sweep(ctx.seed(SEED), prefetch_reversal=ctx.seed_override is None)
+    results = copy_sweep(ctx.seed(SEED))
     chapter = results[results.attention == "none"]
     copy_task = chapter[["sequence_length", "copy_accuracy"]]
     comparison = results.assign(model=results.attention.map({"none": "fixed vector (chapter)",

@@ -1,10 +1,11 @@
 """The chapter's encoder-decoder experiments (§14.48-§14.49): copy and reversal, scored on held-out data.
 
-The reversal run is shared by §14.48 (which starts it in a worker beside the copy
-runs) and §14.49 (which reads it); :func:`reversal_experiment_cached` keeps one
-result per seed for the process.
+§14.49 and its page read the reversal run through :func:`reversal_experiment_cached`,
+which trains it on first use and keeps one result per seed for the process.
 """
 from __future__ import annotations
+
+import functools
 
 import torch
 
@@ -12,7 +13,7 @@ from ..nn.seq2seq import Seq2Seq
 from ..tasks.seq2seq import fit_seq2seq, random_tokens, token_accuracy
 from ..threads import single_threaded
 
-__all__ = ["copy_experiment", "reversal_experiment", "reversal_experiment_cached", "remember_reversal"]
+__all__ = ["copy_experiment", "reversal_experiment", "reversal_experiment_cached"]
 
 
 def copy_experiment(T: int, attention: str | None = None, seed: int = 41, d_hidden: int = 24, n_train: int = 400,
@@ -38,20 +39,15 @@ def copy_experiment(T: int, attention: str | None = None, seed: int = 41, d_hidd
                 heldout_free_running=token_accuracy(test_free, X_test))
 
 
-_REVERSAL_CACHE: dict[tuple, dict] = {}
-
-
 def reversal_experiment_cached(seed: int = 53) -> dict:
-    """``reversal_experiment(seed)``, reusing a result computed earlier in this process (see ``remember_reversal``)."""
-    if (seed,) not in _REVERSAL_CACHE:
-        with single_threaded():  # the same arithmetic as in a worker process
-            _REVERSAL_CACHE[(seed,)] = reversal_experiment(seed)
-    return _REVERSAL_CACHE[(seed,)]
+    """``reversal_experiment(seed)`` on one thread, trained once per seed in this process (shared, do not modify)."""
+    return _reversal_once(int(seed))
 
 
-def remember_reversal(seed: int, result: dict) -> None:
-    """Store a reversal result computed elsewhere (a worker process) for ``reversal_experiment_cached``."""
-    _REVERSAL_CACHE[(seed,)] = result
+@functools.cache
+def _reversal_once(seed: int) -> dict:
+    with single_threaded():  # the arithmetic of the chapter's worker processes
+        return reversal_experiment(seed)
 
 
 def reversal_experiment(seed: int = 53, T: int = 12, vocab: int = 10, n: int = 500, epochs: int = 400,

@@ -14,6 +14,7 @@ loads the committed results.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import time
@@ -186,15 +187,14 @@ def load_transformer_tasks(root=None) -> dict:
     return out | {"manifest": manifest, "run": read_artifact_json(NAME, "run.json", root)}
 
 
-_RESULTS: dict = {}
-
-
 def transformer_task_results(root=None) -> dict:
     """Train under HEAVY_EVAL=1 (once per process), else load: ``load_transformer_tasks()`` plus ``mode``."""
-    key = str(root)
-    if key not in _RESULTS:
-        mode = "trained now (HEAVY_EVAL=1)" if heavy_eval() else "loaded from verified artifacts"
-        if heavy_eval():  # silent: stdout may carry `seqlab run --json`, stderr fails a page build
-            run_transformer_tasks(root, log=lambda *_: None)
-        _RESULTS[key] = load_transformer_tasks(root) | {"mode": mode}
-    return _RESULTS[key]
+    return _task_results(None if root is None else str(root))
+
+
+@functools.cache
+def _task_results(root: str | None) -> dict:
+    mode = "trained now (HEAVY_EVAL=1)" if heavy_eval() else "loaded from verified artifacts"
+    if heavy_eval():  # silent: stdout may carry `seqlab run --json`, stderr fails a page build
+        run_transformer_tasks(root, log=lambda *_: None)
+    return load_transformer_tasks(root) | {"mode": mode}
