@@ -9,7 +9,7 @@ Each class also derives from the built-in exception a Python user would expect
 """
 from __future__ import annotations
 
-__all__ = ["SeqlabError", "InvalidParameterError", "MissingColumnError", "InvalidTypeError"]
+__all__ = ["SeqlabError", "InvalidParameterError", "MissingColumnError", "InvalidTypeError", "ShapeError"]
 
 
 class SeqlabError(Exception):
@@ -18,6 +18,10 @@ class SeqlabError(Exception):
 
 class InvalidParameterError(SeqlabError, ValueError):
     """A parameter outside its valid range (a negative length, a probability above one, ...)."""
+
+
+class ShapeError(InvalidParameterError):
+    """A tensor of the wrong shape (wrong rank, mismatched lengths, a mask that does not broadcast, ...)."""
 
 
 class MissingColumnError(SeqlabError, KeyError):
