@@ -26,7 +26,7 @@ from ..nn import GPT, GPTConfig, LSTMConfig, LSTMLanguageModel
 from ..store import atomic_write
 from .tokenizers import Tokenizer, TokenizerFormatError, load_tokenizer, loads_tokenizer
 
-__all__ = ["CheckpointError", "CheckpointMismatchError", "save_checkpoint", "load_checkpoint", "read_metadata", "read_checkpoint_state",
+__all__ = ["CheckpointError", "CheckpointMismatchError", "CheckpointWriteError", "save_checkpoint", "load_checkpoint", "read_metadata", "read_checkpoint_state",
            "build_model", "model_kind", "CHECKPOINT_FILE"]
 
 CHECKPOINT_FILE = "checkpoint.safetensors"
@@ -35,6 +35,10 @@ FORMAT = "seqlab-checkpoint-2"
 
 class CheckpointError(SeqlabError, ValueError):
     """A checkpoint directory that is missing, incomplete or corrupt."""
+
+
+class CheckpointWriteError(SeqlabError, OSError):
+    """A checkpoint file could not be written; the file it would have replaced is left as it was."""
 
 
 class CheckpointMismatchError(CheckpointError):
@@ -78,7 +82,10 @@ def save_checkpoint(directory, model, optimizer=None, *, tokenizer: Tokenizer | 
     from safetensors.torch import save_file
 
     d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise CheckpointWriteError(f"could not create the checkpoint folder {d} ({e.strerror or e})") from None
     tensors = _model_tensors(model)
     groups = None
     if optimizer is not None:
@@ -97,31 +104,76 @@ def save_checkpoint(directory, model, optimizer=None, *, tokenizer: Tokenizer | 
         "tokenizer": tokenizer.dumps() if tokenizer is not None else "",
         "tensor_sha256": json.dumps({k: _tensor_sha(v) for k, v in tensors.items()}, sort_keys=True),
     }
-    target = atomic_write(d / CHECKPOINT_FILE, lambda tmp: save_file(tensors, tmp, metadata=meta))
+    target = _write(d / CHECKPOINT_FILE, lambda tmp: save_file(tensors, tmp, metadata=meta), d)
     # readable copies, written after the authoritative file
     if tokenizer is not None:
-        atomic_write(d / "tokenizer.txt", meta["tokenizer"])
+        _write(d / "tokenizer.txt", meta["tokenizer"], d)
     state = {"iteration": iteration, "history": history or [], "train_config": train_config or {},
              "model_kind": meta["model_kind"], "model_config": asdict(model.config)}
-    atomic_write(d / "trainer_state.json", json.dumps(state, indent=1))
+    _write(d / "trainer_state.json", json.dumps(state, indent=1), d)
     return target
+
+
+def _write(path: Path, data, directory: Path) -> Path:
+    """atomic_write, with a failed write (disk full, read-only, no permission) as one :class:`CheckpointWriteError`."""
+    from safetensors import SafetensorError
+
+    try:
+        return atomic_write(path, data)
+    except (OSError, SafetensorError) as e:
+        reason = getattr(e, "strerror", None) or _one_line(e)
+        if "No space left" in str(e):
+            reason = "No space left on device"
+        kept = ("the previous checkpoint there is intact" if (directory / CHECKPOINT_FILE).is_file()
+                else "no earlier checkpoint exists there")
+        raise CheckpointWriteError(f"could not write {path} ({reason}); {kept}") from None
+
+
+def _read_header(path: Path, data: bytes | None = None) -> dict:
+    """The safetensors header's metadata, from ``data`` (the whole file) or from the file's first bytes."""
+    try:
+        if data is None:
+            with open(path, "rb") as f:
+                head = f.read(8)
+                n = int.from_bytes(head, "little") if len(head) == 8 else -1
+                if not 0 < n <= 100 * 2 ** 20:
+                    raise ValueError("no safetensors header")
+                raw = f.read(n)
+        else:
+            n = int.from_bytes(data[:8], "little") if len(data) >= 8 else -1
+            if not 0 < n <= min(len(data) - 8, 100 * 2 ** 20):
+                raise ValueError("no safetensors header")
+            raw = data[8:8 + n]
+        header = json.loads(raw)
+        meta = header.get("__metadata__") or {}
+        if not isinstance(meta, dict):
+            raise ValueError("malformed metadata")
+        return meta
+    except PermissionError:
+        raise CheckpointError(f"{path}: cannot be read (permission denied)") from None
+    except (OSError, ValueError, UnicodeDecodeError, AttributeError) as e:
+        raise CheckpointError(f"{path}: corrupt checkpoint ({_one_line(e)})") from None
+
+
+def _checkpoint_path(directory) -> Path:
+    path = Path(directory) / CHECKPOINT_FILE
+    if not path.exists():
+        raise CheckpointError(f"{Path(directory)}: no {CHECKPOINT_FILE} (not a seqlab checkpoint directory)")
+    if not path.is_file():
+        raise CheckpointError(f"{path}: not a regular file")
+    return path
+
+
+def _check_format(meta: dict, path: Path) -> dict:
+    if meta.get("format") != FORMAT:
+        raise CheckpointError(f"{path}: not a {FORMAT} file (format {meta.get('format')!r})")
+    return meta
 
 
 def read_metadata(directory) -> dict:
     """The checkpoint's header metadata (configuration, iteration, tokenizer text) without loading any tensor."""
-    from safetensors import SafetensorError, safe_open
-
-    path = Path(directory) / CHECKPOINT_FILE
-    if not path.is_file():
-        raise CheckpointError(f"{Path(directory)}: no {CHECKPOINT_FILE} (not a seqlab checkpoint directory)")
-    try:
-        with safe_open(str(path), framework="pt") as f:
-            meta = f.metadata() or {}
-    except (SafetensorError, OSError, ValueError) as e:
-        raise CheckpointError(f"{path}: corrupt checkpoint ({_one_line(e)})") from None
-    if meta.get("format") != FORMAT:
-        raise CheckpointError(f"{path}: not a {FORMAT} file (format {meta.get('format')!r})")
-    return meta
+    path = _checkpoint_path(directory)
+    return _check_format(_read_header(path), path)
 
 
 def read_checkpoint_state(directory) -> dict:
@@ -129,7 +181,8 @@ def read_checkpoint_state(directory) -> dict:
     meta = read_metadata(directory)
     try:
         return {"model_kind": meta["model_kind"], "model_config": json.loads(meta["model_config"]),
-                "iteration": int(meta["iteration"]), "tokenizer": meta.get("tokenizer", "")}
+                "iteration": int(meta["iteration"]), "tokenizer": meta.get("tokenizer", ""),
+                "train_config": json.loads(meta.get("train_config", "{}"))}
     except (KeyError, ValueError) as e:
         raise CheckpointError(f"{Path(directory) / CHECKPOINT_FILE}: corrupt checkpoint header ({_one_line(e)})") \
             from None
@@ -184,15 +237,23 @@ def load_checkpoint(directory, *, optimizer_factory=None):
     Every tensor is checked against the sha256 stored with it.
     """
     from safetensors import SafetensorError
-    from safetensors.torch import load_file
+    from safetensors.torch import load as load_bytes
 
     d = Path(directory)
-    path = d / CHECKPOINT_FILE
-    meta = read_metadata(d)
+    path = _checkpoint_path(d)
+    # one read: header and tensors come from the same bytes, so a file replaced meanwhile cannot mix two versions
     try:
-        tensors = load_file(str(path))
+        data = path.read_bytes()
+    except PermissionError:
+        raise CheckpointError(f"{path}: cannot be read (permission denied)") from None
+    except OSError as e:
+        raise CheckpointError(f"{path}: cannot be read ({_one_line(e)})") from None
+    meta = _check_format(_read_header(path, data), path)
+    try:
+        tensors = load_bytes(data)
     except (SafetensorError, OSError, ValueError, RuntimeError) as e:
         raise CheckpointError(f"{path}: corrupt checkpoint ({_one_line(e)})") from None
+    del data
     _verify_tensors(tensors, meta, path)
     try:
         model = build_model(meta["model_kind"], json.loads(meta["model_config"]))

@@ -28,21 +28,54 @@ class CorpusError(SeqlabError, ValueError):
     """A corpus that cannot be used: missing, empty, binary, not UTF-8, or failing its checksum."""
 
 
-def read_text_file(path) -> str:
-    """The UTF-8 text of ``path``; empty, binary or non-UTF-8 files raise :class:`CorpusError`."""
+#: how much of a file is checked (NUL bytes, UTF-8) before the rest is read
+_PROBE_BYTES = 2 ** 20
+
+
+def read_text_file(path, *, max_bytes: int | None = None) -> str:
+    """The UTF-8 text of ``path``; empty, binary, non-UTF-8 or (with ``max_bytes``) too large files raise :class:`CorpusError`.
+
+    The size and the first MiB are checked before the whole file is read, so a wrong file
+    (a binary, a multi-gigabyte dump) is refused without loading it.
+    """
+    import codecs
+    import stat
+
     path = Path(path)
-    if path.is_dir():
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise CorpusError(f"{path}: no such file") from None
+    except OSError as e:
+        raise CorpusError(f"{path}: cannot be read ({e.strerror or e})") from None
+    if stat.S_ISDIR(st.st_mode):
         raise CorpusError(f"{path}: is a directory, not a text file")
-    if not path.is_file():
-        raise CorpusError(f"{path}: no such file")
-    data = path.read_bytes()
+    if not stat.S_ISREG(st.st_mode):
+        raise CorpusError(f"{path}: not a regular file (a device, pipe or socket); give a text file")
+    if max_bytes is not None and st.st_size > max_bytes:
+        raise CorpusError(f"{path}: {st.st_size / 2 ** 20:,.0f} MiB is more text than fits in memory once tokenized "
+                          f"(at most {max_bytes / 2 ** 20:,.0f} MiB here); use a part of it")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(_PROBE_BYTES)
+            _check_bytes(head, path, final=len(head) < _PROBE_BYTES)
+            data = head + f.read()
+    except PermissionError:
+        raise CorpusError(f"{path}: cannot be read (permission denied)") from None
     if not data.strip():
         raise CorpusError(f"{path}: the file is empty")
+    _check_bytes(data, path, final=True)
+    return codecs.decode(data, "utf-8")
+
+
+def _check_bytes(data: bytes, path: Path, *, final: bool) -> None:
+    import codecs
+
     nul = data.find(b"\x00")
     if nul >= 0:
         raise CorpusError(f"{path}: looks binary (a NUL byte at offset {nul:,}), not text")
     try:
-        return data.decode("utf-8")
+        codecs.getincrementaldecoder("utf-8")().decode(data, final=final)
     except UnicodeDecodeError as e:
         raise CorpusError(f"{path}: not valid UTF-8 (byte {e.start})") from None
 

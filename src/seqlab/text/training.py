@@ -21,7 +21,7 @@ from .checkpoint import (
 from .optim import MuonWithAdamW, split_muon_params
 
 __all__ = ["TrainConfig", "TrainingDiverged", "TrainResult", "lr_at", "make_optimizer", "get_batch", "estimate_loss",
-           "train_lm", "check_resumable"]
+           "train_lm", "check_resumable", "resume_changes", "TRAJECTORY_SETTINGS"]
 
 LN2 = math.log(2.0)
 
@@ -141,17 +141,76 @@ class TrainResult:
     history: list[dict] = field(default_factory=list)
     iterations: int = 0
     resumed_from: int | None = None
+    #: what a resume changed or found ("extending from 400 to 800 iterations", "already complete")
+    notes: list[str] = field(default_factory=list)
+    #: True when ``should_stop`` ended the run early (a checkpoint of that iteration was written)
+    stopped: bool = False
 
     @property
     def final_val_loss(self) -> float:
         return self.history[-1]["val_loss"]
 
+    @property
+    def best(self) -> dict | None:
+        """The history row with the lowest validation loss (the ``best/`` checkpoint holds its weights)."""
+        return min(self.history, key=lambda r: r["val_loss"]) if self.history else None
 
-def _progress(it, total, loss, tps, stream):
-    width = 24
-    done = int(width * it / total)
-    stream.write(f"\r[{'#' * done}{'.' * (width - done)}] {it}/{total} loss {loss:.4f} {tps:,.0f} tok/s ")
-    stream.flush()
+
+#: settings that change the training trajectory: a resume must use the checkpoint's values
+TRAJECTORY_SETTINGS = ("batch_size", "block_size", "learning_rate", "min_lr", "warmup_iters", "weight_decay", "beta1",
+                       "beta2", "grad_clip", "seed", "optimizer", "muon_lr", "muon_momentum")
+
+
+def resume_changes(saved: dict, c: TrainConfig) -> tuple[list[str], list[str]]:
+    """``(refused, notes)`` for resuming a run saved with ``saved`` (a TrainConfig as dict) under ``c``.
+
+    Settings of :data:`TRAJECTORY_SETTINGS` that differ are refused (named, with both
+    values); a changed ``max_iters`` extends or shortens the run and is reported.
+    """
+    now = asdict(c)
+    refused = [f"{k} {saved[k]!r} (checkpoint) vs {now[k]!r} (now)" for k in TRAJECTORY_SETTINGS
+               if k in saved and saved[k] != now[k]]
+    notes = []
+    old_max = saved.get("max_iters")
+    if old_max is not None and old_max != c.max_iters:
+        if saved.get("lr_decay_iters") == old_max and c.lr_decay_iters == c.max_iters:
+            notes.append(f"extending from {old_max} to {c.max_iters} iterations (the cosine now ends at "
+                         f"{c.max_iters})" if c.max_iters > old_max else
+                         f"shortening from {old_max} to {c.max_iters} iterations")
+        elif saved.get("lr_decay_iters") != c.lr_decay_iters:
+            refused.append(f"lr_decay_iters {saved.get('lr_decay_iters')!r} (checkpoint) vs {c.lr_decay_iters!r} (now)")
+    for k in ("eval_interval", "eval_iters", "checkpoint_interval"):
+        if k in saved and saved[k] != now[k]:
+            notes.append(f"{k} changed from {saved[k]} to {now[k]}")
+    return refused, notes
+
+
+class _Progress:
+    """A tqdm bar on stderr: iterations, elapsed, time left, loss and tokens/s; log lines print above it."""
+
+    def __init__(self, enabled: bool, start: int, total: int):
+        self.bar = None
+        if enabled:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, initial=start, file=sys.stderr, unit="it", dynamic_ncols=True, leave=True,
+                            bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}] {postfix}")
+
+    def update(self, n: int, loss: float, tps: float) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"loss {loss:.4f}, {tps:,.0f} tok/s", refresh=False)
+            self.bar.update(n)
+
+    def write(self, fn) -> None:
+        if self.bar is None:
+            fn()
+        else:
+            with self.bar.external_write_mode():
+                fn()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def check_resumable(model, state: dict, where) -> None:
@@ -174,8 +233,12 @@ def _check_lengths(train_ids, val_ids, c: TrainConfig) -> None:
 
 
 def _resume(model, optimizer, ckpt: Path, c: TrainConfig, g: torch.Generator):
-    """Load the checkpoint in ``ckpt`` into ``model``, ``optimizer`` and the RNGs; returns (iteration, history)."""
-    check_resumable(model, read_checkpoint_state(ckpt), ckpt)
+    """Load the checkpoint in ``ckpt`` into ``model``, ``optimizer`` and the RNGs; returns (iteration, history, notes)."""
+    header = read_checkpoint_state(ckpt)
+    check_resumable(model, header, ckpt)
+    refused, notes = resume_changes(header["train_config"], c)
+    if refused:
+        raise CheckpointMismatchError(f"{ckpt} was trained with other training settings: " + "; ".join(refused))
     loaded, _, state = load_checkpoint(ckpt, optimizer_factory=lambda m: make_optimizer(m, c))
     model.load_state_dict(loaded.state_dict())
     optimizer.load_state_dict(state["optimizer"].state_dict())
@@ -183,7 +246,9 @@ def _resume(model, optimizer, ckpt: Path, c: TrainConfig, g: torch.Generator):
         g.set_state(state["rng"]["batch"])
     if "torch" in state["rng"]:
         torch.set_rng_state(state["rng"]["torch"])
-    return state["iteration"], state["history"]
+    if state["iteration"] >= c.max_iters:
+        notes.append(f"already complete at iteration {state['iteration']} of {c.max_iters}; nothing to train")
+    return state["iteration"], state["history"], notes
 
 
 def _train_step(model, optimizer, it: int, c: TrainConfig, x, y, ckpt) -> float:
@@ -205,66 +270,82 @@ def _train_step(model, optimizer, it: int, c: TrainConfig, x, y, ckpt) -> float:
 
 def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: TrainConfig, *, checkpoint_dir=None,
              tokenizer=None, resume: bool = True, progress: bool = False, time_budget_s: float | None = None,
-             log=None) -> TrainResult:
+             log=None, should_stop=None, keep_best: bool = True) -> TrainResult:
     """Train ``model`` (GPT or LSTM language model) on token ids; return the model and its loss history.
 
     With ``checkpoint_dir`` a checkpoint is written atomically every
-    ``checkpoint_interval`` iterations and at the end; with ``resume`` an existing
-    checkpoint there is loaded (weights, optimizer, data-order RNG, history) and
-    training continues from its iteration, giving the same losses as an
-    uninterrupted run. A checkpoint of another model shape raises
-    :class:`CheckpointMismatchError`; a NaN or infinite loss raises :class:`TrainingDiverged`.
-    ``time_budget_s`` stops early (after an evaluation) once that much training time is used.
+    ``checkpoint_interval`` iterations and at the end, and (``keep_best``) the
+    weights of the lowest validation loss so far go to ``checkpoint_dir/best``.
+    With ``resume`` an existing checkpoint there is loaded (weights, optimizer,
+    data-order RNG, history) and training continues from its iteration, giving the
+    same losses as an uninterrupted run. A checkpoint of another model shape, or
+    trained with other settings of :data:`TRAJECTORY_SETTINGS`, raises
+    :class:`CheckpointMismatchError`; a changed ``max_iters`` extends the run (see
+    ``TrainResult.notes``). A NaN or infinite loss raises :class:`TrainingDiverged`.
+    ``time_budget_s`` stops early (after an evaluation) once that much training time
+    is used. ``should_stop()`` is asked after every step; when it returns true, a
+    checkpoint of that iteration is written and the run returns with ``stopped``.
     The ``seconds`` in the history count training steps only: evaluations and checkpoint
     writes are left out, as nanoGPT's timings leave them out, so curves from runs with
     different evaluation settings compare fairly.
     """
     c = config
+    if time_budget_s is not None and not (math.isfinite(time_budget_s) and time_budget_s > 0):
+        raise InvalidParameterError(f"time_budget_s must be a positive number of seconds, got {time_budget_s}")
     train_ids, val_ids = torch.as_tensor(train_ids, dtype=torch.long), torch.as_tensor(val_ids, dtype=torch.long)
     _check_lengths(train_ids, val_ids, c)
     torch.manual_seed(c.seed)
     g = torch.Generator().manual_seed(c.seed)
     optimizer = make_optimizer(model, c)
     history: list[dict] = []
-    start_it, resumed = 0, None
+    start_it, resumed, notes = 0, None, []
     ckpt = Path(checkpoint_dir) if checkpoint_dir else None
     if ckpt is not None and resume and (ckpt / CHECKPOINT_FILE).is_file():
-        start_it, history = _resume(model, optimizer, ckpt, c, g)
+        start_it, history, notes = _resume(model, optimizer, ckpt, c, g)
         resumed = start_it
+    best_val = min((r["val_loss"] for r in history), default=math.inf)
 
-    def checkpoint(it):
+    def checkpoint(it, directory=ckpt):
         if ckpt is not None:
-            save_checkpoint(ckpt, model, optimizer, tokenizer=tokenizer, iteration=it, train_config=asdict(c),
+            save_checkpoint(directory, model, optimizer, tokenizer=tokenizer, iteration=it, train_config=asdict(c),
                             history=history, rng={"batch": g.get_state(), "torch": torch.get_rng_state()})
 
     model.train()
+    bar = _Progress(progress, min(start_it, c.max_iters), c.max_iters)
     t0 = time.perf_counter()
     elapsed0 = history[-1]["seconds"] if history else 0.0
-    running, n_running, tokens = 0.0, 0, 0
-    for it in range(start_it, c.max_iters):
-        x, y = get_batch(train_ids, c.batch_size, c.block_size, g)
-        running += _train_step(model, optimizer, it, c, x, y, ckpt)
-        n_running += 1
-        tokens += x.numel()
-        done = it + 1
-        elapsed = elapsed0 + time.perf_counter() - t0  # t0 moves past each evaluation below
-        if progress and (done % 10 == 0 or done == c.max_iters):
-            _progress(done, c.max_iters, running / n_running, tokens / max(1e-9, time.perf_counter() - t0), sys.stderr)
-        out_of_time = time_budget_s is not None and elapsed >= time_budget_s
-        if done % c.eval_interval == 0 or done == c.max_iters or out_of_time:
-            t_eval = time.perf_counter()
-            val = estimate_loss(model, val_ids, c, seed=c.seed + 1)
-            row = dict(iter=done, lr=lr_at(it, c), train_loss=running / n_running, val_loss=val, val_bpc=val / LN2,
-                       seconds=elapsed, tokens_per_s=tokens / max(1e-9, elapsed - elapsed0))
-            history.append(row)
-            running, n_running = 0.0, 0
-            if log is not None:
-                log(row)
-            if done % c.checkpoint_interval == 0 or done == c.max_iters or out_of_time:
+    running, n_running, tokens, stopped, done = 0.0, 0, 0, False, start_it
+    try:
+        for it in range(start_it, c.max_iters):
+            x, y = get_batch(train_ids, c.batch_size, c.block_size, g)
+            running += _train_step(model, optimizer, it, c, x, y, ckpt)
+            n_running += 1
+            tokens += x.numel()
+            done = it + 1
+            elapsed = elapsed0 + time.perf_counter() - t0  # t0 moves past each evaluation below
+            bar.update(1, running / n_running, tokens / max(1e-9, elapsed - elapsed0))
+            out_of_time = time_budget_s is not None and elapsed >= time_budget_s
+            if done % c.eval_interval == 0 or done == c.max_iters or out_of_time:
+                t_eval = time.perf_counter()
+                val = estimate_loss(model, val_ids, c, seed=c.seed + 1)
+                row = dict(iter=done, lr=lr_at(it, c), train_loss=running / n_running, val_loss=val,
+                           val_bpc=val / LN2, seconds=elapsed, tokens_per_s=tokens / max(1e-9, elapsed - elapsed0))
+                history.append(row)
+                running, n_running = 0.0, 0
+                if log is not None:
+                    bar.write(lambda: log(row))
+                if done % c.checkpoint_interval == 0 or done == c.max_iters or out_of_time:
+                    checkpoint(done)
+                if keep_best and val < best_val:
+                    checkpoint(done, ckpt / "best" if ckpt is not None else None)
+                best_val = min(best_val, val)
+                if out_of_time:
+                    break
+                t0 += time.perf_counter() - t_eval
+            if should_stop is not None and should_stop() and done < c.max_iters:
+                stopped = True
                 checkpoint(done)
-            if out_of_time:
                 break
-            t0 += time.perf_counter() - t_eval
-    if progress:
-        sys.stderr.write("\n")
-    return TrainResult(model, history, iterations=history[-1]["iter"] if history else start_it, resumed_from=resumed)
+    finally:
+        bar.close()
+    return TrainResult(model, history, iterations=done, resumed_from=resumed, notes=notes, stopped=stopped)
