@@ -16,7 +16,7 @@ BUDGET_S = 40.0
 
 
 def in_part(sid: str, lo: str, hi: str) -> bool:
-    key = lambda s: tuple(int(p) for p in s.split("."))  # noqa: E731
+    key = lambda s: tuple(int(p) for p in s.split("."))
     return key(lo) <= key(sid)[: len(key(lo))] and key(sid)[:2] <= key(hi)[:2]
 
 

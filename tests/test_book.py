@@ -46,7 +46,7 @@ def test_prose_numbers_match_seqlab_run(site, section_results):
     from seqlab.chapter.s14_46_1 import decay_per_step
 
     vg = section_results("14.46.1").tables["grad_by_lag"]
-    quoted = lambda value, spec: f'<span class="pasted-text">{fmt(value, spec)}</span>'  # noqa: E731
+    quoted = lambda value, spec: f'<span class="pasted-text">{fmt(value, spec)}</span>'
     assert quoted(decay_per_step(vg, 0.7), ".3f") in html
     copy = section_results("14.48").tables["copy_comparison"]
     fixed = copy[copy.attention == "none"].set_index("sequence_length")

@@ -170,7 +170,7 @@ def test_sigkill_then_resume_is_bitwise_exact(tmp_path, corpus):
     from safetensors.torch import load_file
 
     args = [a if a != "10" else "400" for a in TINY]  # --max-iters 400, checkpoints every 5 iterations
-    cmd = lambda out: [sys.executable, "-m", "seqlab", "lm", "train", "--text", str(corpus), "--out", str(out), *args]  # noqa: E731
+    cmd = lambda out: [sys.executable, "-m", "seqlab", "lm", "train", "--text", str(corpus), "--out", str(out), *args]
     assert subprocess.run(cmd(tmp_path / "whole"), capture_output=True, timeout=600).returncode == 0
     killed = tmp_path / "killed"
     proc = subprocess.Popen(cmd(killed), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

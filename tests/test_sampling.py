@@ -14,7 +14,7 @@ from seqlab.text.sampling import (
     sample_next,
 )
 
-LOG = lambda *p: torch.log(torch.tensor([p]))  # noqa: E731  logits of a probability vector
+LOG = lambda *p: torch.log(torch.tensor([p]))  # logits of a probability vector
 
 
 def kept(logits):

@@ -63,7 +63,7 @@ def run(ctx):
                             for i, w in enumerate(WIDTHS) for lag in range(T)])
     lstm_ahead = [int(np.argmax(gap[i] > 0)) if (gap[i] > 0).any() else None for i in range(len(WIDTHS))]
 
-    at = lambda c, lag: float(gt[(gt.cell == c) & (gt.lag == lag)].g.iloc[0])  # noqa: E731
+    at = lambda c, lag: float(gt[(gt.cell == c) & (gt.lag == lag)].g.iloc[0])
     notes = [
         f"At lag 79 the LSTM's input gradient is {at('LSTM', 79) / at('RNN', 79):.3g}x the RNN's and the GRU's "
         f"{at('GRU', 79) / at('RNN', 79):.3g}x: the gated cells do reach further, but at initialization all three "

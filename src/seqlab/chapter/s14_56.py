@@ -46,7 +46,7 @@ def merge_trace(text: str = SENTENCE, merges: int = MERGES) -> pd.DataFrame:
         pieces = [before.encode(c) for c in chunks]
         counts = Counter(p for ids in pieces for p in zip(ids, ids[1:]))
         (a, b), new_id = list(after.merges.items())[-1]
-        name = lambda i, t=before: visible(t.token_bytes[i].decode("utf-8", "replace"))  # noqa: E731
+        name = lambda i, t=before: visible(t.token_bytes[i].decode("utf-8", "replace"))
         top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:4]
         rows.append(dict(step=k + 1, tokens_before=sum(map(len, pieces)),
                          most_frequent_pairs=", ".join(f"{name(x)}+{name(y)} ({c})" for (x, y), c in top),

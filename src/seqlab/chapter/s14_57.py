@@ -112,7 +112,7 @@ def crossover(sweep: pd.DataFrame, by: str = "seconds") -> dict:
     hi = min(sweep.groupby("model")[by].max())
     grid = np.exp(np.linspace(np.log(lo), np.log(hi), 400))
     diff = loss_at(sweep, "LSTM", grid, by) - loss_at(sweep, "GPT", grid, by)  # > 0: GPT ahead
-    ahead = lambda d: "GPT" if d > 0 else "LSTM"  # noqa: E731
+    ahead = lambda d: "GPT" if d > 0 else "LSTM"
     sign = np.sign(diff)
     change = np.nonzero(sign[1:] != sign[:-1])[0]
     at = float("nan")

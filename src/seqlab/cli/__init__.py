@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             return 130
         except SystemExit:  # --help and --version
             raise
-        except Exception as e:  # noqa: BLE001 - anything else is a bug, and must look like one
+        except Exception as e:  # anything else is a bug, and must look like one
             return _internal_error(e)
     # warnings are shown only when the command succeeded, after its output, one line each
     for message in dict.fromkeys(_one_line(w.message) for w in caught if not _quiet(w)):

@@ -68,7 +68,7 @@ def naive2_forecast(y, h: int, season_length: int) -> np.ndarray:
     if m > 1 and seasonality_test(y, m) and (y > 0).all():
         s = _seasonal_indices(y, m)
         n = len(y)
-        season_of = lambda t: s[t % m]  # noqa: E731
+        season_of = lambda t: s[t % m]
         level = y[-1] / season_of(n - 1)
         return np.array([level * season_of(n + i) for i in range(h)])
     return np.full(h, y[-1])

@@ -121,7 +121,7 @@ class Engine:
 
         try:
             client.run(quiet)  # dask and pandas deprecation chatter from the workers is not the user's business
-        except Exception:  # noqa: BLE001 - best effort
+        except Exception:  # best effort
             pass
         return client
 
@@ -145,7 +145,7 @@ class Engine:
         existing = SparkSession.getActiveSession()
         try:
             spark = SparkSession.builder.master(master).appName("seqlab").getOrCreate()
-        except Exception as e:  # noqa: BLE001 - py4j raises many kinds
+        except Exception as e:  # py4j raises many kinds
             raise InvalidParameterError(f"cannot start spark at {master} ({' '.join(str(e).split())[:120]})") from None
         spark.sparkContext.setLogLevel("ERROR")
         if existing is None:  # a session the caller had stays theirs to stop
@@ -179,7 +179,7 @@ class Engine:
         for close in self._owned:
             try:
                 close()
-            except Exception:  # noqa: BLE001 - closing is best effort
+            except Exception:  # closing is best effort
                 pass
         self._owned, self._handle = [], None
 

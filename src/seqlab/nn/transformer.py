@@ -124,8 +124,8 @@ class DecoderLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor, memory_mask: torch.Tensor | None = None) -> torch.Tensor:
         """``x`` (B, T_tgt, d), ``memory`` (B, T_src, d); ``memory_mask`` (B, 1, 1, T_src) for padded sources."""
-        sa = lambda z: self.dropout(self.self_attn(z, is_causal=True)[0])  # noqa: E731
-        ca = lambda z: self.dropout(self.cross_attn(z, memory, memory, mask=memory_mask)[0])  # noqa: E731
+        sa = lambda z: self.dropout(self.self_attn(z, is_causal=True)[0])
+        ca = lambda z: self.dropout(self.cross_attn(z, memory, memory, mask=memory_mask)[0])
         if self.norm_first:
             x = x + sa(self.norm1(x))
             x = x + ca(self.norm2(x))

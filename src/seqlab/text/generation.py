@@ -28,7 +28,7 @@ def stream(model, idx: torch.Tensor, max_new_tokens: int, processors=(), *, gree
     was_training = model.training
     model.eval()
     limit = getattr(model, "block_size", None)
-    crop = (lambda t: t[:, -limit:]) if limit else (lambda t: t)  # noqa: E731
+    crop = (lambda t: t[:, -limit:]) if limit else (lambda t: t)
     try:
         seq = idx
         cache = model.new_cache() if use_cache else None
