@@ -128,3 +128,27 @@ def test_14_55_cost(section_results):
     # the layers are timed only when a second core is free, in a child process with a time limit
     assert set(th.layer) <= {"linear map (reference)", "self-attention", "LSTM"}
     assert (th.speedup == th.one_thread_ms / th.two_threads_ms).all()
+
+
+def test_14_64_gathers_the_verdicts_without_retraining(section_results, monkeypatch, tmp_path):
+    from seqlab.chapter import run_section
+    from seqlab.experiments import seq2seq, transformer_tasks
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("§14.64 must read the stored runs, not train")
+
+    monkeypatch.delenv("HEAVY_EVAL", raising=False)
+    monkeypatch.setattr(seq2seq, "fit_seq2seq", no_training)
+    monkeypatch.setattr(transformer_tasks, "fit_seq2seq", no_training)
+    res = run_section("14.64", tmp_path, figures=False)
+    assert res.figures == [] and len(res.notes) >= 6
+    # the forecasting verdict and interval coverage are §14.63's own tables
+    assert res.tables["forecast_verdict"].equals(section_results("14.63").tables["verdict"])
+    assert res.tables["interval_coverage"].equals(section_results("14.63").tables["interval_coverage"])
+    obj = res.tables["objectives"].set_index("measure").value
+    assert obj["gradient factor per step at rho = 0.7"] < 0.7  # geometric decay at the radius, as §14.46.1
+    assert obj["distinct parameter counts over 5 head counts"] == 1
+    assert obj["LSTM / RNN input-gradient reach at lag 79"] > 10
+    copy = res.tables["copy_bottleneck"].set_index(["model", "sequence_length"]).heldout_teacher_forced
+    assert copy["GRU", 4] > 0.8 > copy["GRU", 32] and copy["GRU + attention", 32] > copy["GRU", 32] + 0.3
+    assert set(res.tables["decoding_at_matched_diversity"].knob) == {"temperature", "top-k", "top-p", "min-p"}

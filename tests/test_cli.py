@@ -16,7 +16,7 @@ def test_list_shows_every_section(capsys):
     out = capsys.readouterr().out
     from seqlab.chapter import registry
 
-    assert "14.46.1" in out and "14.63" in out and len(out.strip().splitlines()) == len(registry()) == 22
+    assert "14.46.1" in out and "14.64" in out and len(out.strip().splitlines()) == len(registry()) == 23
 
 
 def test_run_json_contract(tmp_path):
@@ -103,3 +103,93 @@ def test_option_values_may_start_with_a_dash():
                                                         "--greedy", "-x"]
     args = parser.parse_args(_common.join_option_values(["run", "14.46", "--out", "-dir"], parser))
     assert args.out == "-dir" and args.section == "14.46"
+
+
+def test_slow_steps_are_reported_on_stderr_and_fast_ones_not():
+    import io
+    import re
+    import time
+
+    from seqlab.chapter import Progress
+
+    err = io.StringIO()
+    p = Progress(err, after=0.05)
+    with p.step("quick"):
+        pass
+    assert err.getvalue() == ""
+    with p.step("outer"):
+        with p.step("training something"):
+            time.sleep(0.2)
+        with p.step("quick again"):
+            pass
+        time.sleep(0.1)
+    lines = err.getvalue().splitlines()
+    assert [re.sub(r"[0-9.]+ s$", "N s", x) for x in lines] == [
+        "  outer ...", "  training something ... N s", "  outer ... N s"]
+    assert 0.2 <= float(lines[1].split()[-2]) < 5
+
+
+def test_run_reports_slow_sections_on_stderr_and_keeps_stdout_one_json_object(capsys, monkeypatch):
+    from seqlab.chapter import base
+
+    monkeypatch.setattr(base, "SLOW_STEP_SECONDS", 0.0)  # every step counts as slow
+    assert main(["run", "14.46", "--json", "--no-figures"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["section"] == "14.46"  # the whole of stdout is one JSON object
+    assert "  running §14.46 ... " in err and err.rstrip().endswith(" s")
+    monkeypatch.setattr(base, "SLOW_STEP_SECONDS", 60.0)
+    assert main(["run", "14.46", "--json", "--no-figures"]) == 0
+    assert "running" not in capsys.readouterr().err
+
+
+def test_run_without_out_writes_no_files(tmp_path):
+    """Without --out nothing is written (no seqlab-* folder left in the temporary directory); the output says so."""
+    import os
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp))
+    p = subprocess.run([sys.executable, "-m", "seqlab", "run", "14.46.1"], capture_output=True, text=True,
+                       timeout=300, env=env, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "grad_by_lag" in p.stdout and "figure:" not in p.stdout
+    assert p.stdout.strip().splitlines()[-1] == "figures not written; pass --out DIR to write them"
+    p = subprocess.run([sys.executable, "-m", "seqlab", "run", "14.46.1", "--json"], capture_output=True, text=True,
+                       timeout=300, env=env, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["figures"] == []
+    assert list(tmp.iterdir()) == [] and sorted(x.name for x in tmp_path.iterdir()) == ["tmp"]
+
+
+def test_plain_output_fits_the_terminal(capsys, monkeypatch):
+    """Wide tables are split into column blocks and notes wrapped; with COLUMNS=80 no line is longer."""
+    import pandas as pd
+
+    from seqlab.chapter import SectionResult
+    from seqlab.cli.run import _print_text
+
+    monkeypatch.setenv("COLUMNS", "80")
+    wide = pd.DataFrame({f"measurement_number_{i}_of_the_run": [0.123456789 * i, 1e6 + i] for i in range(12)})
+    long_cell = pd.DataFrame({"model": ["a"], "description": ["word " * 60]})
+    res = SectionResult("14.99", "A section whose title is long enough " * 3, {"wide": wide, "cells": long_cell},
+                        notes=["A long note, " * 30])
+    _print_text(res)
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert all(c in out for c in wide.columns)  # split into blocks, none dropped
+    assert " ".join(out.split()).count("A long note,") == 30 and "word word" in out  # wrapped, not cut
+    monkeypatch.setenv("COLUMNS", "160")
+    _print_text(res)
+    assert 80 < max(len(line) for line in capsys.readouterr().out.splitlines()) <= 160
+
+
+def test_run_summary_section_fits_80_columns():
+    """`seqlab run 14.64` (the summary's verdicts, read from artifacts) runs, and its wide tables fit COLUMNS=80."""
+    import os
+
+    p = subprocess.run([sys.executable, "-m", "seqlab", "run", "14.64"], capture_output=True, text=True,
+                       timeout=300, env=dict(os.environ, COLUMNS="80"))
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert "[forecast_verdict]" in p.stdout and "neural_beats_best_classical" in p.stdout
+    assert max(len(line) for line in lines) <= 80

@@ -1,17 +1,23 @@
 """SectionResult, the run context, and the registry keyed by the chapter's section numbers."""
 from __future__ import annotations
 
+import contextlib
 import importlib
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TextIO
 
 import pandas as pd
 
-from ..errors import SeqlabError
+from ..errors import InvalidParameterError, SeqlabError
 
-__all__ = ["SectionResult", "Context", "section", "registry", "get_section", "run_section", "UnknownSectionError"]
+__all__ = ["SectionResult", "Context", "Progress", "section", "registry", "get_section", "run_section",
+           "UnknownSectionError", "SLOW_STEP_SECONDS"]
+
+#: a step still running after this many seconds is reported (``seqlab run`` reports on stderr)
+SLOW_STEP_SECONDS = 3.0
 
 
 class UnknownSectionError(SeqlabError, KeyError):
@@ -33,6 +39,56 @@ class SectionResult:
     interactive: dict = field(default_factory=dict, repr=False)
 
 
+def _seconds(s: float) -> str:
+    return f"{s:.0f} s" if s >= 10 else f"{s:.1f} s"
+
+
+class Progress:
+    """Reports the slow steps of a run on ``stream``: nothing for a step that ends within ``after`` seconds;
+    for a longer one ``"  name ..."`` once it passes the mark, completed by its seconds when it ends
+    (``"  training the reversal model ... 41 s"``). Steps may nest."""
+
+    def __init__(self, stream: TextIO, after: float | None = None):
+        self.stream = stream
+        self.after = SLOW_STEP_SECONDS if after is None else after
+        self._lock = threading.Lock()
+        self._open = None  # the step whose "..." line still waits for its seconds
+
+    def _write(self, text: str) -> None:
+        self.stream.write(text)
+        self.stream.flush()
+
+    @contextlib.contextmanager
+    def step(self, name: str):
+        token, t0, shown = object(), time.perf_counter(), threading.Event()
+
+        def announce():
+            with self._lock:
+                if self._open is not None:  # an outer step's line: end it, this one starts its own
+                    self._write("\n")
+                self._write(f"  {name} ...")
+                self._open = token
+                shown.set()
+
+        timer = threading.Timer(self.after, announce)
+        timer.daemon = True
+        if self.after <= 0:
+            announce()
+        else:
+            timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
+            if timer.is_alive():
+                timer.join()  # an announcement in progress finishes before the step's end is written
+            if shown.is_set():
+                took = _seconds(time.perf_counter() - t0)
+                with self._lock:
+                    self._write(f" {took}\n" if self._open is token else f"  {name} ... {took}\n")
+                    self._open = None
+
+
 @dataclass
 class Context:
     """What a section needs from the caller: where figures go and an optional seed override.
@@ -42,11 +98,17 @@ class Context:
     seeds that differ in the chapter still differ.
     """
 
-    out: Path
+    out: Path | None
     seed_override: int | None = None
     figures: bool = True
     _base: int | None = None
     interactive: dict = field(default_factory=dict)
+    #: where slow steps are reported; ``None`` (the library's default, and the book's) keeps a run silent
+    progress: Progress | None = None
+
+    def step(self, name: str):
+        """``with ctx.step("training the reversal model"):`` reports the step if it is slow (see Progress)."""
+        return contextlib.nullcontext() if self.progress is None else self.progress.step(name)
 
     def seed(self, chapter_seed: int) -> int:
         if self.seed_override is None:
@@ -90,7 +152,7 @@ _MODULES = [
     ("14.50", "s14_50"), ("14.50.2", "s14_50_2"), ("14.51", "s14_51"), ("14.52", "s14_52"),
     ("14.53", "s14_53"), ("14.54", "s14_54"), ("14.55", "s14_55"),
     ("14.56", "s14_56"), ("14.57", "s14_57"), ("14.58", "s14_58"), ("14.59", "s14_59"), ("14.60", "s14_60"),
-    ("14.61", "s14_61"), ("14.62", "s14_62"), ("14.63", "s14_63"),
+    ("14.61", "s14_61"), ("14.62", "s14_62"), ("14.63", "s14_63"), ("14.64", "s14_64"),
 ]
 
 
@@ -119,10 +181,18 @@ def get_section(id: str) -> _Entry:
     return reg[id]
 
 
-def run_section(id: str, out: Path | str, seed: int | None = None, figures: bool = True) -> SectionResult:
-    """Run one section; figures are written under ``out``."""
+def run_section(id: str, out: Path | str | None = None, seed: int | None = None, figures: bool = True,
+                progress: Progress | None = None) -> SectionResult:
+    """Run one section; figures are written under ``out`` (needed unless ``figures=False``).
+
+    With ``progress`` the section as a whole, and each step it marks with ``ctx.step``, is reported there
+    when it runs longer than the progress's threshold.
+    """
     entry = get_section(id)
-    ctx = Context(Path(out), seed, figures)
+    if figures and out is None:
+        raise InvalidParameterError(f"section {id}: figures need an output folder (pass out=, or figures=False)")
+    ctx = Context(None if out is None else Path(out), seed, figures, progress=progress)
     t0 = time.perf_counter()
-    tables, figs, notes = entry.func(ctx)
+    with ctx.step(f"running §{entry.id}"):
+        tables, figs, notes = entry.func(ctx)
     return SectionResult(entry.id, entry.title, tables, figs, notes, time.perf_counter() - t0, ctx.interactive)

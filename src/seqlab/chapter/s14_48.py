@@ -38,7 +38,8 @@ def figure(results: pd.DataFrame):
 
 @section("14.48", "Encoder-decoder and the bottleneck")
 def run(ctx):
-    results = copy_sweep(ctx.seed(SEED))
+    with ctx.step(f"training the copy models ({2 * len(LENGTHS)} runs in worker processes)"):
+        results = copy_sweep(ctx.seed(SEED))
     chapter = results[results.attention == "none"]
     copy_task = chapter[["sequence_length", "copy_accuracy"]]
     comparison = results.assign(model=results.attention.map({"none": "fixed vector (chapter)",
@@ -58,5 +59,8 @@ def run(ctx):
         "only 400 training sequences and 250 steps one wrong token derails the rest of the greedy decode.",
         "Each training runs single-threaded in a worker process; the result does not depend on the worker count.",
     ]
-    figs = ctx.save("copy_task", *figure(results)) if ctx.figures else []
+    figs = []
+    if ctx.figures:
+        with ctx.step("drawing the copy-task figure"):
+            figs = ctx.save("copy_task", *figure(results))
     return {"copy_task": copy_task, "copy_comparison": comparison}, figs, notes

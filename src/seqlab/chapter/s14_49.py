@@ -65,7 +65,8 @@ def run(ctx):
                                         weights_sum_to_one=w_add[0].sum().item(),
                                         parameters_in_additive_attention=count_parameters(additive))])
 
-    r = reversal_experiment_cached(seed=ctx.seed(REVERSAL_SEED))
+    with ctx.step("training the reversal model (400 steps, one thread)"):
+        r = reversal_experiment_cached(seed=ctx.seed(REVERSAL_SEED))
     reversal = pd.DataFrame([dict(final_loss=r["final_loss"], token_accuracy=r["token_accuracy"],
                                   heldout_free_running=r["heldout_free_running"])])
     A = r["alpha"]  # (T_out, T_in)
@@ -88,7 +89,10 @@ def run(ctx):
         "GRU, so its state h_(j+1) still carries x_j: attending one step late retrieves the right token. The "
         "alignment is learned; it is just not the literal anti-diagonal.",
     ]
-    figs = ctx.save("reversal_attention", *figure(A)) if ctx.figures else []
+    figs = []
+    if ctx.figures:
+        with ctx.step("drawing the reversal-attention figure"):
+            figs = ctx.save("reversal_attention", *figure(A))
     tables = {"dot_attention_check": check, "additive_attention_check": additive_check, "reversal": reversal,
               "reversal_alignment": summary, "reversal_attention": alignment}
     return tables, figs, notes

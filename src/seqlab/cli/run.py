@@ -5,8 +5,9 @@ import contextlib
 import datetime as dt
 import json
 import math
+import shutil
 import sys
-import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -58,20 +59,38 @@ def result_to_dict(res) -> dict:
             "figures": [str(p) for p in res.figures], "notes": list(res.notes), "seconds": res.seconds}
 
 
-def _print_text(res, out=None) -> None:
+def _width() -> int:
+    """The terminal's width ($COLUMNS first; 80 when stdout is not a terminal), at least 40."""
+    return max(40, shutil.get_terminal_size((80, 24)).columns)
+
+
+def _table_text(df, width: int) -> str:
+    """``df`` as text no wider than ``width``: columns that do not fit go to further blocks below, long cells are
+    cut short with '...' (``--json`` has every cell in full)."""
     import pandas as pd
 
+    with pd.option_context("display.max_columns", 20, "display.max_rows", 30, "display.precision", 4):
+        text = df.to_string(index=False, max_rows=24, line_width=width, max_colwidth=max(12, width // 2))
+    # a single column wider than the line (a long header) is the one thing line_width cannot split
+    return "\n".join(line if len(line) <= width else line[: width - 3] + "..." for line in text.splitlines())
+
+
+def _print_text(res, out=None, width: int | None = None) -> None:
     out = sys.stdout if out is None else out
-    print(f"\n§{res.section} {res.title}  ({res.seconds:.1f} s)", file=out)
-    with pd.option_context("display.width", 140, "display.max_columns", 20, "display.max_rows", 30,
-                           "display.precision", 4):
-        for name, df in res.tables.items():
-            print(f"\n  [{name}]", file=out)
-            print("  " + df.to_string(index=False, max_rows=24).replace("\n", "\n  "), file=out)
+    width = _width() if width is None else width
+    head = f"§{res.section} {res.title}"
+    tail = f"  ({res.seconds:.1f} s)"
+    if len(head) + len(tail) > width:
+        head = head[: max(0, width - len(tail) - 3)] + "..."
+    print(f"\n{head}{tail}", file=out)
+    for name, df in res.tables.items():
+        print(f"\n  [{name}]", file=out)
+        print(textwrap.indent(_table_text(df, width - 2), "  "), file=out)
     for note in res.notes:
-        print(f"  note: {note}", file=out)
+        print(textwrap.fill(note, width, initial_indent="  note: ", subsequent_indent="    ",
+                            break_on_hyphens=False), file=out)
     for f in res.figures:
-        print(f"  figure: {f}", file=out)
+        print(f"  figure: {f}", file=out)  # a path is not wrapped: it must stay one piece to be copied
 
 
 def _cmd_list(args) -> int:
@@ -82,21 +101,30 @@ def _cmd_list(args) -> int:
     return 0
 
 
+#: said once, after the tables, when a run computed no figure files because no --out was given
+FIGURES_NOT_WRITTEN = "figures not written; pass --out DIR to write them"
+
+
 def _cmd_run(args) -> int:
-    from ..chapter import get_section, registry, run_section
+    from ..chapter import Progress, get_section, registry, run_section
 
     ids = list(registry()) if args.section == "all" else [get_section(args.section).id]
-    out = check_output_dir(args.out) if args.out else Path(tempfile.mkdtemp(prefix="seqlab-"))
+    # no --out: no figures at all, rather than files in a temporary folder that nobody removes
+    out = check_output_dir(args.out) if args.out else None
+    figures = out is not None and not args.no_figures
+    progress = Progress(sys.stderr)  # slow steps, on stderr: stdout stays the tables (or the one JSON object)
     results, t0 = [], time.perf_counter()
     for sid in ids:
         # with --json, stdout carries exactly one JSON object: anything a section prints goes to stderr
         with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
-            res = run_section(sid, out, seed=args.seed, figures=not args.no_figures)
+            res = run_section(sid, out, seed=args.seed, figures=figures, progress=progress)
         results.append(res)
         if not args.json:
             _print_text(res)
             sys.stdout.flush()
     total = time.perf_counter() - t0
+    if not args.json and out is None and not args.no_figures:
+        print(f"\n{FIGURES_NOT_WRITTEN}")
     if args.json:
         payload = result_to_dict(results[0]) if len(results) == 1 else {
             "sections": [result_to_dict(r) for r in results], "seconds": total}
@@ -119,7 +147,7 @@ def add_commands(sub) -> None:
     r = sub.add_parser("run", help="run one section (or 'all')")
     r.add_argument("section", help="section id such as 14.50.2, or 'all'")
     r.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
-    r.add_argument("--out", help="folder for figures (default: a new temporary folder)")
+    r.add_argument("--out", help="folder to write the figures to (without it no figure is written)")
     r.add_argument("--seed", type=int_at_least(0, _SEED_LIMIT),
                    help="replace the chapter's seed(s); shifts every seed by the same amount")
     r.add_argument("--no-figures", action="store_true", help="compute tables only")
