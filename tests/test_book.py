@@ -9,10 +9,10 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REPO
+from conftest import REPO, require
 
-pytest.importorskip("myst_nb")
-pytest.importorskip("selenium")
+require("myst_nb")
+require("selenium")
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import require
 
 from seqlab.forecast import (
     ForecastDataError,
@@ -26,7 +27,7 @@ def test_mase_hand_worked():
 
 
 def test_metrics_match_utilsforecast():
-    uf = pytest.importorskip("utilsforecast.losses")
+    uf = require("utilsforecast.losses")
     rng = np.random.default_rng(0)
     rows = []
     for uid in ("a", "b", "c"):

@@ -3,6 +3,7 @@ cleanly."""
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import require
 
 from seqlab.cli import main
 from seqlab.errors import InvalidParameterError
@@ -26,8 +27,8 @@ def panel(ids=("zz", "aa", 7, "mm"), n=60):
 
 @pytest.fixture(scope="module")
 def cluster():
-    distributed = pytest.importorskip("distributed")
-    pytest.importorskip("fugue_dask")
+    distributed = require("distributed")
+    require("fugue_dask")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c:
         yield c
 
@@ -93,7 +94,7 @@ def test_nbeats_members_on_a_cluster_equal_the_local_processes(cluster):
 def test_ray_and_spark_give_the_single_process_numbers(kind):
     """Run where their packages are installed (pip install "seqlab[ray]" / "seqlab[spark]"); skipped elsewhere."""
     if _missing(ENGINES[kind][0]) or _missing(f"fugue_{kind}"):
-        pytest.skip(f"{ENGINES[kind][0]} is not installed")
+        pytest.skip(f"{ENGINES[kind][0]} is not installed (the ray and spark extras are not part of CI)")
     df = panel(ids=("b", "a"))
     kw = dict(n_windows=1, level=[80], intervals="native")
     with Forecaster(["Naive", "SeasonalNaive"], freq="ME", season_length=12, engine=kind) as fc:
@@ -136,7 +137,7 @@ def test_missing_cluster_packages_are_named(capsys, tmp_path, kind):
 
 
 def test_unreachable_scheduler_is_one_line(capsys, tmp_path):
-    pytest.importorskip("distributed")
+    require("distributed")
     f = tmp_path / "s.csv"
     panel(ids=("a",)).to_csv(f, index=False)
     fc = Forecaster(["Naive"], freq="ME", engine=Engine("dask", "127.0.0.1:9", timeout=2))

@@ -4,6 +4,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import require
 
 from seqlab.errors import InvalidParameterError
 from seqlab.forecast import (
@@ -85,7 +86,7 @@ def _cv_with_intervals(seed=0):
 
 
 def test_interval_scores_match_utilsforecast():
-    uf = pytest.importorskip("utilsforecast.losses")
+    uf = require("utilsforecast.losses")
     df, train, cv = _cv_with_intervals()
     qcols = quantile_columns("M", [80, 95])
     quantiles = np.array(list(qcols))
