@@ -83,7 +83,11 @@ def test_train_defaults_are_the_chapters():
     from seqlab.cli import build_parser
     from seqlab.experiments.lm import CHAPTER_TRAIN, chapter_gpt_config
 
+    from seqlab.cli.lm import _resolve_model_options, _warmup
+
     a = build_parser().parse_args(["lm", "train", "--text", "x.txt"])
+    _resolve_model_options(a)  # options left unset take the chapter's values here
+    a.warmup = _warmup(a, None)
     g = chapter_gpt_config(65)
     assert (a.max_iters, a.batch_size, a.block_size, a.lr, a.muon_lr, a.warmup, a.eval_interval, a.optimizer, a.seed) == (
         CHAPTER_TRAIN.max_iters, CHAPTER_TRAIN.batch_size, CHAPTER_TRAIN.block_size, CHAPTER_TRAIN.learning_rate,

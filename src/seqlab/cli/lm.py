@@ -1,9 +1,10 @@
 """``seqlab lm train`` and ``seqlab lm sample``: language models on a user's text, with resumable checkpoints."""
 from __future__ import annotations
 
-import fcntl
 import os
+import signal
 import sys
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -30,22 +31,27 @@ class OutputInUse(UsageError):
 def output_lock(out: Path):
     """Hold an OS lock on ``out`` for the whole run; a second run on the same folder is refused at once.
 
-    The lock dies with its process, so a killed run never leaves the folder locked.
+    The lock (``filelock``: fcntl on POSIX, msvcrt on Windows) dies with its process, so a killed run never leaves
+    the folder locked; ``.lock.pid`` beside it names the holder.
     """
-    path = out / ".lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(out / ".lock"), timeout=0)
+    pid_file = out / ".lock.pid"
     try:
+        lock.acquire()
+    except Timeout:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-            raise OutputInUse(f"--out {out} is in use by another `seqlab lm train` (pid {holder}); wait for it to "
-                              "finish or choose another --out") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            holder = pid_file.read_text(encoding="ascii").strip() or "unknown"
+        except (OSError, UnicodeDecodeError):
+            holder = "unknown"
+        raise OutputInUse(f"--out {out} is in use by another `seqlab lm train` (pid {holder}); wait for it to "
+                          "finish or choose another --out") from None
+    try:
+        pid_file.write_text(f"{os.getpid()}\n", encoding="ascii")
         yield
     finally:
-        os.close(fd)
+        lock.release()
 
 
 def _memory_needed(args, vocab_size: int) -> float:
@@ -97,17 +103,29 @@ def _tokenizer_for(args, text: str, out: Path):
         if not state["tokenizer"]:
             raise UsageError(f"{out}: the checkpoint has no tokenizer; use --restart or another --out")
         tok = loads_tokenizer(state["tokenizer"], str(out / CHECKPOINT_FILE))
+        if tok.kind != args.tokenizer:
+            raise UsageError(f"--tokenizer {args.tokenizer}: the checkpoint in {out} was trained with --tokenizer "
+                             f"{tok.kind}; use the same setting, --restart, or another --out")
+        if tok.kind == "bpe" and args.vocab_size_given and tok.vocab_size != args.vocab_size:
+            raise UsageError(f"--vocab-size {args.vocab_size}: the checkpoint in {out} has a vocabulary of "
+                             f"{tok.vocab_size}; use the same setting, --restart, or another --out")
         ids = tok.encode(text)
         unk = tok.token_to_id.get(UNK)
         share = sum(i == unk for i in ids) / max(1, len(ids)) if unk is not None else 0.0
         if share > _MAX_UNKNOWN:
-            raise UsageError(f"{args.text}: {share:.0%} of it is unknown to the tokenizer of the checkpoint in {out} "
-                             "(trained on another text); use --restart or another --out")
+            raise UsageError(f"{args.text_label}: {share:.0%} of it is unknown to the tokenizer of the checkpoint in "
+                             f"{out} (trained on another text); use --restart or another --out")
         _check_settings(args, state, out)
         return tok, state
     if args.tokenizer == "char":
         return CharTokenizer().train(text), None
     return BPETokenizer().train(text, args.vocab_size), None
+
+
+#: TrainConfig field -> the CLI option that sets it
+_TRAIN_OPTION = {"batch_size": "--batch-size", "block_size": "--block-size", "learning_rate": "--lr",
+                 "min_lr": "--lr", "warmup_iters": "--warmup", "seed": "--seed", "optimizer": "--optimizer",
+                 "muon_lr": "--muon-lr"}
 
 
 def _check_settings(args, state: dict, out: Path) -> None:
@@ -129,6 +147,25 @@ def _check_settings(args, state: dict, out: Path) -> None:
                              "or another --out")
 
 
+def _check_training_settings(cfg, state: dict, out: Path) -> list[str]:
+    """Refuse a resume whose training settings differ from the checkpoint's (naming the option); return notes."""
+    from ..text.training import resume_changes
+
+    saved = state.get("train_config") or {}
+    refused, notes = resume_changes(saved, cfg)
+    if refused:
+        key = refused[0].split()[0]
+        option = _TRAIN_OPTION.get(key, key)
+        value = getattr(cfg, key)
+        have = saved[key] if key != "min_lr" else saved[key] * 10
+        shown = value if key != "min_lr" else value * 10
+        raise UsageError(f"{option} {shown:g}: the checkpoint in {out} was trained with {option} {have:g}; use the same "
+                         "setting, --restart, or another --out" if isinstance(value, (int, float)) else
+                         f"{option} {shown}: the checkpoint in {out} was trained with {option} {have}; use the same "
+                         "setting, --restart, or another --out")
+    return notes
+
+
 def _build_model(args, vocab_size: int):
     from ..nn import GPT, GPTConfig, LSTMConfig, LSTMLanguageModel
 
@@ -139,47 +176,177 @@ def _build_model(args, vocab_size: int):
                                         num_layers=2, block_size=args.block_size))
 
 
+def _resolve_model_options(args) -> None:
+    """GPT-only options are an error with --model lstm; otherwise fill the chapter's defaults."""
+    gpt_only = [f"--{k.replace('_', '-')}" for k in ("num_layers", "num_heads", "positional")
+                if getattr(args, k) is not None]
+    if args.model == "lstm" and gpt_only:
+        raise UsageError(f"{', '.join(gpt_only)} set(s) the GPT only; the LSTM has 2 layers of width 2 x --d-model "
+                         "(drop the option or use --model gpt)")
+    for key in ("num_layers", "num_heads", "positional"):
+        if getattr(args, key) is None:
+            setattr(args, key, getattr(_GPT, key))
+    args.vocab_size_given = args.vocab_size is not None
+    if args.vocab_size is None:
+        args.vocab_size = 512
+    elif args.tokenizer != "bpe":
+        raise UsageError("--vocab-size sets the BPE vocabulary; it needs --tokenizer bpe")
+
+
+def _warmup(args, state: dict | None) -> int:
+    """--warmup, else the resumed run's own warm-up, else the chapter's (at most --max-iters)."""
+    if args.warmup is not None:
+        return args.warmup
+    saved = (state or {}).get("train_config") or {}
+    return saved.get("warmup_iters", min(CHAPTER_TRAIN.warmup_iters, args.max_iters))
+
+
+def _read_text(args) -> str:
+    from ..text.corpus import load_tinyshakespeare, read_text_file
+
+    if args.text is None:
+        args.text_label = "the bundled tinyshakespeare"
+        return load_tinyshakespeare()
+    args.text_label = args.text
+    return read_text_file(args.text, max_bytes=_max_text_bytes())
+
+
+def _max_text_bytes() -> int:
+    """The largest text that fits in memory once tokenized (a Python int and a tensor entry per character)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 2 ** 30
+    return int(0.5 * total / _BYTES_PER_CHAR)
+
+
+#: memory per character of text while training: the string, the id list, the id tensor, and the train/val copies
+_BYTES_PER_CHAR = 64
+
+
+class _StopRequest:
+    """SIGINT/SIGTERM: the first asks the run to stop after the current step (with a checkpoint); a second stops now."""
+
+    def __init__(self):
+        self.requested = False
+        self.previous = {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        print(f"\nseqlab: {signal.Signals(signum).name}: stopping after this step and writing a checkpoint "
+              "(press Ctrl-C again to stop at once)", file=sys.stderr, flush=True)
+
+    def __exit__(self, *exc):
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
+        return False
+
+    def __call__(self) -> bool:
+        return self.requested
+
+
+def _header(args, model, tok, text: str, train_ids, val_ids, cfg, out: Path) -> None:
+    n_params = sum(p.numel() for p in model.parameters())
+    if args.model == "gpt":
+        shape = (f"{args.num_layers} layers, {args.num_heads} heads, width {args.d_model}, context {args.block_size}, "
+                 f"{args.positional} positions")
+    else:
+        shape = f"2 layers, hidden {2 * args.d_model}, embedding {args.d_model}, context {args.block_size}"
+    print(f"model: {args.model}, {n_params:,} parameters ({shape})")
+    print(f"text: {args.text_label}, {len(text):,} characters; {tok.kind} tokenizer, {tok.vocab_size:,} tokens; "
+          f"split {len(train_ids):,} training / {len(val_ids):,} validation tokens (90/10)")
+    print(f"training: {cfg.max_iters:,} iterations x {cfg.batch_size} x {cfg.block_size} = "
+          f"{cfg.batch_size * cfg.block_size:,} tokens per step; optimizer {cfg.optimizer}; "
+          f"{args.threads} thread{'s' if args.threads > 1 else ''}; checkpoints in {out}", flush=True)
+
+
+def _summary(res, out: Path, seconds: float) -> None:
+    if not res.history:
+        return
+    last, best = res.history[-1], res.best
+    where = f" (weights in {out / 'best'})" if best["iter"] != last["iter"] else ""
+    print(f"done: iteration {res.iterations:,}; validation loss {last['val_loss']:.4f} nats last, "
+          f"{best['val_loss']:.4f} best at iteration {best['iter']:,}{where}; {seconds:,.1f} s in this run")
+
+
 def _cmd_train(args) -> int:
+    import time
+
     import torch
 
     from ..store import remove_orphans
-    from ..text.corpus import read_text_file, split_train_val
+    from ..text.checkpoint import CHECKPOINT_FILE
+    from ..text.corpus import split_train_val
     from ..text.training import TrainConfig, train_lm
 
+    _resolve_model_options(args)
     if args.model == "gpt" and args.d_model % args.num_heads:
         raise UsageError(f"--d-model {args.d_model} must be divisible by --num-heads {args.num_heads}")
-    text = read_text_file(args.text)
-    _check_text(text, args.text)
+    text = _read_text(args)
+    _check_text(text, args.text_label)
     out = check_output_dir(args.out)
-    with output_lock(out):
-        remove_orphans(out)  # temporary files of a run that was killed mid-write
-        tok, _ = _tokenizer_for(args, text, out)
-        _check_memory(args, tok.vocab_size)
-        ids = torch.tensor(tok.encode(text))
-        train_ids, val_ids = split_train_val(ids)
-        if min(len(train_ids), len(val_ids)) <= args.block_size:
-            raise UsageError(f"{args.text}: {len(ids)} tokens is too short for a context of {args.block_size} "
-                             "(the 10% validation part must be longer than the context)")
-        cfg = TrainConfig(max_iters=args.max_iters, batch_size=args.batch_size, block_size=args.block_size,
-                          learning_rate=args.lr, min_lr=args.lr / 10, warmup_iters=min(args.warmup, args.max_iters),
-                          eval_interval=args.eval_interval, seed=args.seed, optimizer=args.optimizer,
-                          muon_lr=args.muon_lr, eval_iters=CHAPTER_TRAIN.eval_iters)
-        torch.manual_seed(args.seed)
-        try:
+    threads = torch.get_num_threads()
+    torch.set_num_threads(args.threads)
+    started = time.perf_counter()
+    try:
+        with output_lock(out):
+            remove_orphans(out)  # temporary files of a run that was killed mid-write
+            if (out / "best").is_dir():
+                remove_orphans(out / "best")
+            tok, state = _tokenizer_for(args, text, out)
+            _check_memory(args, tok.vocab_size)
+            ids = torch.tensor(tok.encode(text))
+            train_ids, val_ids = split_train_val(ids)
+            if min(len(train_ids), len(val_ids)) <= args.block_size:
+                raise UsageError(f"{args.text_label}: {len(ids)} tokens is too short for a context of "
+                                 f"{args.block_size} (the 10% validation part must be longer than the context)")
+            warmup = _warmup(args, state)
+            cfg = TrainConfig(max_iters=args.max_iters, batch_size=args.batch_size, block_size=args.block_size,
+                              learning_rate=args.lr, min_lr=args.lr / 10, warmup_iters=warmup,
+                              eval_interval=args.eval_interval, seed=args.seed, optimizer=args.optimizer,
+                              muon_lr=args.muon_lr, eval_iters=CHAPTER_TRAIN.eval_iters)
+            if state is not None:
+                for note in _check_training_settings(cfg, state, out):
+                    print(f"resume: {note}", flush=True)
+            torch.manual_seed(args.seed)
             model = _build_model(args, tok.vocab_size)
-            res = train_lm(model, train_ids, val_ids, cfg, checkpoint_dir=out, tokenizer=tok,
-                           resume=not args.restart, progress=sys.stderr.isatty(), log=_log_row)
-        except KeyboardInterrupt:
-            print(f"seqlab: interrupted; {out} keeps the last checkpoint, run the same command to resume",
-                  file=sys.stderr)
-            return 130
-        except (RuntimeError, MemoryError) as e:
-            if _is_allocation_failure(e):
-                raise UsageError("out of memory while training this model and batch; lower --batch-size, "
-                                 f"--d-model, --num-layers or --block-size ({out} keeps its last checkpoint)") from None
-            raise
+            _header(args, model, tok, text, train_ids, val_ids, cfg, out)
+            try:
+                with _StopRequest() as stop:
+                    res = train_lm(model, train_ids, val_ids, cfg, checkpoint_dir=out, tokenizer=tok,
+                                   resume=not args.restart, progress=sys.stderr.isatty(), log=_log_row,
+                                   time_budget_s=args.max_time, should_stop=stop)
+            except KeyboardInterrupt:
+                kept = ("keeps its last checkpoint" if (out / CHECKPOINT_FILE).is_file() else
+                        "has no checkpoint yet")
+                print(f"seqlab: interrupted; {out} {kept}; run the same command to resume", file=sys.stderr)
+                return 130
+            except (RuntimeError, MemoryError) as e:
+                if _is_allocation_failure(e):
+                    raise UsageError("out of memory while training this model and batch; lower --batch-size, "
+                                     f"--d-model, --num-layers or --block-size ({out} keeps its last checkpoint)") \
+                        from None
+                raise
+    finally:
+        torch.set_num_threads(threads)
     if res.resumed_from is not None:
         print(f"(resumed from iteration {res.resumed_from})")
+    for note in res.notes:
+        if note.startswith("already complete"):
+            print(f"resume: {note}")
+    _summary(res, out, time.perf_counter() - started)
+    if res.stopped:
+        print(f"seqlab: stopped at iteration {res.iterations:,}; checkpoint written to {out}; run the same command "
+              "to resume", file=sys.stderr)
+        return 130
     print(f"checkpoint: {out}")
     return 0
 
@@ -190,34 +357,13 @@ def _log_row(r) -> None:
 
 
 def _cmd_sample(args) -> int:
-    import torch
+    from ._sample import run_sample
 
-    from ..text.checkpoint import load_checkpoint
-    from ..text.generation import stream
-    from ..text.sampling import SuppressTokens, build_processors
-    from ..text.tokenizers import UNK
-
-    procs = build_processors(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, min_p=args.min_p)
-    model, tok, _ = load_checkpoint(args.checkpoint)
-    if tok is None:
-        raise UsageError(f"{args.checkpoint}: the checkpoint has no tokenizer")
-    if UNK in tok.token_to_id:  # the unknown token is a placeholder, not text
-        procs.insert(0, SuppressTokens([tok.token_to_id[UNK]]))
-    prompt_ids = tok.encode(args.prompt or "\n")  # an empty prompt starts from a new line
-    sys.stdout.write(args.prompt)
-    g = torch.Generator().manual_seed(args.seed)
-    pending: list[int] = []
-    for nxt in stream(model, torch.tensor([prompt_ids]), args.max_new_tokens, procs, greedy=args.greedy, generator=g):
-        pending.append(int(nxt))
-        piece = tok.decode(pending)
-        if "\ufffd" not in piece:  # wait for the rest of a multi-byte character
-            sys.stdout.write(piece)
-            sys.stdout.flush()
-            pending = []
-    sys.stdout.write(tok.decode(pending) + "\n")
-    return 0
+    return run_sample(args)
 
 
+#: the most tokens one `lm sample` generates
+MAX_NEW_TOKENS = 100_000
 _LR = float_in(1e-8, 10.0)  # outside this, AdamW and Muon either cannot move or overflow at once
 
 
@@ -226,36 +372,59 @@ def add_commands(sub, parser_class) -> None:
                                                                                        parser_class=parser_class)
     c = CHAPTER_TRAIN
     t = lm.add_parser("train", help="train a character (or BPE) language model on a text file")
-    t.add_argument("--text", required=True, help="UTF-8 text file")
+    t.add_argument("--text", default=None, help="UTF-8 text file (default: the bundled tinyshakespeare)")
     t.add_argument("--out", default="checkpoints/lm", help="checkpoint folder (resumed if it holds one)")
     t.add_argument("--model", choices=("gpt", "lstm"), default="gpt")
     t.add_argument("--tokenizer", choices=("char", "bpe"), default="char")
-    t.add_argument("--vocab-size", type=int_at_least(256, 65536), default=512, help="BPE vocabulary size")
-    t.add_argument("--max-iters", type=positive_int, default=c.max_iters)
+    t.add_argument("--vocab-size", type=int_at_least(256, 65536), default=None,
+                   help="BPE vocabulary size (default 512; needs --tokenizer bpe)")
+    t.add_argument("--max-iters", type=positive_int, default=c.max_iters,
+                   help="iterations in all; on resume a larger value extends the run")
+    t.add_argument("--max-time", type=float_in(0.0, 1e7, low_open=True), default=None, metavar="SECONDS",
+                   help="stop (with an evaluation and a checkpoint) after this much training time")
     t.add_argument("--batch-size", type=positive_int, default=c.batch_size)
     t.add_argument("--block-size", type=positive_int, default=c.block_size)
-    t.add_argument("--num-layers", type=positive_int, default=_GPT.num_layers)
-    t.add_argument("--num-heads", type=positive_int, default=_GPT.num_heads)
+    t.add_argument("--num-layers", type=positive_int, default=None, help=f"GPT only (default {_GPT.num_layers})")
+    t.add_argument("--num-heads", type=positive_int, default=None, help=f"GPT only (default {_GPT.num_heads})")
     t.add_argument("--d-model", type=positive_int, default=_GPT.d_model)
-    t.add_argument("--positional", choices=("rotary", "learned", "sinusoidal"), default=_GPT.positional,
-                   help="position information of the GPT")
+    t.add_argument("--positional", choices=("rotary", "learned", "sinusoidal"), default=None,
+                   help=f"position information of the GPT (default {_GPT.positional})")
     t.add_argument("--optimizer", choices=("muon", "adamw"), default=c.optimizer,
                    help="muon: Muon for hidden matrices, AdamW for the rest; adamw: AdamW for all")
     t.add_argument("--lr", type=_LR, default=c.learning_rate, help="peak AdamW learning rate")
     t.add_argument("--muon-lr", type=_LR, default=c.muon_lr, help="peak Muon learning rate")
-    t.add_argument("--warmup", type=nonnegative_int, default=c.warmup_iters)
+    t.add_argument("--warmup", type=nonnegative_int, default=None,
+                   help=f"warm-up iterations (default {c.warmup_iters}, at most --max-iters)")
     t.add_argument("--eval-interval", type=positive_int, default=c.eval_interval)
     t.add_argument("--seed", type=seed, default=c.seed)
+    t.add_argument("--threads", type=int_at_least(1, 1024), default=1,
+                   help="torch threads (default 1: more threads than free cores slows training down)")
     t.add_argument("--restart", action="store_true", help="ignore an existing checkpoint in --out and start over")
     t.set_defaults(func=_cmd_train)
+    from ._sample import MAX_SAMPLES, stop_string
+
     s = lm.add_parser("sample", help="generate text from a checkpoint, streaming to stdout")
     s.add_argument("--checkpoint", required=True)
-    s.add_argument("--prompt", default="")
-    s.add_argument("--max-new-tokens", type=nonnegative_int, default=300)
-    s.add_argument("--temperature", type=float_in(0.0, 100.0, low_open=True), default=1.0)
+    prompt = s.add_mutually_exclusive_group()  # None defaults, so an explicit --prompt "" still conflicts
+    prompt.add_argument("--prompt", default=None, help="text to continue (default: start from a new line)")
+    prompt.add_argument("--prompt-file", default=None, metavar="PATH",
+                        help="UTF-8 file whose whole text, final newline included, is the prompt")
+    s.add_argument("--max-new-tokens", type=int_at_least(0, MAX_NEW_TOKENS), default=300)
+    # None means "not given": --greedy refuses the sampling options only when they are given
+    s.add_argument("--temperature", type=float_in(0.0, 100.0, low_open=True), default=None, help="default 1")
     s.add_argument("--top-k", type=positive_int, default=None)
     s.add_argument("--top-p", type=float_in(0.0, 1.0), default=None)
     s.add_argument("--min-p", type=float_in(0.0, 1.0), default=None)
-    s.add_argument("--greedy", action="store_true")
+    s.add_argument("--repetition-penalty", type=float_in(0.0, 100.0, low_open=True), default=None,
+                   help="above 1, tokens already in the text get less likely (Hugging Face's rule); default 1")
+    s.add_argument("--no-repeat-ngram-size", type=nonnegative_int, default=None, metavar="N",
+                   help="never complete an N-gram already in the text (prompt included); 0: off")
+    s.add_argument("--stop", action="append", type=stop_string, default=None, metavar="TEXT",
+                   help="end a sample where TEXT is generated, printing the text before it; repeatable; "
+                        "\\n, \\t, \\r and \\\\ are escapes")
+    s.add_argument("--num-samples", type=int_at_least(1, MAX_SAMPLES), default=1, metavar="N",
+                   help="print N samples, each under a header; sample i (from 0) uses --seed + i")
+    s.add_argument("--greedy", action="store_true", help="always the most likely token; --repetition-penalty and "
+                   "--no-repeat-ngram-size still apply")
     s.add_argument("--seed", type=seed, default=0)
     s.set_defaults(func=_cmd_sample)

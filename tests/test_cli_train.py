@@ -1,0 +1,309 @@
+"""`seqlab lm train`: start-up header, stops that keep progress, resumes that say what changed, clear write errors."""
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from seqlab.cli import main
+from seqlab.text.checkpoint import load_checkpoint, read_checkpoint_state
+from seqlab.text.corpus import CorpusError, load_tinyshakespeare, read_text_file
+
+TINY = ["--max-iters", "10", "--block-size", "16", "--batch-size", "4", "--eval-interval", "5", "--d-model", "16",
+        "--num-layers", "1", "--num-heads", "2", "--warmup", "2"]
+
+
+def error_line(capsys, argv) -> str:
+    code = main(argv)
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert code == 2, err
+    assert len(lines) == 1 and lines[0].startswith("seqlab: error: "), err
+    return lines[0]
+
+
+def with_option(argv, option, value):
+    """``argv`` with ``option`` set to ``value`` (replaced where present)."""
+    out = [a for i, a in enumerate(argv) if a != option and (i == 0 or argv[i - 1] != option)]
+    return [*out, option, value]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    f = tmp_path_factory.mktemp("text") / "play.txt"
+    f.write_text(load_tinyshakespeare()[:6000], encoding="utf-8")
+    return f
+
+
+@pytest.fixture
+def trained(tmp_path, corpus, capsys):
+    out = tmp_path / "ckpt"
+    assert main(["lm", "train", "--text", str(corpus), "--out", str(out), *TINY]) == 0
+    return out, capsys.readouterr().out
+
+
+def test_header_and_summary_describe_the_run(trained):
+    out, stdout = trained
+    lines = stdout.splitlines()
+    n_params = sum(p.numel() for p in load_checkpoint(out)[0].parameters())
+    assert lines[0].startswith(f"model: gpt, {n_params:,} parameters (1 layers, 2 heads, width 16, context 16")
+    assert "char tokenizer" in lines[1] and "training /" in lines[1]
+    assert lines[2].startswith("training: 10 iterations x 4 x 16 = 64 tokens per step; optimizer muon; 1 thread")
+    history = read_checkpoint_state(out)["train_config"] and load_checkpoint(out)[2]["history"]
+    best = min(history, key=lambda r: r["val_loss"])
+    summary = next(line for line in lines if line.startswith("done: "))
+    assert f"{history[-1]['val_loss']:.4f} nats last" in summary
+    assert f"{best['val_loss']:.4f} best at iteration {best['iter']}" in summary
+    # the best checkpoint holds the weights of the best evaluation
+    assert load_checkpoint(out / "best")[2]["iteration"] == best["iter"]
+
+
+def test_threads_are_restored_after_training(corpus, tmp_path, capsys):
+    before = torch.get_num_threads()
+    assert main(["lm", "train", "--text", str(corpus), "--out", str(tmp_path / "c"), *with_option(TINY, "--threads",
+                                                                                                    "2")]) == 0
+    assert "2 threads" in capsys.readouterr().out
+    assert torch.get_num_threads() == before
+
+
+@pytest.mark.parametrize("option,value", [("--num-layers", "2"), ("--num-heads", "2"), ("--positional", "learned")])
+def test_gpt_options_with_the_lstm_are_refused(capsys, corpus, tmp_path, option, value):
+    base = ["--max-iters", "10", "--block-size", "16", "--batch-size", "4", "--d-model", "16"]
+    line = error_line(capsys, ["lm", "train", "--text", str(corpus), "--out", str(tmp_path / "c"), "--model", "lstm",
+                               *base, option, value])
+    assert option in line and "GPT only" in line
+    assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())
+
+
+def test_vocab_size_needs_bpe(capsys, corpus, tmp_path):
+    line = error_line(capsys, ["lm", "train", "--text", str(corpus), "--out", str(tmp_path / "c"), *TINY,
+                               "--vocab-size", "300"])
+    assert "--tokenizer bpe" in line
+
+
+@pytest.mark.parametrize("option,value", [("--lr", "0.001"), ("--seed", "7"), ("--optimizer", "adamw"),
+                                          ("--muon-lr", "0.01"), ("--batch-size", "8"), ("--tokenizer", "bpe"),
+                                          ("--warmup", "3")])
+def test_resume_with_another_training_setting_names_it(capsys, corpus, trained, option, value):
+    out, _ = trained
+    before = (out / "checkpoint.safetensors").read_bytes()
+    line = error_line(capsys, ["lm", "train", "--text", str(corpus), "--out", str(out),
+                               *with_option(TINY, option, value)])
+    assert option in line and "trained with" in line and "corrupt" not in line
+    assert (out / "checkpoint.safetensors").read_bytes() == before
+
+
+def test_resume_extends_then_reports_complete(capsys, corpus, trained):
+    out, _ = trained
+    longer = with_option(TINY, "--max-iters", "15")
+    assert main(["lm", "train", "--text", str(corpus), "--out", str(out), *longer]) == 0
+    assert "resume: extending from 10 to 15 iterations" in capsys.readouterr().out
+    assert read_checkpoint_state(out)["iteration"] == 15
+    assert main(["lm", "train", "--text", str(corpus), "--out", str(out), *longer]) == 0
+    assert "already complete at iteration 15 of 15" in capsys.readouterr().out
+
+
+def test_max_time_stops_with_an_evaluation_and_a_checkpoint(capsys, corpus, tmp_path):
+    out = tmp_path / "c"
+    argv = with_option(with_option(TINY, "--max-iters", "100000"), "--eval-interval", "100000")
+    assert main(["lm", "train", "--text", str(corpus), "--out", str(out), *argv, "--max-time", "0.5"]) == 0
+    state = load_checkpoint(out)[2]
+    assert 0 < state["iteration"] < 100000
+    assert state["history"][-1]["iter"] == state["iteration"]
+
+
+def test_disk_full_during_a_checkpoint_is_one_line_and_keeps_the_previous_one(capsys, corpus, trained, monkeypatch):
+    import seqlab.text.checkpoint as ckpt_mod
+
+    out, _ = trained
+    before = (out / "checkpoint.safetensors").read_bytes()
+    real = ckpt_mod.atomic_write
+
+    def full(path, data, *a, **k):
+        if str(path).endswith("checkpoint.safetensors") and "best" not in str(path):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(path, data, *a, **k)
+
+    monkeypatch.setattr(ckpt_mod, "atomic_write", full)
+    line = error_line(capsys, ["lm", "train", "--text", str(corpus), "--out", str(out),
+                               *with_option(TINY, "--max-iters", "15")])
+    assert "No space left on device" in line and "checkpoint.safetensors" in line and "intact" in line
+    assert (out / "checkpoint.safetensors").read_bytes() == before
+    assert load_checkpoint(out)[2]["iteration"] == 10
+
+
+def test_the_cli_imports_without_fcntl():
+    code = ("import sys; sys.modules['fcntl'] = None\n"
+            "import seqlab.cli, seqlab.cli.lm\n"
+            "from pathlib import Path; import tempfile\n"
+            "d = Path(tempfile.mkdtemp())\n"
+            "with seqlab.cli.lm.output_lock(d): print('locked')\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "locked"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_writes_a_checkpoint_and_exits_130(tmp_path, corpus, sig):
+    out = tmp_path / "c"
+    argv = [sys.executable, "-m", "seqlab", "lm", "train", "--text", str(corpus), "--out", str(out),
+            *with_option(with_option(TINY, "--max-iters", "100000"), "--eval-interval", "20")]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in p.stdout:  # wait until training is under way (the first evaluation)
+        if line.startswith("iter "):
+            break
+    p.send_signal(sig)
+    try:
+        _, err = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        raise
+    assert p.returncode == 130, err
+    state = read_checkpoint_state(out)
+    assert state["iteration"] >= 20
+    assert f"stopped at iteration {state['iteration']:,}" in err
+
+
+def test_stop_then_resume_continues_the_same_run(tmp_path):
+    from seqlab.nn import GPT, GPTConfig
+    from seqlab.text import CharTokenizer
+    from seqlab.text.corpus import split_train_val
+    from seqlab.text.training import TrainConfig, train_lm
+
+    text = load_tinyshakespeare()[:6000]
+    tok = CharTokenizer().train(text)
+    tr, va = split_train_val(torch.tensor(tok.encode(text)))
+    c = TrainConfig(max_iters=12, batch_size=4, block_size=16, eval_interval=4, eval_iters=2, optimizer="muon")
+
+    def make():
+        torch.manual_seed(0)
+        return GPT(GPTConfig(vocab_size=tok.vocab_size, block_size=16, num_layers=1, num_heads=2, d_model=16))
+
+    full = train_lm(make(), tr, va, c)
+    calls = iter(range(100))
+    first = train_lm(make(), tr, va, c, checkpoint_dir=tmp_path, tokenizer=tok, should_stop=lambda: next(calls) == 5)
+    assert first.stopped and first.iterations == 6
+    assert read_checkpoint_state(tmp_path)["iteration"] == 6
+    rest = train_lm(make(), tr, va, c, checkpoint_dir=tmp_path, tokenizer=tok)
+    assert rest.resumed_from == 6
+    got = [r["val_loss"] for r in rest.history]
+    want = [r["val_loss"] for r in full.history]
+    torch.testing.assert_close(torch.tensor(got), torch.tensor(want))
+
+
+def test_a_library_resume_with_other_settings_is_refused(tmp_path):
+    from seqlab.nn import GPT, GPTConfig
+    from seqlab.text import CharTokenizer
+    from seqlab.text.checkpoint import CheckpointMismatchError
+    from seqlab.text.training import TrainConfig, train_lm
+
+    text = load_tinyshakespeare()[:3000]
+    tok = CharTokenizer().train(text)
+    ids = torch.tensor(tok.encode(text))
+    tr, va = ids[:2500], ids[2500:]
+
+    def model():
+        return GPT(GPTConfig(vocab_size=tok.vocab_size, block_size=16, num_layers=1, num_heads=2, d_model=16))
+
+    c = TrainConfig(max_iters=4, batch_size=2, block_size=16, eval_interval=2, eval_iters=1)
+    train_lm(model(), tr, va, c, checkpoint_dir=tmp_path, tokenizer=tok)
+    other = TrainConfig(max_iters=4, batch_size=2, block_size=16, eval_interval=2, eval_iters=1, learning_rate=5e-4)
+    with pytest.raises(CheckpointMismatchError, match="learning_rate"):
+        train_lm(model(), tr, va, other, checkpoint_dir=tmp_path, tokenizer=tok)
+
+
+def test_text_is_checked_before_it_is_read_whole(tmp_path):
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"a" * 5000)
+    with pytest.raises(CorpusError, match="fits in memory"):
+        read_text_file(big, max_bytes=4000)
+    assert read_text_file(big, max_bytes=5000) == "a" * 5000
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"ok " * 10 + b"\xff" + b"more")
+    with pytest.raises(CorpusError, match="UTF-8"):
+        read_text_file(bad)
+    split = tmp_path / "split.txt"  # a multi-byte character across the first MiB's edge is valid UTF-8
+    split.write_bytes(b"a" * (2 ** 20 - 1) + "é".encode())
+    assert read_text_file(split).endswith("é")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+def test_a_fifo_or_device_is_not_a_text_file(tmp_path, capsys):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for path in (fifo, "/dev/null"):
+        with pytest.raises(CorpusError, match="not a regular file"):
+            read_text_file(path)
+    line = error_line(capsys, ["lm", "train", "--text", str(fifo), "--out", str(tmp_path / "c"), *TINY])
+    assert "not a regular file" in line
+
+
+def test_load_checkpoint_reads_the_file_once(trained, monkeypatch):
+    from pathlib import Path
+
+    out, _ = trained
+    reads = []
+    real = Path.read_bytes
+
+    def counting(self):
+        reads.append(self.name)
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counting)
+    import safetensors
+
+    monkeypatch.setattr(safetensors, "safe_open", None)  # a second, header-only open would fail
+    load_checkpoint(out)
+    assert reads.count("checkpoint.safetensors") == 1
+
+
+def test_an_unreadable_checkpoint_says_so(trained, capsys):
+    out, _ = trained
+    if os.geteuid() == 0:
+        pytest.skip("root reads any file")
+    (out / "checkpoint.safetensors").chmod(0)
+    line = error_line(capsys, ["lm", "sample", "--checkpoint", str(out), "--max-new-tokens", "3"])
+    assert "permission denied" in line
+
+
+def test_train_without_text_uses_the_bundled_corpus(tmp_path, capsys):
+    argv = with_option(with_option(TINY, "--max-iters", "2"), "--eval-interval", "2")
+    assert main(["lm", "train", "--out", str(tmp_path / "c"), *argv]) == 0
+    assert "text: the bundled tinyshakespeare, 1,115,394 characters" in capsys.readouterr().out
+    assert json.loads((tmp_path / "c" / "trainer_state.json").read_text())["iteration"] == 2
+
+
+def test_progress_is_reported_on_a_tty(tmp_path, corpus):
+    """The bar (iterations, elapsed < remaining) goes to stderr; evaluation rows stay whole lines on stdout."""
+    pty = pytest.importorskip("pty")
+
+    import fcntl
+    import struct
+    import termios
+
+    primary, secondary = pty.openpty()
+    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))  # a new pty is 0 columns wide
+    argv = [sys.executable, "-m", "seqlab", "lm", "train", "--text", str(corpus), "--out", str(tmp_path / "c"), *TINY]
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=secondary, text=True, timeout=120)
+    os.close(secondary)
+    time.sleep(0.1)
+    chunks = []
+    while True:
+        try:
+            data = os.read(primary, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(primary)
+    err = b"".join(chunks).decode("utf-8", "replace")
+    assert p.returncode == 0
+    assert "10/10 [" in err and "<" in err and "tok/s" in err
+    assert [line for line in p.stdout.splitlines() if line.startswith("iter ")] == \
+        [line for line in p.stdout.splitlines() if line.startswith("iter ") and line.endswith("tok/s")]
