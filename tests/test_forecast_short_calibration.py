@@ -29,6 +29,7 @@ def test_statsforecast_minimums():
 
     fc = Forecaster(["Naive", "AutoETS", "AutoTheta"], season_length=SEASON)
     assert [min_fit_length(m) for m in fc.models] == [1, 7, 4]
+    assert min_fit_length(Forecaster(["SeasonalNaive"], season_length=12).models[0]) == 12
     assert min_fit_length(Forecaster([AutoETS(model="AAN", damped=True)]).models[0]) == 10
 
 

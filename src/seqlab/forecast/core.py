@@ -24,7 +24,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, InvalidTypeError
 from .classical import CLASSICAL, Naive2, StatsForecastModel, is_statsforecast_model
 from .data import ForecastDataError, validate_long
 from .engines import make_engine
@@ -122,7 +122,7 @@ def _ets_min(spec) -> int:
 
 def min_fit_length(model) -> int:
     """The fewest observations ``model`` can be fitted on: its ``min_train_length`` if it declares one, else what
-    statsforecast accepts for its models (AutoETS: 7, the Theta family: 4), else 1."""
+    statsforecast needs for its models (AutoETS: 7, the Theta family: 4, SeasonalNaive: a season), else 1."""
     declared = getattr(model, "min_train_length", None)
     if isinstance(declared, numbers.Integral) and not isinstance(declared, bool):
         return max(1, int(declared))
@@ -130,7 +130,16 @@ def min_fit_length(model) -> int:
     if spec is None:
         return 1
     kind = type(spec).__name__
-    return _ets_min(spec) if kind == "AutoETS" else _STATSFORECAST_MIN.get(kind, 1)
+    season = int(getattr(spec, "season_length", 1) or 1)
+    if kind == "AutoETS":
+        return _ets_min(spec)
+    if kind == "SeasonalNaive":  # these return NaN, not an error, on shorter series
+        return season
+    if kind in ("WindowAverage", "SeasonalWindowAverage"):
+        return int(getattr(spec, "window_size", 1)) * (season if kind.startswith("Seasonal") else 1)
+    if kind == "RandomWalkWithDrift":
+        return 2
+    return _STATSFORECAST_MIN.get(kind, 1)
 
 
 def _check_h(h) -> int:
@@ -185,6 +194,14 @@ class Forecaster:
         models = list(models)
         if not models:
             raise InvalidParameterError("give at least one model")
+        if isinstance(season_length, (bool, np.bool_)) or not isinstance(season_length, numbers.Integral) \
+                or season_length < 1:
+            raise InvalidParameterError(f"season_length must be a whole number >= 1 (1: no season), got "
+                                        f"{season_length!r}")
+        if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral) or \
+                not (n_jobs >= 1 or n_jobs == -1):
+            raise InvalidParameterError(f"n_jobs must be a whole number >= 1 (or -1: every core), got {n_jobs!r}")
+        season_length, n_jobs = int(season_length), int(n_jobs)
         self.freq, self.season_length, self.n_jobs = freq, season_length, n_jobs
         self.models = [self._as_model(m) for m in models]
         seen = set()
@@ -446,6 +463,8 @@ class Forecaster:
         """
         h = _check_h(h)
         levels, cw, cs = self._check_interval_args(level, intervals, calibration_windows, calibration_step)
+        if not isinstance(df, pd.DataFrame):
+            raise InvalidTypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
         df = validate_long(df)
         check_calendar(df, self.freq)
         panel = _Panel(df)
@@ -486,7 +505,15 @@ class Forecaster:
         cutoff, so no interval sees its own test values.
         """
         h = _check_h(h)
+        n_windows = _check_optional_count("n_windows", n_windows)
+        if n_windows is None:
+            raise InvalidParameterError("n_windows must be a whole number >= 1, got None")
+        step_size = _check_optional_count("step_size", step_size)
+        min_train_length = _check_optional_count("min_train_length", min_train_length)
         levels, cw, cs = self._check_interval_args(level, intervals, calibration_windows, calibration_step)
+        for name, frame in (("df", df), ("test_df", test_df)):
+            if frame is not None and not isinstance(frame, pd.DataFrame):
+                raise InvalidTypeError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
         df = validate_long(df if test_df is None else pd.concat([df, test_df]).sort_values(["unique_id", "ds"],
                                                                                          kind="stable"))
         panel = _Panel(df)

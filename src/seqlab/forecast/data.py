@@ -51,7 +51,7 @@ def _check_values(df: pd.DataFrame) -> pd.Series:
         raise ForecastDataError("infinite values in y")
     if (np.abs(values) >= MAX_ABS_VALUE).any():
         row = df[np.abs(values) >= MAX_ABS_VALUE].iloc[0]
-        raise ForecastDataError(f"value {row['y']!r} in series {row['unique_id']!r} is too large: |y| must stay "
+        raise ForecastDataError(f"value {float(row['y']):g} in series {row['unique_id']!r} is too large: |y| must stay "
                                 f"below {MAX_ABS_VALUE:g}, or the models' sums of squares overflow")
     return y.astype(float)
 

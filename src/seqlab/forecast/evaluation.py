@@ -1,10 +1,12 @@
 """Scoring rolling-origin forecasts: MASE per series/window/horizon, sMAPE, OWA, interval scores, a paired bootstrap."""
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import pandas as pd
 
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, InvalidTypeError, MissingColumnError
 from .data import ForecastDataError
 from .intervals import check_levels, levels_in, quantile_columns
 from .metrics import crps_terms, mase_scale, owa, pinball_terms, scaled_errors, smape_terms, winkler_terms
@@ -31,6 +33,15 @@ def evaluate(cv: pd.DataFrame, history: pd.DataFrame, season_length: int, models
     the quantiles, divided by the scale), ``crps_term`` (the quantile approximation of the
     CRPS, unscaled) and ``abs_y`` (for the scaled CRPS, the sum of one over the other).
     """
+    models = _check_models(models)
+    _need_columns(cv, "the cross-validation frame", ["unique_id", "cutoff", "y", *models])
+    _need_columns(history, "the history", ["unique_id", "ds", "y"])
+    season_length = _check_season(season_length)
+    if cv.empty:
+        raise ForecastDataError("the cross-validation frame has no rows")
+    absent = pd.Index(cv["unique_id"].unique()).difference(pd.Index(history["unique_id"].unique()))
+    if len(absent):
+        raise ForecastDataError(f"series {absent[0]!r} of the cross-validation frame is not in the history")
     if level is None:
         levels = levels_in(cv.columns, models)
     else:
@@ -62,6 +73,31 @@ def evaluate(cv: pd.DataFrame, history: pd.DataFrame, season_length: int, models
     return pd.concat(rows, ignore_index=True)
 
 
+def _need_columns(frame, what: str, columns) -> None:
+    if not isinstance(frame, pd.DataFrame):
+        raise InvalidTypeError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise MissingColumnError(f"{what} has no column {missing[0]!r} (its columns: "
+                                 f"{', '.join(map(str, frame.columns[:12]))})")
+
+
+def _check_models(models) -> list:
+    if isinstance(models, (str, bytes)) or not hasattr(models, "__iter__"):
+        raise InvalidTypeError(f"models must be a list of model (column) names, got {models!r}")
+    models = list(models)
+    if not models:
+        raise InvalidParameterError("models lists no model")
+    return models
+
+
+def _check_season(season_length) -> int:
+    if isinstance(season_length, (bool, np.bool_)) or not isinstance(season_length, numbers.Integral) \
+            or season_length < 1:
+        raise InvalidParameterError(f"season_length must be a whole number >= 1, got {season_length!r}")
+    return int(season_length)
+
+
 def _scaled(values: np.ndarray, scale: float) -> np.ndarray:
     return values / scale if scale > 0 else np.full_like(values, np.nan)
 
@@ -89,8 +125,10 @@ def summarize(errors: pd.DataFrame, naive2: str | None = "Naive2", average: str 
     ``spl`` (scaled pinball loss over the interval quantiles and the median) and ``scrps``
     (scaled CRPS: per unit, the summed quantile CRPS over the summed |y|).
     """
-    if average not in AVERAGES:
+    if not isinstance(average, str) or average not in AVERAGES:
         raise InvalidParameterError(f"average must be one of {', '.join(AVERAGES)}, got {average!r}")
+    _need_columns(errors, "the errors frame (from evaluate)", ["model", "unique_id", "cutoff", "scaled_error",
+                                                                "smape_term"])
     interval = [c for c in errors.columns if c.startswith(("coverage_", "winkler_"))]
     interval = sorted(interval, key=lambda c: (float(c.split("_", 1)[1]), c.split("_", 1)[0]))
     agg = dict(mase=("scaled_error", "mean"), smape=("smape_term", "mean"), **{c: (c, "mean") for c in interval})
@@ -135,11 +173,13 @@ def _undefined_note(undefined: pd.DataFrame) -> list[str]:
 
 def per_horizon(errors: pd.DataFrame) -> pd.DataFrame:
     """MASE by forecast step: mean scaled error at each horizon h = 1 .. H."""
+    _need_columns(errors, "the errors frame (from evaluate)", ["model", "step", "scaled_error"])
     return errors.groupby(["model", "step"]).scaled_error.mean().rename("mase").reset_index()
 
 
 def unit_mase(errors: pd.DataFrame) -> pd.DataFrame:
     """MASE of every (model, series, window) unit: the mean scaled error over its horizon."""
+    _need_columns(errors, "the errors frame (from evaluate)", ["model", "unique_id", "cutoff", "scaled_error"])
     return errors.groupby(["model", "unique_id", "cutoff"]).scaled_error.mean().rename("mase").reset_index()
 
 
