@@ -7,9 +7,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..errors import SeqlabError
+from ..store import atomic_write
 from .theme import plotly_layout, theme_seqlab
 
-__all__ = ["line_pair", "heatmap_pair", "surface_figure", "write_pair", "write_plotly"]
+__all__ = ["line_pair", "heatmap_pair", "surface_figure", "write_pair", "write_plotly", "FigureWriteError"]
 
 
 def _plain_numbers(values) -> list[str]:
@@ -154,20 +156,33 @@ def surface_figure(surfaces: list[dict], *, title: str, xlab: str, ylab: str, zl
     return fig
 
 
+class FigureWriteError(SeqlabError, OSError):
+    """A figure file could not be written (disk full, read-only folder); any older file of that name is intact."""
+
+
+def _write_atomically(path: Path, write) -> Path:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return atomic_write(path, write)
+    except OSError as e:
+        raise FigureWriteError(f"could not write {path} ({e.strerror or e}); an older file of that name is left "
+                               "as it was") from None
+
+
 def write_plotly(fig, path: Path) -> Path:
-    """Write a self-contained-offline HTML file; plotly.min.js is written once beside it."""
+    """Write a self-contained-offline HTML file atomically; plotly.min.js is written once beside it."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.write_html(path, include_plotlyjs="directory", full_html=True)
-    return path
+    return _write_atomically(path, lambda tmp: fig.write_html(tmp, include_plotlyjs="directory", full_html=True))
 
 
 def write_pair(gg, fig, stem: Path, dpi: int = 110) -> list[Path]:
-    """Save the static PNG and the interactive HTML twin as ``stem.png`` and ``stem.html``."""
+    """Save the static PNG and the interactive HTML twin as ``stem.png`` and ``stem.html``, each atomically."""
     stem = Path(stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
     png = stem.with_suffix(".png")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # plotnine notes its own saving parameters
-        gg.save(png, dpi=dpi, verbose=False)
-    return [png, write_plotly(fig, stem.with_suffix(".html"))]
+
+    def save_png(tmp):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # plotnine notes its own saving parameters
+            gg.save(tmp, format="png", dpi=dpi, verbose=False)
+
+    return [_write_atomically(png, save_png), write_plotly(fig, stem.with_suffix(".html"))]

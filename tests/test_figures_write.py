@@ -1,0 +1,39 @@
+"""Figures are written atomically: a failed write leaves no partial file and is one seqlab error."""
+import errno
+
+import pandas as pd
+import pytest
+
+from seqlab.plotting import line_pair, write_pair
+from seqlab.plotting.figures import FigureWriteError
+
+
+def pair():
+    df = pd.DataFrame({"x": [1, 2, 3], "y": [1.0, 4.0, 9.0], "series": ["a"] * 3})
+    return line_pair(df, "x", "y", "series", title="t", xlab="x", ylab="y")
+
+
+def test_write_pair_writes_both_files(tmp_path):
+    gg, fig = pair()
+    png, html = write_pair(gg, fig, tmp_path / "figs" / "curve")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "plotly.min.js" in html.read_text()
+    assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == ["curve.html", "curve.png", "plotly.min.js"]
+
+
+def test_a_failed_png_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path, monkeypatch):
+    gg, fig = pair()
+    png, _ = write_pair(gg, fig, tmp_path / "curve")
+    before = png.read_bytes()
+    gg2, fig2 = pair()
+
+    def full(self, filename, *a, **k):
+        with open(filename, "wb") as f:
+            f.write(b"\x89PNG half")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(type(gg2), "save", full)
+    with pytest.raises(FigureWriteError, match="No space left on device"):
+        write_pair(gg2, fig2, tmp_path / "curve")
+    assert png.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["curve.html", "curve.png", "plotly.min.js"]
