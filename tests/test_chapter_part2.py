@@ -152,3 +152,11 @@ def test_14_64_gathers_the_verdicts_without_retraining(section_results, monkeypa
     copy = res.tables["copy_bottleneck"].set_index(["model", "sequence_length"]).heldout_teacher_forced
     assert copy["GRU", 4] > 0.8 > copy["GRU", 32] and copy["GRU + attention", 32] > copy["GRU", 32] + 0.3
     assert set(res.tables["decoding_at_matched_diversity"].knob) == {"temperature", "top-k", "top-p", "min-p"}
+
+
+@pytest.mark.parametrize("a,b,figures", [(0.0016397859, 0.0016394823, 3), (1.0, 1.0, 16), (123.456, 123.457, 5),
+                                         (1.0, -1.0, 0), (0.0, 0.0, 16)])
+def test_agreeing_figures(a, b, figures):
+    from seqlab.chapter.s14_54 import agreeing_figures
+
+    assert agreeing_figures(a, b) == figures

@@ -176,6 +176,16 @@ def rerun_one(model: str = "Transformer", task: str = "reverse", T: int = 8) -> 
                          dict(run="trained now", **{c: float(live[c]) for c in cols})])
 
 
+def agreeing_figures(a: float, b: float) -> int:
+    """How many leading significant figures ``a`` and ``b`` share (16 when they are equal as doubles)."""
+    import math
+
+    if a == b:
+        return 16
+    scale = max(abs(a), abs(b))
+    return max(0, min(16, math.floor(-math.log10(abs(a - b) / scale)))) if scale > 0 else 16
+
+
 def accuracy_table(comparison: pd.DataFrame, value: str = "heldout_free_running") -> pd.DataFrame:
     """One row per task and length, one column per model: ``value`` (default held-out free-running accuracy)."""
     wide = comparison.pivot_table(index=["task", "sequence_length"], columns="model", values=value, observed=True)
