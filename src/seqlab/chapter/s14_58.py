@@ -58,7 +58,7 @@ def entropy_by_temperature(logits: torch.Tensor, temperatures=TEMPERATURES) -> p
     """Entropy (nats) and top probability of softmax(logits / T) for each T."""
     rows = []
     for t in temperatures:
-        z = Temperature(t)(logits.unsqueeze(0))[0]
+        z = apply_processors(logits.unsqueeze(0), [Temperature(t)])[0]
         rows.append(dict(temperature=t, entropy_nats=distribution_entropy(z).item(),
                          max_probability=z.softmax(-1).max().item()))
     return pd.DataFrame(rows)
