@@ -29,7 +29,10 @@ def test_14_57_language_model(section_results):
     assert (s.val_loss_nats < s.uniform_baseline_nats - 2).all()
     assert s.loc["GPT", "val_loss_nats"] <= 1.75  # the chapter model's quality target
     assert s.val_bits_per_char.round(3).equals((s.val_loss_nats / np.log(2)).round(3))
-    assert any("verified artifacts" in n or "HEAVY_EVAL=1" in n for n in section_results("14.57").notes)
+    from seqlab.store import heavy_eval
+
+    mode = "trained now (HEAVY_EVAL=1)" if heavy_eval() else "loaded from verified artifacts"
+    assert any(n.startswith(f"Results {mode} ") for n in section_results("14.57").notes)
 
 
 def test_14_58_temperature(section_results):
@@ -78,7 +81,8 @@ def test_14_57_compute_sweep(section_results):
     assert (sw.seconds <= sw.wall_seconds + 1e-9).all()
     for c in t(section_results, "14.57", "crossover").itertuples():
         assert c.by in ("seconds", "steps") and c.start < c.end and c.ahead_at_end in ("GPT", "LSTM")
-        assert np.isnan(c.at) or c.start <= c.at <= c.end
+        if not np.isnan(c.at):  # NaN: the curves do not cross in the range both cover
+            assert c.start <= c.at <= c.end
 
 
 def test_14_58_temperature_sweep(section_results):

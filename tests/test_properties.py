@@ -67,25 +67,39 @@ def test_sampling_options(capsys, checkpoint, temperature, top_k, top_p, min_p, 
         assert out.startswith(prompt)
 
 
+#: values each training option accepts beside TINY (d-model 8, 2 heads of even width, 2 iterations)
+VALID_TRAINING = {"--batch-size": st.integers(1, 8), "--block-size": st.integers(2, 32),
+                  "--d-model": st.integers(1, 8).map(lambda k: 4 * k), "--num-heads": st.sampled_from([1, 2, 4]),
+                  "--num-layers": st.integers(1, 3), "--max-iters": st.integers(1, 5), "--lr": st.floats(1e-5, 0.1),
+                  "--muon-lr": st.floats(1e-4, 0.1), "--warmup": st.integers(0, 2), "--eval-interval": st.integers(1, 5),
+                  "--seed": st.integers(0, 2 ** 40), "--vocab-size": st.integers(260, 400)}
+GPT_ONLY = ("--num-layers", "--num-heads")
+
+
 @settings(max_examples=20, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(option=st.sampled_from(["--batch-size", "--block-size", "--d-model", "--num-heads", "--num-layers",
-                               "--max-iters", "--lr", "--muon-lr", "--warmup", "--eval-interval", "--seed",
-                               "--vocab-size"]),
-       value=_number_text(), model=st.sampled_from(["gpt", "lstm"]), tokenizer=st.sampled_from(["char", "bpe"]))
-def test_training_options(capsys, tmp_path_factory, option, value, model, tokenizer):
+@given(option=st.sampled_from(sorted(VALID_TRAINING)), model=st.sampled_from(["gpt", "lstm"]),
+       tokenizer=st.sampled_from(["char", "bpe"]), valid=st.booleans(), data=st.data())
+def test_training_options(capsys, tmp_path_factory, option, model, tokenizer, valid, data):
+    """Any value ends in a checkpoint or one error line; a valid value (that applies to the model) trains."""
+    value = data.draw(VALID_TRAINING[option].map(str) if valid else _number_text(), label="value")
     d = tmp_path_factory.mktemp("opt")
     text = d / "t.txt"
     text.write_text(load_tinyshakespeare()[:2500], encoding="utf-8")
-    base = [a for i, a in enumerate(TINY) if a != option and (i == 0 or TINY[i - 1] != option)]
+    drop = {option} | (set(GPT_ONLY) if model == "lstm" else set())
+    base = [a for i, a in enumerate(TINY) if a not in drop and (i == 0 or TINY[i - 1] not in drop)]
     if option in ("--batch-size", "--block-size", "--d-model", "--max-iters", "--num-layers"):
         try:  # keep valid values small enough to train in a moment
             if int(value) > 64:
                 value = "64"
         except ValueError:
             pass
-    outcome(capsys, ["lm", "train", "--text", str(text), "--out", str(d / "c"), "--model", model, "--tokenizer",
-                     tokenizer, *base, option, value])
+    code, _, _ = outcome(capsys, ["lm", "train", "--text", str(text), "--out", str(d / "c"), "--model", model,
+                                  "--tokenizer", tokenizer, *base, option, value])
+    if valid:
+        applies = not (model == "lstm" and option in GPT_ONLY) and not (option == "--vocab-size" and tokenizer == "char")
+        assert code == (0 if applies else 2), (option, value, model, tokenizer)
+        assert (d / "c" / "checkpoint.safetensors").is_file() == applies
 
 
 @SETTINGS
