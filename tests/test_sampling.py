@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqlab.errors import InvalidParameterError
-from seqlab.text.generation import StopOnStrings, first_stop, generate, stop_holdback, stream
+from seqlab.text.generation import StopOnStrings, first_stop, generate, stop_holdback
 from seqlab.text.sampling import (
     EntropyProbe,
     MinP,
