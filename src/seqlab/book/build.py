@@ -1,9 +1,12 @@
-"""Build the rendered chapter: ``python -m seqlab.book.build [--pages a,b] [--out DIR]``.
+"""Build the rendered chapter: ``seqlab chapter build [--pages a,b] [--out DIR] [--cache DIR]``.
 
-Vendors plotly.js (from the plotly package) and MathJax 3 (from the npm registry, once) so the
-site works with no network; runs Sphinx with myst-nb, failing on any warning or cell error;
-keeps a separate execution cache per HEAVY_EVAL setting; prints each page's compute time; and
-exports every page as a Jupyter notebook.
+The pages ship inside the package (``seqlab/book/pages``), so an installed wheel builds the
+chapter from any folder. The build vendors plotly.js (from the plotly package) and MathJax 3
+(from the npm registry, once per cache folder) so the site works with no network; runs Sphinx
+with myst-nb, failing on any warning or cell error; keeps a separate execution cache per
+HEAVY_EVAL setting and per version of seqlab's code; reports each page with its time and the
+time left as it goes; and exports every page as a Jupyter notebook. Everything it writes is
+under ``--out`` and ``--cache``; the package itself is only read.
 """
 from __future__ import annotations
 
@@ -13,35 +16,58 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 from ..errors import SeqlabError
 
-REPO = Path(__file__).resolve().parents[3]
-BOOK = REPO / "book"
-STATIC = BOOK / "_static"
+PAGES = Path(__file__).resolve().parent / "pages"
+#: relative to the current folder, for ``seqlab chapter build`` and ``python -m seqlab.book.build`` alike
+DEFAULT_OUT = Path("build") / "chapter"
+
+#: the kernels' IPython config: drop ipykernel's "running over TCP without encryption" warning, which every
+#: page's kernel prints; the kernels listen on localhost and are gone when their page is executed
+_KERNEL_CONFIG = '''import logging
 
 
-class BookError(SeqlabError):
+class _QuietTransport(logging.Filter):
+    def filter(self, record):
+        return "without encryption" not in record.getMessage()
+
+
+logging.getLogger("IPKernelApp").addFilter(_QuietTransport())
+'''
+
+
+class BookError(SeqlabError, ValueError):
     """A chapter build that cannot start: an unknown page, an output path that is a file, a missing tool."""
 
 
-def vendor_assets(cache: Path) -> None:
+def default_cache() -> Path:
+    """``$SEQLAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/seqlab``, else ``~/.cache/seqlab``."""
+    if os.environ.get("SEQLAB_CACHE_DIR"):
+        return Path(os.environ["SEQLAB_CACHE_DIR"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "seqlab"
+
+
+def vendor_assets(vendor: Path, npm_cache: Path) -> None:
+    """plotly.min.js and MathJax 3 into ``vendor``, which the site's ``_static`` gets a copy of."""
     import plotly
 
+    vendor.mkdir(parents=True, exist_ok=True)
     js = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    if not (STATIC / "plotly.min.js").is_file() or (STATIC / "plotly.min.js").stat().st_size != js.stat().st_size:
-        shutil.copyfile(js, STATIC / "plotly.min.js")
-    target = STATIC / "mathjax"
+    if not (vendor / "plotly.min.js").is_file() or (vendor / "plotly.min.js").stat().st_size != js.stat().st_size:
+        shutil.copyfile(js, vendor / "plotly.min.js")
+    target = vendor / "mathjax"
     if not (target / "tex-chtml.js").is_file():
         npm = shutil.which("npm")
         if npm is None:
             raise BookError("building the chapter needs npm (to vendor MathJax 3 for offline math)")
-        cache.mkdir(parents=True, exist_ok=True)
-        subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(cache), "mathjax@3"], check=True,
-                       stdout=subprocess.DEVNULL)
-        shutil.copytree(cache / "node_modules" / "mathjax" / "es5", target, dirs_exist_ok=True)
+        npm_cache.mkdir(parents=True, exist_ok=True)
+        subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(npm_cache), "mathjax@3"],
+                       check=True, stdout=subprocess.DEVNULL)
+        shutil.copytree(npm_cache / "node_modules" / "mathjax" / "es5", target, dirs_exist_ok=True)
 
 
 def code_fingerprint(pkg: Path | None = None) -> str:
@@ -63,33 +89,58 @@ def code_fingerprint(pkg: Path | None = None) -> str:
 
 
 def available_pages() -> list[str]:
-    """The chapter's page names (``book/NAME.md``), index excluded."""
-    return sorted(f.stem for f in BOOK.glob("*.md") if f.stem != "index")
+    """The chapter's page names (``seqlab/book/pages/NAME.md``), index excluded."""
+    return sorted(f.stem for f in PAGES.glob("*.md") if f.stem != "index")
 
 
-def check_pages(pages: str) -> list[str]:
-    """Parse ``--pages a,b``; an unknown name is an error that lists the valid ones."""
-    names = [p.strip() for p in pages.split(",") if p.strip()]
+def check_pages(pages: str | None) -> list[str]:
+    """Parse ``--pages a,b`` (``None``: every page); an empty, unknown or repeated name is an error."""
     known = available_pages()
+    if pages is None:
+        return known
+    names = [p.strip() for p in pages.split(",")]
+    if not any(names):
+        raise BookError(f"--pages {pages!r} names no page; choose from {', '.join(known)} (or leave it out for all)")
+    if "" in names:
+        raise BookError(f"--pages {pages!r} has an empty name between commas")
     unknown = [p for p in names if p not in known]
     if unknown:
         raise BookError(f"unknown page {unknown[0]!r}; choose from {', '.join(known)}")
-    return names or known
+    repeated = sorted({p for p in names if names.count(p) > 1})
+    if repeated:
+        raise BookError(f"--pages names {repeated[0]!r} more than once")
+    return names
 
 
-def check_out(out: Path) -> None:
-    """``--out`` must be a folder we may write (or create): never a file."""
-    probe = out
-    while not probe.exists():
+def check_dir(path, option: str) -> Path:
+    """``path`` names a folder we can create or write in, checked before any work starts (nothing is created)."""
+    if not str(path).strip():
+        raise BookError(f"{option} needs a folder name, got an empty one")
+    folder = probe = Path(path)
+    while not probe.exists() and probe != probe.parent:
         probe = probe.parent
     if not probe.is_dir():
-        raise BookError(f"--out {out}: {probe} exists and is not a directory")
-    if not os.access(probe, os.W_OK):
-        raise BookError(f"--out {out}: {probe} is not writable")
+        raise BookError(f"{option} {folder}: {probe} exists and is not a directory")
+    try:
+        with tempfile.TemporaryFile(dir=probe):  # a real write: permission bits say nothing for root
+            pass
+    except OSError as e:
+        raise BookError(f"{option} {folder}: cannot write in {probe} ({e.strerror or e})") from None
+    return folder
+
+
+def check_out(out, cache) -> tuple[Path, Path]:
+    """``--out`` and ``--cache``: writable folders, the cache not inside the site (Sphinx refuses that)."""
+    out, cache = check_dir(out, "--out"), check_dir(cache, "--cache")
+    if cache.resolve().is_relative_to(out.resolve()):
+        raise BookError(f"--cache {cache} is inside --out {out}; put it beside the site")
+    if out.resolve().is_relative_to(PAGES):
+        raise BookError(f"--out {out} is inside the pages' own folder {PAGES}")
+    return out, cache
 
 
 def page_times(cache: Path) -> dict[str, float]:
-    """Seconds each page's cells took to execute, from the execution cache (0 when served from it unchanged)."""
+    """Seconds each page's cells took when the execution cache last ran them."""
     from jupyter_cache import get_cache
 
     if not cache.exists():
@@ -104,12 +155,19 @@ def _drop_old_caches(keep: Path, idle_s: float = 3600.0) -> None:
             shutil.rmtree(old, ignore_errors=True)
 
 
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 def export_notebooks(site: Path, pages: list[str]) -> None:
     nb_dir = site / "notebooks"
     nb_dir.mkdir(parents=True, exist_ok=True)
     for page in pages:
         subprocess.run([sys.executable, "-m", "jupytext", "--quiet", "--to", "ipynb", "--output",
-                        str(nb_dir / f"{page}.ipynb"), str(BOOK / f"{page}.md")], check=True)
+                        str(nb_dir / f"{page}.ipynb"), str(PAGES / f"{page}.md")], check=True)
 
 
 def verify_all_artifacts() -> None:
@@ -120,50 +178,82 @@ def verify_all_artifacts() -> None:
         verify_artifacts(name)
 
 
-def build(out: Path, pages: str = "") -> int:
+def _environment(cache: Path, jupyter_cache: Path, heavy: bool, names: list[str], partial: bool) -> dict[str, str]:
+    """What the Sphinx process (conf.py, the progress extension, the pages' kernels) reads from the build."""
+    env = dict(os.environ)
+    env["SEQLAB_BOOK_VENDOR"] = str(cache / "vendor")
+    env["SEQLAB_BOOK_FIGURES"] = str(cache / "figures")
+    env["SEQLAB_BOOK_CACHE"] = str(jupyter_cache)
+    ipython = cache / "ipython"
+    (ipython / "profile_default").mkdir(parents=True, exist_ok=True)
+    (ipython / "profile_default" / "ipython_kernel_config.py").write_text(_KERNEL_CONFIG)
+    env["IPYTHONDIR"] = str(ipython)
+    # the estimate of a page's time: its last time with this very cache (warm), else its last cold time
+    cold = cache / f"page-seconds-heavy{int(heavy)}.json"
+    warm = jupyter_cache / "seqlab-seconds.json"
+    estimates = _read_json(cold) | (_read_json(warm) if jupyter_cache.exists() else {})
+    env["SEQLAB_BOOK_ESTIMATES"] = json.dumps({p: s for p, s in estimates.items() if p in names or p == "index"})
+    env["SEQLAB_BOOK_TIMINGS"] = str(warm if jupyter_cache.exists() else cold)
+    env.pop("SEQLAB_BOOK_PAGES", None)
+    if partial:
+        env["SEQLAB_BOOK_PAGES"] = ",".join(names)
+    return env
+
+
+def build(out=DEFAULT_OUT, pages: str | None = None, cache=None) -> int:
     """Build the chapter into ``out``; ``pages`` limits it to some pages. Bad input raises :class:`BookError`."""
     from ..store import heavy_eval
 
     heavy = heavy_eval()
-    out = Path(out)
-    check_out(out)
     names = check_pages(pages)
+    out, cache = check_out(out, default_cache() if cache is None else cache)
     if not heavy:
         verify_all_artifacts()
-    vendor_assets(REPO / "build" / "npm")
-    env = dict(os.environ)
-    env["SEQLAB_BOOK_FIGURES"] = str(BOOK / "_figures" / "figures")
+    for folder, option in ((out, "--out"), (cache, "--cache")):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise BookError(f"{option} {folder}: cannot create it ({e.strerror or e})") from None
+    vendor_assets(cache / "vendor", cache / "npm")
     # jupyter-cache keys on the cell source only; one cache per HEAVY_EVAL value and per version of seqlab's
     # code makes either change re-execute, while a prose-only edit reuses the outputs
-    cache = REPO / "build" / f".jupyter_cache-heavy{int(heavy)}-{code_fingerprint()}"
-    _drop_old_caches(cache)
-    env["SEQLAB_BOOK_CACHE"] = str(cache)
-    if pages:
-        env["SEQLAB_BOOK_PAGES"] = ",".join(names)
+    jupyter_cache = cache / f"jupyter-heavy{int(heavy)}-{code_fingerprint()}"
+    _drop_old_caches(jupyter_cache)
+    env = _environment(cache, jupyter_cache, heavy, names, partial=pages is not None)
+    mode = "on: heavy parts recomputed" if heavy else "off: heavy parts loaded from verified artifacts"
+    print(f"building {len(names)} page(s) into {out} (HEAVY_EVAL={mode}; cache {cache})", file=sys.stderr,
+          flush=True)
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(BOOK), str(out)],
-                       env=env)
+    p = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(PAGES),
+                        str(out)], env=env)
     if p.returncode != 0:
         print("seqlab: error: chapter build failed (warnings count as errors; see the messages above)", file=sys.stderr)
         return p.returncode
     export_notebooks(out, names)
-    times = {page: secs for page, secs in page_times(cache).items() if page in names}
+    times = {page: secs for page, secs in page_times(jupyter_cache).items() if page in names}
     (out / "build_report.json").write_text(json.dumps({"heavy_eval": heavy, "seconds": time.perf_counter() - t0,
                                                        "page_execution_seconds": times}, indent=1))
-    print(f"built {out / 'index.html'} in {time.perf_counter() - t0:.1f} s "
-          f"(HEAVY_EVAL={'on: heavy parts recomputed' if heavy else 'off: heavy parts loaded from verified artifacts'})")
+    print(f"built {out / 'index.html'} in {time.perf_counter() - t0:.1f} s (HEAVY_EVAL={mode})")
     for page, secs in times.items():
         print(f"  {page:<14} {secs:7.1f} s executing its cells")
     return 0
 
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The build's options, shared by ``seqlab chapter build`` and ``python -m seqlab.book.build``."""
+    parser.add_argument("--out", default=str(DEFAULT_OUT), help=f"the site's folder (default: {DEFAULT_OUT})")
+    parser.add_argument("--pages", default=None, help="comma-separated page names (default: every page): "
+                        + ", ".join(available_pages()))
+    parser.add_argument("--cache", default=None, help="execution cache and vendored MathJax (default: "
+                        "$SEQLAB_CACHE_DIR, else $XDG_CACHE_HOME/seqlab, else ~/.cache/seqlab)")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m seqlab.book.build")
-    ap.add_argument("--out", default=str(REPO / "build" / "chapter"))
-    ap.add_argument("--pages", default="", help="comma-separated page names (default: all)")
+    add_arguments(ap)
     args = ap.parse_args(argv)
     try:
-        return build(Path(args.out), args.pages)
+        return build(args.out, args.pages, args.cache)
     except SeqlabError as e:
         print(f"seqlab: error: {e}", file=sys.stderr)
         return 2

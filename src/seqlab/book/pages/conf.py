@@ -3,8 +3,8 @@ import os
 
 project = "Chapter 14, Part 3: Recurrence and Attention (seqlab)"
 author = "seqlab"
-extensions = ["myst_nb"]
-exclude_patterns = ["_build", "_figures", "**.ipynb_checkpoints", "README.md"]
+extensions = ["myst_nb", "seqlab.book.progress"]
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "README.md"]
 only_pages = os.environ.get("SEQLAB_BOOK_PAGES")  # comma-separated docnames: a small build for tests
 if only_pages:
     keep = set(only_pages.split(",")) | {"index"}
@@ -15,6 +15,7 @@ myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
 myst_dmath_double_inline = True
 nb_execution_mode = "cache"
 nb_execution_cache_path = os.environ.get("SEQLAB_BOOK_CACHE", "_build/.jupyter_cache")
+nb_execution_in_temp = True  # the pages' folder is the installed package: never the kernels' working folder
 nb_execution_raise_on_error = True
 nb_execution_timeout = 900
 nb_execution_show_tb = True
@@ -24,6 +25,8 @@ nb_output_stderr = "warn"  # anything a cell writes to stderr fails the -W build
 html_theme = "sphinx_book_theme"
 html_title = "Recurrence and Attention"
 html_static_path = ["_static"]
+if os.environ.get("SEQLAB_BOOK_VENDOR"):  # plotly.js and MathJax, vendored by the build outside the package
+    html_static_path.append(os.environ["SEQLAB_BOOK_VENDOR"])
 html_css_files = ["seqlab.css"]
 html_js_files = ["plotly.min.js", "seqlab.js"]
 mathjax_path = "mathjax/tex-chtml.js"  # vendored under _static by the build: no CDN

@@ -1,0 +1,147 @@
+"""`seqlab chapter build` before any page runs: its options, its progress lines, the kernels' quiet log, and the
+pages shipped as package data. (The build itself is tests/test_book.py.)"""
+import io
+import logging
+from pathlib import Path, PurePosixPath
+
+import pytest
+
+from seqlab.book import build
+from seqlab.book.progress import Progress, clock
+from seqlab.cli import build_parser, main
+
+
+def one_error_line(capsys, argv) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("seqlab: error: "), err
+    return err[0]
+
+
+@pytest.mark.parametrize("pages", [",", "", " , ", " "])
+def test_pages_naming_no_page_is_a_usage_error(capsys, tmp_path, pages):
+    line = one_error_line(capsys, ["chapter", "build", "--out", str(tmp_path / "site"), "--cache", str(tmp_path / "c"),
+                                   "--pages", pages])
+    assert "names no page" in line
+    assert not (tmp_path / "site").exists() and not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize("pages,words", [("attention,,text", "empty name"), ("attention,attention", "more than once"),
+                                         ("index", "unknown page 'index'"), ("Attention", "unknown page")])
+def test_bad_page_lists(pages, words):
+    with pytest.raises(build.BookError, match=words) as e:
+        build.check_pages(pages)
+    assert isinstance(e.value, ValueError)
+
+
+def test_page_lists_that_are_fine():
+    every = build.available_pages()
+    assert build.check_pages(None) == every
+    assert build.check_pages(" text , attention") == ["text", "attention"]  # the order given is kept
+    assert build.check_pages(",".join(every)) == every
+
+
+@pytest.mark.parametrize("out,words", [("", "needs a folder name"), ("  ", "needs a folder name"),
+                                       ("/proc/seqlab-site", "cannot write in /proc")])
+def test_out_that_cannot_be_written(capsys, tmp_path, out, words):
+    line = one_error_line(capsys, ["chapter", "build", "--out", out, "--cache", str(tmp_path / "c"), "--pages",
+                                   "attention"])
+    assert words in line
+
+
+def test_out_under_a_file_and_cache_inside_the_site(capsys, tmp_path):
+    f = tmp_path / "file"
+    f.write_text("keep")
+    line = one_error_line(capsys, ["chapter", "build", "--out", str(f / "site"), "--cache", str(tmp_path / "c")])
+    assert f"{f} exists and is not a directory" in line and f.read_text() == "keep"
+    site = tmp_path / "site"
+    line = one_error_line(capsys, ["chapter", "build", "--out", str(site), "--cache", str(site / "cache")])
+    assert "is inside --out" in line and not site.exists()
+
+
+def test_one_default_output_folder():
+    import argparse
+
+    cli = build_parser().parse_args(["chapter", "build"])
+    module = argparse.ArgumentParser()
+    build.add_arguments(module)
+    direct = module.parse_args([])
+    assert cli.out == direct.out == str(build.DEFAULT_OUT) and not build.DEFAULT_OUT.is_absolute()
+    assert cli.pages is direct.pages is None and cli.cache is direct.cache is None
+
+
+def test_default_cache_folder(monkeypatch, tmp_path):
+    monkeypatch.setenv("SEQLAB_CACHE_DIR", str(tmp_path / "mine"))
+    assert build.default_cache() == tmp_path / "mine"
+    monkeypatch.delenv("SEQLAB_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert build.default_cache() == tmp_path / "xdg" / "seqlab"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert build.default_cache() == Path.home() / ".cache" / "seqlab"
+
+
+def test_progress_lines_and_time_left(tmp_path, monkeypatch):
+    now = [100.0]
+    monkeypatch.setattr("seqlab.book.progress.time.perf_counter", lambda: now[0])
+    stream, record = io.StringIO(), tmp_path / "seconds.json"
+    estimates = {"a": 10.0, "b": 30.0}
+    p = Progress(estimates, record, stream)
+    p.begin(["a", "b", "c", "index"], {"a": "```{code-cell}", "b": "", "c": "```{code-cell}", "index": "# text"})
+    assert p.estimates["index"] == 0.0 and "c" not in p.estimates  # no cell: no time; c: unknown
+    p.start("a")
+    now[0] += 12.0
+    p.finish("a")
+    # b as estimated, c as the mean estimated page with cells, the index nothing
+    assert p.time_left() == pytest.approx(estimates["b"] + (estimates["a"] + estimates["b"]) / 2)
+    assert stream.getvalue() == f"[1/4] a ... 12.0 s (elapsed 12 s, about {clock(p.time_left())} left)\n"
+    for doc in ("b", "c", "index"):
+        p.start(doc)
+        now[0] += 1.0
+        p.finish(doc)
+    assert p.time_left() is None and stream.getvalue().splitlines()[-1] == "[4/4] index ... 1.0 s (elapsed 15 s)"
+    import json
+
+    assert json.loads(record.read_text()) == {"a": 12.0, "b": 1.0, "c": 1.0, "index": 1.0}
+
+
+def test_progress_without_estimates_uses_the_mean_so_far():
+    p = Progress(stream=io.StringIO())
+    p.begin(["a", "b", "c"])
+    p.done["a"] = 20.0
+    assert p.time_left() == 40.0
+
+
+def test_clock():
+    assert [clock(s) for s in (0.4, 42, 59.6, 125, 3600)] == ["0 s", "42 s", "1 min 00 s", "2 min 05 s",
+                                                                "60 min 00 s"]
+
+
+def test_kernel_config_drops_only_the_transport_warning():
+    logger = logging.getLogger("IPKernelApp")
+    before = list(logger.filters)
+    try:
+        exec(build._KERNEL_CONFIG, {})
+        (quiet,) = [f for f in logger.filters if f not in before]
+        record = lambda msg: logging.LogRecord("IPKernelApp", logging.WARNING, __file__, 1, msg, None, None)
+        assert not quiet.filter(record("Kernel is running over TCP without encryption. All communication ..."))
+        assert quiet.filter(record("Kernel died"))
+    finally:
+        logger.filters[:] = before
+
+
+def test_every_page_file_is_package_data():
+    """pyproject's globs for seqlab.book cover every file of the pages' folder, so a wheel builds the chapter."""
+    tomllib = pytest.importorskip("tomllib", reason="Python 3.10 has no tomllib")  # stdlib from 3.11
+    config = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    globs = config["tool"]["setuptools"]["package-data"]["seqlab.book"]
+    scratch = {"__pycache__", "_build", ".ipynb_checkpoints"}  # what running Sphinx or Jupyter by hand leaves
+    files = [f for f in build.PAGES.rglob("*") if f.is_file() and not scratch & set(f.parts)]
+    assert {"index.md", "conf.py"} <= {f.name for f in files}
+    for f in files:
+        rel = PurePosixPath(f.relative_to(build.PAGES.parent).as_posix())
+        assert any(rel.match(g) and len(rel.parts) == len(PurePosixPath(g).parts) for g in globs), rel
+
+
+def test_the_build_reads_its_pages_from_the_package():
+    assert build.PAGES.is_relative_to(Path(build.__file__).parent) and (build.PAGES / "conf.py").is_file()
+    assert build.available_pages() == sorted(f.stem for f in build.PAGES.glob("*.md") if f.stem != "index")
