@@ -9,12 +9,14 @@ gets an all-zero weight row and a zero output, never NaN, in both paths.
 from __future__ import annotations
 
 import math
+import operator
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, InvalidTypeError, ShapeError
+from ._checks import check_broadcast, check_float, check_tensor, check_weights_dtype
 
 __all__ = [
     "causal_mask",
@@ -34,6 +36,10 @@ def causal_mask(t_query: int, t_key: int | None = None, device=None) -> torch.Te
     for that case, so seqlab never relies on it when the lengths differ.
     """
     t_key = t_query if t_key is None else t_key
+    try:
+        t_query, t_key = operator.index(t_query), operator.index(t_key)
+    except TypeError:
+        raise InvalidTypeError(f"causal_mask needs integer lengths, got {t_query!r}, {t_key!r}") from None
     if t_query < 1 or t_key < t_query:
         raise InvalidParameterError(f"causal_mask needs 1 <= t_query <= t_key, got {t_query}, {t_key}")
     offset = t_key - t_query
@@ -44,9 +50,12 @@ def causal_mask(t_query: int, t_key: int | None = None, device=None) -> torch.Te
 
 def padding_mask(lengths: torch.Tensor, t_key: int) -> torch.Tensor:
     """Boolean key mask ``(B, 1, 1, t_key)``: ``True`` for real tokens, ``False`` for padding."""
-    lengths = torch.as_tensor(lengths)
-    if lengths.dim() != 1:
-        raise InvalidParameterError("lengths must be a 1-D tensor of sequence lengths")
+    try:
+        lengths = torch.as_tensor(lengths)
+    except (TypeError, ValueError, RuntimeError):
+        raise InvalidTypeError(f"lengths must be a 1-D tensor of lengths, got {type(lengths).__name__}") from None
+    if lengths.dim() != 1 or lengths.dtype == torch.bool or lengths.is_complex():
+        raise ShapeError(f"lengths must be a 1-D tensor of lengths, got {lengths.dtype} {tuple(lengths.shape)}")
     if (lengths < 0).any() or (lengths > t_key).any():
         raise InvalidParameterError(f"lengths must lie in [0, {t_key}]")
     keep = torch.arange(t_key, device=lengths.device).unsqueeze(0) < lengths.unsqueeze(1)
@@ -59,6 +68,9 @@ def dot_attention(s: torch.Tensor, H: torch.Tensor) -> tuple[torch.Tensor, torch
     ``s``: (B, d) decoder state; ``H``: (B, T, d) encoder states.
     Returns ``(context (B, d), weights (B, T))``. No parameters.
     """
+    _check_state_and_keys(s, H)
+    if s.size(-1) != H.size(-1):
+        raise ShapeError(f"s and H need the same feature size, got s {tuple(s.shape)}, H {tuple(H.shape)}")
     scores = torch.bmm(H, s.unsqueeze(2)).squeeze(2)  # (B, T)
     alpha = scores.softmax(dim=-1)
     context = torch.bmm(alpha.unsqueeze(1), H).squeeze(1)  # (B, d)
@@ -79,10 +91,24 @@ class AdditiveAttention(nn.Module):
 
     def forward(self, s: torch.Tensor, H: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``s``: (B, d_s), ``H``: (B, T, d_h) -> (context (B, d_h), weights (B, T))."""
+        _check_state_and_keys(s, H)
+        for name, x, layer in (("s", s, self.W_s), ("H", H, self.W_h)):
+            if x.size(-1) != layer.in_features:
+                raise ShapeError(f"{name} must have last dimension {layer.in_features}, got {tuple(x.shape)}")
+            check_weights_dtype(name, x, layer.weight)
         hidden = torch.tanh(self.W_s(s).unsqueeze(1) + self.W_h(H))  # (B, T, attn)
         alpha = self.v(hidden).squeeze(-1).softmax(dim=-1)  # (B, T)
         context = torch.bmm(alpha.unsqueeze(1), H).squeeze(1)  # (B, d_h)
         return context, alpha
+
+
+def _check_state_and_keys(s, H) -> None:
+    check_float("s", s, ndim=2)
+    check_float("H", H, ndim=3)
+    if s.dtype != H.dtype:
+        raise InvalidTypeError(f"s and H must share one dtype, got {s.dtype}, {H.dtype}")
+    if s.size(0) != H.size(0) or H.size(1) < 1:
+        raise ShapeError(f"need s (B, d) and H (B, T >= 1, d) with one B, got {tuple(s.shape)}, {tuple(H.shape)}")
 
 
 def _blocked_rows(mask: torch.Tensor | None) -> torch.Tensor | None:
@@ -94,11 +120,34 @@ def _blocked_rows(mask: torch.Tensor | None) -> torch.Tensor | None:
     return torch.isneginf(mask).all(dim=-1, keepdim=True)
 
 
-def _check_mask(mask: torch.Tensor | None) -> None:
+def _check_qkv(q, k, v) -> tuple[int, ...]:
+    """The shape (..., T_q, T_k) of the scores, after checking that q, k, v make one attention."""
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        check_float(name, x, min_ndim=2)
+    if not q.dtype == k.dtype == v.dtype:
+        raise InvalidTypeError(f"q, k and v must share one dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
+    if q.size(-1) < 1 or q.size(-1) != k.size(-1):
+        raise ShapeError(f"q and k need one last dimension d_k >= 1, got q {tuple(q.shape)}, k {tuple(k.shape)}")
+    # the fused kernel accepts T_k != T_v and returns a tensor that is attention over neither
+    if k.size(-2) != v.size(-2):
+        raise ShapeError(f"k and v must hold the same number of positions, got k {tuple(k.shape)}, v {tuple(v.shape)}")
+    if k.size(-2) < 1:
+        raise ShapeError(f"attention needs at least one key, got k {tuple(k.shape)}")
+    try:
+        batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except RuntimeError:
+        raise ShapeError(f"the leading dimensions of q {tuple(q.shape)}, k {tuple(k.shape)} and v {tuple(v.shape)} "
+                         "do not broadcast") from None
+    return (*batch, q.size(-2), k.size(-2))
+
+
+def _check_mask(mask: torch.Tensor | None, scores_shape: tuple[int, ...]) -> None:
     if mask is None:
         return
+    check_tensor("mask", mask)
     if not (mask.dtype == torch.bool or mask.is_floating_point()):
-        raise TypeError(f"mask must be bool (True = attend) or float (additive), got {mask.dtype}")
+        raise InvalidTypeError(f"mask must be bool (True = attend) or float (additive), got {mask.dtype}")
+    check_broadcast("mask", mask.shape, scores_shape, "the attention scores (..., T_q, T_k)")
 
 
 def _add_causal(mask: torch.Tensor | None, t_q: int, t_k: int, device) -> torch.Tensor:
@@ -115,6 +164,8 @@ def _fused(q, k, v, mask, *, pure_causal: bool, dropout_p: float, scale: float) 
     """PyTorch's fused kernel; without a mask it never materialises the T_q x T_k weights."""
     if mask is None:
         return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, scale=scale)
+    if mask.is_floating_point() and mask.dtype not in (torch.float32, q.dtype):
+        mask = mask.to(q.dtype)  # the kernel takes an additive mask in float32 or q's dtype only
     if pure_causal:  # square causal self-attention: the kernel can skip the masked half
         return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=True, scale=scale)
     return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, scale=scale)
@@ -129,7 +180,8 @@ def _explicit(q, k, v, mask, blocked, *, dropout_p: float, scale: float):
     if blocked is not None:
         weights = weights.masked_fill(blocked, 0.0)
     attn = F.dropout(weights, p=dropout_p) if dropout_p > 0 else weights
-    return torch.matmul(attn, v), weights  # (..., T_q, d_v), (..., T_q, T_k)
+    # a float32 mask on half-precision q promotes the weights; the product must be in v's dtype
+    return torch.matmul(attn.to(v.dtype), v), weights  # (..., T_q, d_v), (..., T_q, T_k)
 
 
 def scaled_dot_product_attention(
@@ -154,10 +206,18 @@ def scaled_dot_product_attention(
     teaching and plots). ``fused=True`` calls PyTorch's fused kernel, which never
     materialises the T_q x T_k matrix when no mask is given; it returns ``None``
     for the weights. A query with no allowed key gets a zero output either way.
+
+    Raises :class:`~seqlab.errors.ShapeError` when the shapes do not make one
+    attention (``T_k`` of ``k`` and ``v`` differ, ``d_k`` differs, the mask does
+    not broadcast) and :class:`~seqlab.errors.InvalidTypeError` for non-tensors
+    and for dtypes other than one floating-point dtype shared by q, k and v.
     """
-    _check_mask(mask)
-    if not 0.0 <= dropout_p < 1.0:
-        raise InvalidParameterError(f"dropout_p must lie in [0, 1), got {dropout_p}")
+    scores_shape = _check_qkv(q, k, v)
+    _check_mask(mask, scores_shape)
+    if not (isinstance(dropout_p, (int, float)) and 0.0 <= dropout_p < 1.0):
+        raise InvalidParameterError(f"dropout_p must lie in [0, 1), got {dropout_p!r}")
+    if scale is not None and not (isinstance(scale, (int, float)) and math.isfinite(scale)):
+        raise InvalidParameterError(f"scale must be a finite number, got {scale!r}")
     scale = 1.0 / math.sqrt(q.size(-1)) if scale is None else scale
     t_q, t_k = q.size(-2), k.size(-2)
     pure_causal = is_causal and mask is None and t_q == t_k

@@ -7,7 +7,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, InvalidTypeError, ShapeError
+from ._checks import check_lm_inputs
 from .recurrent import set_forget_bias
 
 __all__ = ["LSTMConfig", "LSTMLanguageModel", "RecurrentState"]
@@ -57,6 +58,15 @@ class LSTMLanguageModel(nn.Module):
 
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None, *,
                 cache: RecurrentState | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``idx`` (B, T) ids in ``[0, vocab_size)`` -> logits (B, T, vocab), and the mean cross-entropy if ``targets``.
+        """
+        idx, targets = check_lm_inputs(idx, targets, self.config.vocab_size)
+        if cache is not None:
+            if not isinstance(cache, RecurrentState):
+                raise InvalidTypeError(f"cache must be a RecurrentState (model.new_cache()), "
+                                       f"got {type(cache).__name__}")
+            if cache.hc is not None and cache.hc[0].size(1) != idx.size(0):
+                raise ShapeError(f"the state holds a batch of {cache.hc[0].size(1)}, idx a batch of {idx.size(0)}")
         x = self.drop(self.embedding(idx))  # (B, T, d)
         out, hc = self.lstm(x, cache.hc if cache is not None else None)  # (B, T, hidden)
         if cache is not None:

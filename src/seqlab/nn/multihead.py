@@ -7,7 +7,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, InvalidTypeError, ShapeError
+from ._checks import check_broadcast, check_float, check_tensor, check_weights_dtype
 from .attention import scaled_dot_product_attention
 from .positional import RotaryEmbedding
 
@@ -41,6 +42,10 @@ class KVCache:
             self.keys.append(None)
             self.values.append(None)
         if self.keys[layer] is not None:
+            past = self.keys[layer]
+            if past.shape[:-2] != k.shape[:-2] or past.size(-1) != k.size(-1):
+                raise ShapeError(f"the cache of layer {layer} holds keys of shape {tuple(past.shape)}; new keys "
+                                 f"{tuple(k.shape)} differ in more than the positions (a cache from another batch?)")
             k = torch.cat((self.keys[layer], k), dim=-2)  # (B, h, T_past + T_new, d_k)
             v = torch.cat((self.values[layer], v), dim=-2)
         self.keys[layer], self.values[layer] = k, v
@@ -96,6 +101,19 @@ class MultiHeadAttention(nn.Module):
                 ref.out_proj.bias.copy_(self.Wo.bias)
         return ref
 
+    def _check_inputs(self, query, key, value) -> None:
+        for name, x in (("query", query), ("key", key), ("value", value)):
+            check_float(name, x)
+            if x.dim() != 3 or x.size(-1) != self.d_model:
+                raise ShapeError(f"{name} must be (B, T, {self.d_model}), got {tuple(x.shape)}")
+            check_weights_dtype(name, x, self.Wq.weight)
+        if not query.size(0) == key.size(0) == value.size(0):
+            raise ShapeError(f"query, key and value must share the batch size, got "
+                             f"{query.size(0)}, {key.size(0)}, {value.size(0)}")
+        # the fused kernel would accept this and return attention over neither sequence
+        if key.size(1) != value.size(1):
+            raise ShapeError(f"key and value must have the same length, got {key.size(1)} and {value.size(1)}")
+
     def _split(self, z: torch.Tensor) -> torch.Tensor:
         B, T, _ = z.shape
         return z.view(B, T, self.num_heads, self.d_k).transpose(1, 2)  # (B, h, T, d_k)
@@ -128,8 +146,11 @@ class MultiHeadAttention(nn.Module):
         """
         key = query if key is None else key
         value = key if value is None else value
-        if query.dim() != 3 or query.size(-1) != self.d_model:
-            raise InvalidParameterError(f"query must be (B, T, {self.d_model}), got {tuple(query.shape)}")
+        self._check_inputs(query, key, value)
+        if mask is not None:
+            check_tensor("mask", mask)
+        if cache is not None and not isinstance(cache, KVCache):
+            raise InvalidTypeError(f"cache must be a KVCache, got {type(cache).__name__}")
         q, k, v = self._project_qkv(query, key, value)
         q, k, v = self._split(q), self._split(k), self._split(v)  # (B, h, T, d_k)
         offset = cache.layer_length(self.layer_idx) if cache is not None else 0
@@ -138,6 +159,7 @@ class MultiHeadAttention(nn.Module):
         if cache is not None:
             k, v = cache.update(self.layer_idx, k, v)  # (B, h, T_past + T_q, d_k)
         if mask is not None and mask.dim() == 3:
+            check_broadcast("mask", mask.shape, (q.size(0), q.size(-2), k.size(-2)), "(B, T_q, T_k)")
             mask = mask.unsqueeze(1)  # (B, 1, T_q, T_k): same mask for every head
         # a single new query may see every cached key: no mask needed
         causal = is_causal and q.size(-2) > 1

@@ -4,7 +4,8 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, ShapeError
+from ._checks import check_float, check_offset
 
 __all__ = [
     "sinusoidal_encoding",
@@ -27,6 +28,12 @@ def sinusoidal_encoding(t_len: int, d: int, base: float = 10000.0) -> torch.Tens
     return pe
 
 
+def _check_embeddings(x, d_model: int) -> None:
+    check_float("x", x)
+    if x.dim() != 3 or x.size(-1) != d_model:
+        raise ShapeError(f"x must be (B, T, {d_model}) embeddings, got shape {tuple(x.shape)}")
+
+
 class SinusoidalPositionalEncoding(nn.Module):
     """Adds the fixed sinusoidal code to (B, T, d) embeddings; no parameters."""
 
@@ -35,6 +42,8 @@ class SinusoidalPositionalEncoding(nn.Module):
         self.register_buffer("pe", sinusoidal_encoding(max_len, d_model), persistent=False)
 
     def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
+        _check_embeddings(x, self.pe.size(1))
+        offset = check_offset(offset)
         t = x.size(1)
         if offset + t > self.pe.size(0):
             raise InvalidParameterError(f"positions up to {offset + t} exceed max_len={self.pe.size(0)}")
@@ -46,10 +55,14 @@ class LearnedPositionalEncoding(nn.Module):
 
     def __init__(self, d_model: int, max_len: int):
         super().__init__()
+        if d_model < 1 or max_len < 1:
+            raise InvalidParameterError(f"d_model and max_len must be >= 1, got {d_model}, {max_len}")
         self.max_len = max_len
         self.embedding = nn.Embedding(max_len, d_model)
 
     def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
+        _check_embeddings(x, self.embedding.embedding_dim)
+        offset = check_offset(offset)
         t = x.size(1)
         if offset + t > self.max_len:
             raise InvalidParameterError(f"positions up to {offset + t} exceed max_len={self.max_len}")
@@ -72,6 +85,10 @@ class RotaryEmbedding(nn.Module):
 
     def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
         """``x``: (..., T, head_dim), positions ``offset .. offset + T - 1``."""
+        check_float("x", x, min_ndim=2)
+        if x.size(-1) != 2 * self.inv_freq.numel():
+            raise ShapeError(f"x must end in head_dim={2 * self.inv_freq.numel()}, got shape {tuple(x.shape)}")
+        offset = check_offset(offset)
         t = x.size(-2)
         pos = torch.arange(offset, offset + t, device=x.device, dtype=torch.float32)
         angles = torch.outer(pos, self.inv_freq)  # (T, d/2)

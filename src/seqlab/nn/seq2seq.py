@@ -2,15 +2,32 @@
 from __future__ import annotations
 
 import math
+import operator
 
 import torch
 import torch.nn as nn
 
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, ShapeError
+from ._checks import check_tensor, check_token_ids
 
 __all__ = ["Seq2Seq"]
 
 _ATTENTION = (None, "general")
+
+
+def _check_batches(src, tgt) -> None:
+    check_tensor("src", src)
+    if src.dim() >= 1 and src.size(0) != tgt.size(0):
+        raise ShapeError(f"src and tgt must share the batch size, got {tuple(src.shape)} and {tuple(tgt.shape)}")
+
+
+def _check_length(length) -> None:
+    try:
+        ok = not isinstance(length, bool) and operator.index(length) >= 1
+    except TypeError:
+        ok = False
+    if not ok:
+        raise InvalidParameterError(f"length must be an integer >= 1, got {length!r}")
 
 
 class Seq2Seq(nn.Module):
@@ -52,6 +69,7 @@ class Seq2Seq(nn.Module):
 
     def encode(self, src: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``src`` (B, T) -> encoder states (B, T, d), final state (1, B, d)."""
+        src = check_token_ids("src", src, self.vocab_size)
         return self.encoder(self.embedding(src))
 
     def _readout(self, S, H):
@@ -67,6 +85,8 @@ class Seq2Seq(nn.Module):
 
         Returns logits (B, T', V) and attention weights (B, T', T) or ``None``.
         """
+        tgt = check_token_ids("tgt", tgt, self.vocab_size)
+        _check_batches(src, tgt)
         H, h_T = self.encode(src)
         start = torch.full((tgt.size(0), 1), self.start_token, dtype=torch.long, device=tgt.device)
         dec_in = self.embedding(torch.cat((start, tgt[:, :-1]), dim=1))  # (B, T', e)
@@ -77,6 +97,7 @@ class Seq2Seq(nn.Module):
     @torch.no_grad()
     def greedy_decode(self, src: torch.Tensor, length: int) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Free-running decoding: each step feeds back the model's own previous prediction."""
+        _check_length(length)
         H, h_T = self.encode(src)
         h = h_T if self.init_decoder_from_encoder else None
         token = torch.full((src.size(0), 1), self.start_token, dtype=torch.long, device=src.device)

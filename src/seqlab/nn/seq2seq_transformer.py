@@ -21,9 +21,11 @@ import math
 import torch
 import torch.nn as nn
 
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, ShapeError
+from ._checks import check_tensor, check_token_ids
 from .attention import padding_mask
 from .positional import SinusoidalPositionalEncoding
+from .seq2seq import _check_batches, _check_length
 from .transformer import DecoderLayer, EncoderLayer
 
 __all__ = ["Seq2SeqTransformer", "shift_right", "source_mask"]
@@ -31,8 +33,9 @@ __all__ = ["Seq2SeqTransformer", "shift_right", "source_mask"]
 
 def shift_right(tgt: torch.Tensor, start_token: int) -> torch.Tensor:
     """Teacher-forcing decoder input: ``[start, tgt[:, 0], ..., tgt[:, -2]]`` for ``tgt`` (B, T')."""
+    check_tensor("tgt", tgt)
     if tgt.dim() != 2 or tgt.size(1) < 1:
-        raise InvalidParameterError(f"tgt must be (B, T') token ids with T' >= 1, got {tuple(tgt.shape)}")
+        raise ShapeError(f"tgt must be (B, T') token ids with T' >= 1, got {tuple(tgt.shape)}")
     start = torch.full((tgt.size(0), 1), start_token, dtype=tgt.dtype, device=tgt.device)
     return torch.cat((start, tgt[:, :-1]), dim=1)
 
@@ -42,8 +45,14 @@ def source_mask(src: torch.Tensor, pad_token: int = 0, lengths: torch.Tensor | N
 
     From ``lengths`` when given (``padding_mask``), else from ``src != pad_token``.
     """
+    check_tensor("src", src)
+    if src.dim() != 2:
+        raise ShapeError(f"src must be (B, T) token ids, got shape {tuple(src.shape)}")
     if lengths is not None:
-        return padding_mask(torch.as_tensor(lengths, device=src.device), src.size(1))
+        mask = padding_mask(lengths, src.size(1)).to(src.device)
+        if mask.size(0) != src.size(0):
+            raise ShapeError(f"lengths must hold one length per source sequence ({src.size(0)}), got {mask.size(0)}")
+        return mask
     return (src != pad_token)[:, None, None, :]
 
 
@@ -100,13 +109,16 @@ class Seq2SeqTransformer(nn.Module):
 
     def encode(self, src: torch.Tensor, src_mask: torch.Tensor | None = None) -> torch.Tensor:
         """``src`` (B, T) -> memory (B, T, d); ``src_mask`` (B, 1, 1, T) hides padded keys."""
-        x = self._embed(src)
+        x = self._embed(check_token_ids("src", src, self.vocab_size))
         for layer in self.encoder:
             x = layer(x, src_mask)
         return self.enc_norm(x)
 
     def decode(self, dec_in: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None) -> torch.Tensor:
         """Decoder inputs (B, T') and memory -> logits (B, T', V); causal self-attention, masked cross-attention."""
+        return self._decode(check_token_ids("dec_in", dec_in, self.vocab_size), memory, src_mask)
+
+    def _decode(self, dec_in, memory, src_mask):
         y = self._embed(dec_in)
         for layer in self.decoder:
             y = layer(y, memory, src_mask)
@@ -119,9 +131,11 @@ class Seq2SeqTransformer(nn.Module):
         ``src_lengths`` (B,) marks positions at or beyond each length as padding; without
         it, positions holding ``pad_token`` are padding.
         """
+        tgt = check_token_ids("tgt", tgt, self.vocab_size)
+        _check_batches(src, tgt)
         mask = source_mask(src, self.pad_token, src_lengths)
         memory = self.encode(src, mask)
-        return self.decode(shift_right(tgt, self.start_token), memory, mask), None
+        return self._decode(shift_right(tgt, self.start_token), memory, mask), None
 
     @torch.no_grad()
     def cross_attention(self, src: torch.Tensor, tgt: torch.Tensor, src_lengths: torch.Tensor | None = None,
@@ -148,12 +162,11 @@ class Seq2SeqTransformer(nn.Module):
     def greedy_decode(self, src: torch.Tensor, length: int, src_lengths: torch.Tensor | None = None,
                       ) -> tuple[torch.Tensor, None]:
         """Free-running decoding: each step appends the model's own argmax and reruns the decoder."""
-        if length < 1:
-            raise InvalidParameterError(f"length must be >= 1, got {length}")
+        _check_length(length)
         mask = source_mask(src, self.pad_token, src_lengths)
         memory = self.encode(src, mask)
         dec_in = torch.full((src.size(0), 1), self.start_token, dtype=torch.long, device=src.device)
         for _ in range(length):
-            token = self.decode(dec_in, memory, mask)[:, -1:].argmax(dim=-1)  # (B, 1)
+            token = self._decode(dec_in, memory, mask)[:, -1:].argmax(dim=-1)  # (B, 1)
             dec_in = torch.cat((dec_in, token), dim=1)
         return dec_in[:, 1:], None

@@ -8,7 +8,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, InvalidTypeError, ShapeError
+from ._checks import check_float, check_lm_inputs, check_weights_dtype
 from .multihead import KVCache, MultiHeadAttention
 from .positional import LearnedPositionalEncoding, SinusoidalPositionalEncoding
 
@@ -36,7 +37,19 @@ class FeedForward(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_float("x", x, min_ndim=1)
+        if x.size(-1) != self.linear1.in_features:
+            raise ShapeError(f"x must end in d_model={self.linear1.in_features}, got shape {tuple(x.shape)}")
+        check_weights_dtype("x", x, self.linear1.weight)
         return self.linear2(self.dropout(self.act(self.linear1(x))))
+
+
+def _check_sequence(name: str, x, d_model: int, weight: torch.Tensor) -> None:
+    """Checked before the first LayerNorm, which would fail with torch's message rather than seqlab's."""
+    check_float(name, x)
+    if x.dim() != 3 or x.size(-1) != d_model:
+        raise ShapeError(f"{name} must be (B, T, {d_model}), got {tuple(x.shape)}")
+    check_weights_dtype(name, x, weight)
 
 
 def _check_block_args(d_ff: int, dropout: float) -> None:
@@ -99,6 +112,7 @@ class EncoderLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *, is_causal: bool = False,
                 cache: KVCache | None = None) -> torch.Tensor:
+        _check_sequence("x", x, self.self_attn.d_model, self.self_attn.Wq.weight)
         if self.norm_first:
             x = x + self._sa(self.norm1(x), mask, is_causal, cache)
             return x + self.dropout2(self.ff(self.norm2(x)))
@@ -124,6 +138,10 @@ class DecoderLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor, memory_mask: torch.Tensor | None = None) -> torch.Tensor:
         """``x`` (B, T_tgt, d), ``memory`` (B, T_src, d); ``memory_mask`` (B, 1, 1, T_src) for padded sources."""
+        _check_sequence("x", x, self.self_attn.d_model, self.self_attn.Wq.weight)
+        _check_sequence("memory", memory, self.self_attn.d_model, self.self_attn.Wq.weight)
+        if memory.size(0) != x.size(0):
+            raise ShapeError(f"x and memory must share the batch size, got {x.size(0)} and {memory.size(0)}")
         sa = lambda z: self.dropout(self.self_attn(z, is_causal=True)[0])
         ca = lambda z: self.dropout(self.cross_attn(z, memory, memory, mask=memory_mask)[0])
         if self.norm_first:
@@ -207,7 +225,14 @@ class GPT(nn.Module):
 
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None, *,
                 cache: KVCache | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """``idx`` (B, T) token ids -> logits (B, T, vocab), and the mean cross-entropy if ``targets``."""
+        """``idx`` (B, T) token ids -> logits (B, T, vocab), and the mean cross-entropy if ``targets``.
+
+        Ids outside ``[0, vocab_size)`` raise :class:`~seqlab.errors.InvalidParameterError`;
+        ``targets`` may also hold -100 (ignored by the loss).
+        """
+        idx, targets = check_lm_inputs(idx, targets, self.config.vocab_size)
+        if cache is not None and not isinstance(cache, KVCache):
+            raise InvalidTypeError(f"cache must be a KVCache (model.new_cache()), got {type(cache).__name__}")
         B, T = idx.shape
         offset = cache.length if cache is not None else 0
         if offset + T > self.config.block_size:
