@@ -6,7 +6,8 @@ chapter from any folder. The build vendors plotly.js (from the plotly package) a
 with myst-nb, failing on any warning or cell error; keeps a separate execution cache per
 HEAVY_EVAL setting and per version of seqlab's code; reports each page with its time and the
 time left as it goes; and exports every page as a Jupyter notebook. Everything it writes is
-under ``--out`` and ``--cache``; the package itself is only read.
+under ``--out`` and ``--cache`` (Sphinx builds into the cache, the site is then copied into
+``--out``); the package itself is only read.
 """
 from __future__ import annotations
 
@@ -200,6 +201,13 @@ def _environment(cache: Path, jupyter_cache: Path, heavy: bool, names: list[str]
     return env
 
 
+def _stage(cache: Path, out: Path) -> Path:
+    """Where Sphinx builds the site for ``out``: one folder per output folder, so each keeps its own pages."""
+    import hashlib
+
+    return cache / "sites" / hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:12] / "html"
+
+
 def build(out=DEFAULT_OUT, pages: str | None = None, cache=None) -> int:
     """Build the chapter into ``out``; ``pages`` limits it to some pages. Bad input raises :class:`BookError`."""
     from ..store import heavy_eval
@@ -207,6 +215,7 @@ def build(out=DEFAULT_OUT, pages: str | None = None, cache=None) -> int:
     heavy = heavy_eval()
     names = check_pages(pages)
     out, cache = check_out(out, default_cache() if cache is None else cache)
+    out, cache = out.resolve(), cache.resolve()  # Sphinx and the kernels run in other folders
     if not heavy:
         verify_all_artifacts()
     for folder, option in ((out, "--out"), (cache, "--cache")):
@@ -224,11 +233,15 @@ def build(out=DEFAULT_OUT, pages: str | None = None, cache=None) -> int:
     print(f"building {len(names)} page(s) into {out} (HEAVY_EVAL={mode}; cache {cache})", file=sys.stderr,
           flush=True)
     t0 = time.perf_counter()
+    # Sphinx builds into the cache (myst-nb writes its executed notebooks beside the output folder, and the
+    # doctrees are only for the next incremental build); the finished site is copied into --out
+    stage = _stage(cache, out)
     p = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(PAGES),
-                        str(out)], env=env)
+                        str(stage)], env=env)
     if p.returncode != 0:
         print("seqlab: error: chapter build failed (warnings count as errors; see the messages above)", file=sys.stderr)
         return p.returncode
+    shutil.copytree(stage, out, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".doctrees"))
     export_notebooks(out, names)
     times = {page: secs for page, secs in page_times(jupyter_cache).items() if page in names}
     (out / "build_report.json").write_text(json.dumps({"heavy_eval": heavy, "seconds": time.perf_counter() - t0,

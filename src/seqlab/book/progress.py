@@ -56,7 +56,7 @@ class Progress:
         now = time.perf_counter()
         self.done[docname] = now - self.t_page
         left = self.time_left()
-        tail = "" if left is None else f", about {clock(left)} left"
+        tail = "" if left is None or left < 0.5 else f", about {clock(left)} left"
         self._write(f" {self.done[docname]:.1f} s (elapsed {clock(now - self.t0)}{tail})\n")
         self._save()
 
