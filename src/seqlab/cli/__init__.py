@@ -64,7 +64,9 @@ def _internal_error(e: BaseException) -> int:
 
 def _dispatch(argv) -> int:
     parser = build_parser()
-    args = parser.parse_args(join_option_values(list(sys.argv[1:] if argv is None else argv), parser))
+    argv = join_option_values(list(sys.argv[1:] if argv is None else argv), parser)
+    args = parser.parse_args(argv)
+    args.argv = argv  # a launcher (lm train --nproc) starts the same command again
     if args.command is None:
         raise UsageError("missing command; try `seqlab list` or `seqlab run SECTION`")
     if args.command in _SUBCOMMANDS:
@@ -88,8 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         except OSError as e:
             print(f"seqlab: error: {_os_error(e)}", file=sys.stderr)
             return 2
-        except KeyboardInterrupt:
-            print("seqlab: interrupted", file=sys.stderr)
+        except KeyboardInterrupt as e:  # a command may say what was lost
+            print("seqlab: interrupted" + (f": {_one_line(e)}" if str(e) else ""), file=sys.stderr)
             return 130
         except SystemExit:  # --help and --version
             raise

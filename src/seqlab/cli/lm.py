@@ -1,6 +1,7 @@
 """``seqlab lm train`` and ``seqlab lm sample``: language models on a user's text, with resumable checkpoints."""
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -9,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..experiments.lm import CHAPTER_TRAIN, chapter_gpt_config
+from ..text.devices import DEVICES, DTYPES
 from ._common import UsageError, check_output_dir, float_in, int_at_least, nonnegative_int, positive_int, seed
 
 __all__ = ["add_commands", "output_lock"]
@@ -176,6 +178,30 @@ def _build_model(args, vocab_size: int):
                                         num_layers=2, block_size=args.block_size))
 
 
+def _launch(args) -> int:
+    """Start ``--nproc`` ranks of this same command (without --nproc)."""
+    from .launch import launch
+
+    if args.batch_size % (args.nproc * args.grad_accum_steps):
+        raise UsageError(f"--batch-size {args.batch_size} must divide evenly over {args.nproc} processes x "
+                         f"--grad-accum-steps {args.grad_accum_steps}")
+    if os.environ.get("WORLD_SIZE", "1") not in ("", "1"):
+        raise UsageError("--nproc starts its own processes; under torchrun, leave it out")
+    argv = list(args.argv)
+    rest, skip = [], False
+    for i, a in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if a == "--nproc":
+            skip = True
+            continue
+        if a.startswith("--nproc="):
+            continue
+        rest.append(a)
+    return launch(rest, args.nproc)
+
+
 def _resolve_model_options(args) -> None:
     """GPT-only options are an error with --model lstm; otherwise fill the chapter's defaults."""
     gpt_only = [f"--{k.replace('_', '-')}" for k in ("num_layers", "num_heads", "positional")
@@ -287,7 +313,16 @@ def _cmd_train(args) -> int:
     from ..text.corpus import split_train_val
     from ..text.training import TrainConfig, train_lm
 
+    if args.nproc > 1:
+        return _launch(args)
     _resolve_model_options(args)
+    rank = int(os.environ.get("RANK", "0") or 0)
+    world = int(os.environ.get("WORLD_SIZE", "1") or 1)
+    if args.batch_size % (world * args.grad_accum_steps):
+        raise UsageError(f"--batch-size {args.batch_size} must divide evenly over {world} process"
+                         f"{'es' if world > 1 else ''} x --grad-accum-steps {args.grad_accum_steps}")
+    if rank != 0:  # the other ranks train in silence; rank 0 speaks for the run
+        sys.stdout = open(os.devnull, "w")
     if args.model == "gpt" and args.d_model % args.num_heads:
         raise UsageError(f"--d-model {args.d_model} must be divisible by --num-heads {args.num_heads}")
     text = _read_text(args)
@@ -297,10 +332,11 @@ def _cmd_train(args) -> int:
     torch.set_num_threads(args.threads)
     started = time.perf_counter()
     try:
-        with output_lock(out):
-            remove_orphans(out)  # temporary files of a run that was killed mid-write
-            if (out / "best").is_dir():
-                remove_orphans(out / "best")
+        with (output_lock(out) if rank == 0 else contextlib.nullcontext()):
+            if rank == 0:
+                remove_orphans(out)  # temporary files of a run that was killed mid-write
+                if (out / "best").is_dir():
+                    remove_orphans(out / "best")
             tok, state = _tokenizer_for(args, text, out)
             _check_memory(args, tok.vocab_size)
             ids = torch.tensor(tok.encode(text))
@@ -312,7 +348,9 @@ def _cmd_train(args) -> int:
             cfg = TrainConfig(max_iters=args.max_iters, batch_size=args.batch_size, block_size=args.block_size,
                               learning_rate=args.lr, min_lr=args.lr / 10, warmup_iters=warmup,
                               eval_interval=args.eval_interval, seed=args.seed, optimizer=args.optimizer,
-                              muon_lr=args.muon_lr, eval_iters=CHAPTER_TRAIN.eval_iters)
+                              muon_lr=args.muon_lr, eval_iters=CHAPTER_TRAIN.eval_iters,
+                              grad_accum_steps=args.grad_accum_steps, device=args.device, dtype=args.dtype,
+                              compile=args.compile)
             if state is not None:
                 for note in _check_training_settings(cfg, state, out):
                     print(f"resume: {note}", flush=True)
@@ -399,6 +437,13 @@ def add_commands(sub, parser_class) -> None:
     t.add_argument("--seed", type=seed, default=c.seed)
     t.add_argument("--threads", type=int_at_least(1, 1024), default=1,
                    help="torch threads (default 1: more threads than free cores slows training down)")
+    t.add_argument("--device", choices=DEVICES, default="auto", help="auto: CUDA when present, else the CPU")
+    t.add_argument("--dtype", choices=DTYPES, default="float32", help="bfloat16: autocast the forward pass")
+    t.add_argument("--compile", action="store_true", help="torch.compile the model for training")
+    t.add_argument("--grad-accum-steps", type=positive_int, default=1,
+                   help="micro-batches per step and process; --batch-size stays the global batch")
+    t.add_argument("--nproc", type=int_at_least(1, 256), default=1,
+                   help="data-parallel processes on this machine (as torchrun --standalone --nproc_per_node)")
     t.add_argument("--restart", action="store_true", help="ignore an existing checkpoint in --out and start over")
     t.set_defaults(func=_cmd_train)
     from ._sample import MAX_SAMPLES, stop_string

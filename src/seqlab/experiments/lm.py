@@ -38,7 +38,7 @@ from ..text.generation import generate
 from ..text.metrics import distinct_n, mean_nll, repetition_rate
 from ..text.sampling import EntropyProbe, build_processors
 from ..text.tokenizers import BPETokenizer, CharTokenizer
-from ..text.training import TrainConfig, train_lm
+from ..text.training import TrainConfig, recipe, train_lm
 
 __all__ = ["CHAPTER_TRAIN", "chapter_gpt_config", "chapter_lstm_config", "experiment_config", "run_lm_experiment",
            "load_lm_artifacts", "lm_results", "STRATEGIES", "PROMPT", "bits_per_char", "sweep_train_config",
@@ -52,7 +52,7 @@ PROMPT = "ROMEO:\n"
 #: Muon for the hidden matrices, a larger batch, and a schedule that ends within the recipe's wall-clock time.
 CHAPTER_TRAIN = TrainConfig(max_iters=750, batch_size=24, block_size=64, learning_rate=5e-3, min_lr=5e-4,
                             warmup_iters=50, eval_interval=50, eval_iters=20, seed=1337, optimizer="muon",
-                            muon_lr=0.02)
+                            muon_lr=0.02, device="cpu")
 STRATEGIES = {
     "greedy": dict(greedy=True),
     "temperature 0.5": dict(temperature=0.5),
@@ -85,7 +85,7 @@ def experiment_config(train: TrainConfig = CHAPTER_TRAIN, corpus_sha256: str = T
     config = {"corpus_sha256": corpus_sha256, "tokenizer": "char", "val_fraction": 0.1,
               "gpt": asdict(chapter_gpt_config(1)) | {"vocab_size": "from tokenizer"},
               "lstm": asdict(chapter_lstm_config(1)) | {"vocab_size": "from tokenizer"},
-              "train": asdict(train), "prompt": PROMPT, "strategies": STRATEGIES,
+              "train": recipe(train), "prompt": PROMPT, "strategies": STRATEGIES,
               "temperatures": list(TEMPERATURES), "top_ps": list(TOP_PS)}
     if (sample_tokens, sample_seeds) != (SAMPLE_TOKENS, SAMPLE_SEEDS):  # a quick run records its own sampling
         config |= {"sample_tokens": sample_tokens, "sample_seeds": sample_seeds}
@@ -242,7 +242,7 @@ def sweep_config(iters=SWEEP_ITERS, train: TrainConfig = CHAPTER_TRAIN,
     return {"corpus_sha256": corpus_sha256, "tokenizer": "char", "val_fraction": 0.1,
             "gpt": asdict(chapter_gpt_config(1)) | {"vocab_size": "from tokenizer"},
             "lstm": asdict(chapter_lstm_config(1)) | {"vocab_size": "from tokenizer"},
-            "iters": list(iters), "train": {str(n): asdict(sweep_train_config(n, train)) for n in iters},
+            "iters": list(iters), "train": {str(n): recipe(sweep_train_config(n, train)) for n in iters},
             "torch_threads": 1}
 
 
@@ -301,7 +301,7 @@ def bpe_config(vocabs=BPE_VOCABS, train: TrainConfig = CHAPTER_TRAIN, corpus_sha
                char_model: str = "lm") -> dict:
     return {"corpus_sha256": corpus_sha256, "val_fraction": 0.1, "split": "characters",
             "bpe_trained_on": "training text", "vocabs": list(vocabs),
-            "gpt": asdict(chapter_gpt_config(1)) | {"vocab_size": "from tokenizer"}, "train": asdict(train),
+            "gpt": asdict(chapter_gpt_config(1)) | {"vocab_size": "from tokenizer"}, "train": recipe(train),
             "char_model": char_model, "prompt": PROMPT, "sample_tokens": BPE_SAMPLE_TOKENS, "torch_threads": 1}
 
 

@@ -1,6 +1,7 @@
 """One training loop for every language model: AdamW, warm-up + cosine, clipping, evaluation, checkpoints."""
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 import time
@@ -18,10 +19,12 @@ from .checkpoint import (
     read_checkpoint_state,
     save_checkpoint,
 )
+from .devices import DEVICES, DTYPES, autocast, resolve_device
+from .distributed import Rank, all_mean, any_true, from_environment, lost_contact
 from .optim import MuonWithAdamW, split_muon_params
 
 __all__ = ["TrainConfig", "TrainingDiverged", "TrainResult", "lr_at", "make_optimizer", "get_batch", "estimate_loss",
-           "train_lm", "check_resumable", "resume_changes", "TRAJECTORY_SETTINGS"]
+           "train_lm", "check_resumable", "resume_changes", "recipe", "TRAJECTORY_SETTINGS", "PLACEMENT_SETTINGS"]
 
 LN2 = math.log(2.0)
 
@@ -57,6 +60,10 @@ class TrainConfig:
     optimizer: str = "adamw"  # "adamw" | "muon" (Muon for hidden matrices, AdamW for the rest)
     muon_lr: float = 0.02  # peak Muon learning rate; follows the same warm-up and cosine as learning_rate
     muon_momentum: float = 0.95
+    grad_accum_steps: int = 1  # micro-batches per step and rank; the global batch stays batch_size
+    device: str = "auto"  # "auto" (CUDA, then MPS, else CPU) | "cpu" | "cuda" | "mps"
+    dtype: str = "float32"  # "bfloat16": autocast the forward pass
+    compile: bool = False  # torch.compile the model for the training steps
 
     def __post_init__(self):
         for name in ("max_iters", "batch_size", "block_size", "eval_interval", "eval_iters"):
@@ -75,10 +82,26 @@ class TrainConfig:
             raise InvalidParameterError(f"optimizer must be 'adamw' or 'muon', got {self.optimizer!r}")
         if self.muon_lr <= 0 or not 0 <= self.muon_momentum < 1:
             raise InvalidParameterError("need muon_lr > 0 and muon_momentum in [0, 1)")
+        if self.grad_accum_steps < 1 or self.batch_size % self.grad_accum_steps:
+            raise InvalidParameterError(f"grad_accum_steps ({self.grad_accum_steps}) must be >= 1 and divide "
+                                        f"batch_size ({self.batch_size})")
+        if self.device not in DEVICES:
+            raise InvalidParameterError(f"device must be one of {', '.join(DEVICES)}, got {self.device!r}")
+        if self.dtype not in DTYPES:
+            raise InvalidParameterError(f"dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
         if self.lr_decay_iters is None:
             self.lr_decay_iters = self.max_iters
         if self.checkpoint_interval is None:
             self.checkpoint_interval = self.eval_interval
+
+
+#: settings of where and how a run executes, not of what it learns (float32, one micro-batch: the same numbers)
+PLACEMENT_SETTINGS = ("grad_accum_steps", "device", "dtype", "compile")
+
+
+def recipe(c: TrainConfig) -> dict:
+    """``c`` as a dict without :data:`PLACEMENT_SETTINGS`: what identifies a recipe in an artifact manifest."""
+    return {k: v for k, v in asdict(c).items() if k not in PLACEMENT_SETTINGS}
 
 
 def lr_at(it: int, c: TrainConfig) -> float:
@@ -113,13 +136,19 @@ def make_optimizer(model: torch.nn.Module, c: TrainConfig) -> torch.optim.Optimi
     return torch.optim.AdamW(groups, lr=c.learning_rate, betas=(c.beta1, c.beta2))
 
 
-def get_batch(ids: torch.Tensor, batch_size: int, block_size: int, generator: torch.Generator):
-    """Random windows: inputs (B, T) and the same windows shifted by one as targets."""
+def get_batch(ids: torch.Tensor, batch_size: int, block_size: int, generator: torch.Generator, *,
+              part: int = 0, parts: int = 1):
+    """Random windows: inputs (B, T) and the same windows shifted by one as targets.
+
+    The ``batch_size`` starts are always drawn in full, so the generator moves the same way
+    for any ``parts``; ``part`` of ``parts`` takes its contiguous share (one rank's slice).
+    """
     if len(ids) <= block_size:
         raise InvalidParameterError(f"the text has {len(ids)} tokens, fewer than the context of {block_size} + 1")
     start = torch.randint(len(ids) - block_size, (batch_size,), generator=generator)
+    start = start.view(parts, batch_size // parts)[part]  # (B / parts,)
     offsets = torch.arange(block_size)
-    x = ids[start[:, None] + offsets]  # (B, T)
+    x = ids[start[:, None] + offsets]  # (B / parts, T)
     y = ids[start[:, None] + offsets + 1]
     return x, y
 
@@ -130,7 +159,11 @@ def estimate_loss(model, ids: torch.Tensor, c: TrainConfig, seed: int = 0) -> fl
     was = model.training
     model.eval()
     g = torch.Generator().manual_seed(seed)
-    losses = [model(*get_batch(ids, c.batch_size, c.block_size, g))[1].item() for _ in range(c.eval_iters)]
+    device = next(model.parameters()).device
+    losses = []
+    for _ in range(c.eval_iters):
+        x, y = get_batch(ids, c.batch_size, c.block_size, g)
+        losses.append(model(x.to(device), y.to(device))[1].item())
     model.train(was)
     return sum(losses) / len(losses)
 
@@ -251,21 +284,59 @@ def _resume(model, optimizer, ckpt: Path, c: TrainConfig, g: torch.Generator):
     return state["iteration"], state["history"], notes
 
 
-def _train_step(model, optimizer, it: int, c: TrainConfig, x, y, ckpt) -> float:
-    """One optimizer step at iteration ``it``; returns the loss before the step."""
+def _train_step(model, optimizer, it: int, c: TrainConfig, x, y, ckpt, run: "_Run") -> float:
+    """One optimizer step at iteration ``it`` on this rank's share (x, y); returns the global batch's mean loss."""
     scale = lr_at(it, c) / c.learning_rate
     for group in optimizer.param_groups:
         group["lr"] = group["base_lr"] * scale
-    _, loss = model(x, y)
+    optimizer.zero_grad(set_to_none=True)
+    total = torch.zeros((), device=run.device)
+    chunks = list(zip(x.chunk(c.grad_accum_steps), y.chunk(c.grad_accum_steps)))
+    for k, (xb, yb) in enumerate(chunks):
+        last = k == len(chunks) - 1
+        sync = contextlib.nullcontext() if last or run.ddp is None else run.ddp.no_sync()
+        with sync:
+            with autocast(run.device, c.dtype):
+                _, loss = run.forward(xb.to(run.device), yb.to(run.device))
+            (loss / len(chunks)).backward()
+        total += loss.detach().float()
+    loss = all_mean(total / len(chunks), run.where)
     if not torch.isfinite(loss):
         where = f"; {ckpt} keeps its last good checkpoint" if ckpt is not None else ""
         raise TrainingDiverged(f"loss became {loss.item()} at iteration {it}; training stopped{where}")
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
     if c.grad_clip > 0:
         torch.nn.utils.clip_grad_norm_(model.parameters(), c.grad_clip)
     optimizer.step()
     return loss.item()
+
+
+@dataclass
+class _Run:
+    """Where the steps run: the device, this process's rank, and the module the forward pass goes through."""
+
+    device: torch.device
+    where: Rank
+    forward: torch.nn.Module
+    ddp: torch.nn.Module | None = None
+
+
+def _prepare(model, c: TrainConfig) -> _Run:
+    device = resolve_device(c.device)
+    where = from_environment(device)
+    if where.distributed and c.batch_size % (where.world_size * c.grad_accum_steps):
+        raise InvalidParameterError(f"batch_size {c.batch_size} must divide evenly over {where.world_size} processes "
+                                    f"x {c.grad_accum_steps} micro-batches")
+    if device.type == "cuda" and where.distributed:
+        device = torch.device("cuda", where.local_rank)
+    model.to(device)
+    forward, ddp = model, None
+    if where.distributed:
+        from torch.nn.parallel import DistributedDataParallel
+
+        forward = ddp = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+    if c.compile:
+        forward = torch.compile(forward)
+    return _Run(device, where, forward, ddp)
 
 
 def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: TrainConfig, *, checkpoint_dir=None,
@@ -294,6 +365,8 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
         raise InvalidParameterError(f"time_budget_s must be a positive number of seconds, got {time_budget_s}")
     train_ids, val_ids = torch.as_tensor(train_ids, dtype=torch.long), torch.as_tensor(val_ids, dtype=torch.long)
     _check_lengths(train_ids, val_ids, c)
+    run = _prepare(model, c)
+    main = run.where.is_main
     torch.manual_seed(c.seed)
     g = torch.Generator().manual_seed(c.seed)
     optimizer = make_optimizer(model, c)
@@ -306,25 +379,28 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
     best_val = min((r["val_loss"] for r in history), default=math.inf)
 
     def checkpoint(it, directory=ckpt):
-        if ckpt is not None:
+        if ckpt is not None and main:  # one writer: the others hold the same state
             save_checkpoint(directory, model, optimizer, tokenizer=tokenizer, iteration=it, train_config=asdict(c),
                             history=history, rng={"batch": g.get_state(), "torch": torch.get_rng_state()})
 
     model.train()
-    bar = _Progress(progress, min(start_it, c.max_iters), c.max_iters)
+    bar = _Progress(progress and main, min(start_it, c.max_iters), c.max_iters)
     t0 = time.perf_counter()
     elapsed0 = history[-1]["seconds"] if history else 0.0
     running, n_running, tokens, stopped, done = 0.0, 0, 0, False, start_it
+    part, parts = run.where.rank, run.where.world_size
     try:
         for it in range(start_it, c.max_iters):
-            x, y = get_batch(train_ids, c.batch_size, c.block_size, g)
-            running += _train_step(model, optimizer, it, c, x, y, ckpt)
+            x, y = get_batch(train_ids, c.batch_size, c.block_size, g, part=part, parts=parts)
+            running += _train_step(model, optimizer, it, c, x, y, ckpt, run)
             n_running += 1
-            tokens += x.numel()
+            tokens += c.batch_size * c.block_size
             done = it + 1
             elapsed = elapsed0 + time.perf_counter() - t0  # t0 moves past each evaluation below
             bar.update(1, running / n_running, tokens / max(1e-9, elapsed - elapsed0))
+            asked = should_stop is not None and bool(should_stop()) and done < c.max_iters
             out_of_time = time_budget_s is not None and elapsed >= time_budget_s
+            asked, out_of_time = any_true([asked, out_of_time], run.where, run.device)  # every rank stops together
             if done % c.eval_interval == 0 or done == c.max_iters or out_of_time:
                 t_eval = time.perf_counter()
                 val = estimate_loss(model, val_ids, c, seed=c.seed + 1)
@@ -332,7 +408,7 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
                            val_bpc=val / LN2, seconds=elapsed, tokens_per_s=tokens / max(1e-9, elapsed - elapsed0))
                 history.append(row)
                 running, n_running = 0.0, 0
-                if log is not None:
+                if log is not None and main:
                     bar.write(lambda: log(row))
                 if done % c.checkpoint_interval == 0 or done == c.max_iters or out_of_time:
                     checkpoint(done)
@@ -342,10 +418,15 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
                 if out_of_time:
                     break
                 t0 += time.perf_counter() - t_eval
-            if should_stop is not None and should_stop() and done < c.max_iters:
+            if asked:
                 stopped = True
-                checkpoint(done)
+                if not history or history[-1]["iter"] != done or done % c.checkpoint_interval:
+                    checkpoint(done)
                 break
+    except RuntimeError as e:
+        if run.where.distributed and not isinstance(e, SeqlabError):
+            raise lost_contact(run.where, e) from None
+        raise
     finally:
         bar.close()
     return TrainResult(model, history, iterations=done, resumed_from=resumed, notes=notes, stopped=stopped)

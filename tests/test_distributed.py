@@ -1,0 +1,172 @@
+"""Data-parallel training (gloo on the CPU): one process and two give the same run, and checkpoints move between them.
+
+The two-process runs go through ``seqlab lm train --nproc 2``, which starts the ranks as
+torchrun --standalone does. Gradients are averaged across ranks in another order than a
+single process sums them, so curves agree to floating-point tolerance, not bit for bit.
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from seqlab.cli import main
+from seqlab.text.checkpoint import load_checkpoint
+from seqlab.text.corpus import load_tinyshakespeare
+
+pytestmark = pytest.mark.skipif(not torch.distributed.is_available(), reason="torch built without distributed")
+
+#: relative tolerance on losses between one process and two (floating-point reduction order)
+RTOL = 1e-5
+TINY = ["--block-size", "16", "--batch-size", "8", "--eval-interval", "20", "--d-model", "16", "--num-layers", "1",
+        "--num-heads", "2", "--warmup", "20", "--max-iters", "200"]
+
+
+def seqlab(*args, timeout=300, **kw):
+    return subprocess.run([sys.executable, "-m", "seqlab", *args], capture_output=True, text=True, timeout=timeout,
+                          **kw)
+
+
+def history(out: Path) -> list[dict]:
+    return json.loads((out / "trainer_state.json").read_text())["history"]
+
+
+def losses(rows, key="val_loss"):
+    return torch.tensor([r[key] for r in rows], dtype=torch.float64)
+
+
+@pytest.fixture(scope="module")
+def text(tmp_path_factory):
+    f = tmp_path_factory.mktemp("ddp") / "t.txt"
+    f.write_text(load_tinyshakespeare()[:20000], encoding="utf-8")
+    return f
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, text):
+    """200 steps in one process; the same in two; two processes stopped by Ctrl-C, then resumed in one."""
+    d = tmp_path_factory.mktemp("runs")
+    one = seqlab("lm", "train", "--text", str(text), "--out", str(d / "one"), *TINY)
+    assert one.returncode == 0, one.stderr
+    two = seqlab("lm", "train", "--text", str(text), "--out", str(d / "two"), "--nproc", "2", *TINY)
+    assert two.returncode == 0, two.stderr
+    argv = [sys.executable, "-m", "seqlab", "lm", "train", "--text", str(text), "--out", str(d / "stopped"),
+            "--nproc", "2", *TINY]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in p.stdout:  # the first evaluation: training is under way on both ranks
+        if line.startswith("iter "):
+            break
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=300)
+    assert p.returncode == 130, err
+    stopped_at = json.loads((d / "stopped" / "trainer_state.json").read_text())["iteration"]
+    resumed = seqlab("lm", "train", "--text", str(text), "--out", str(d / "stopped"), *TINY)
+    assert resumed.returncode == 0, resumed.stderr
+    return dict(dir=d, one=one, two=two, stopped_at=stopped_at, resumed=resumed)
+
+
+def test_two_processes_give_the_same_curve_as_one(runs):
+    one, two = history(runs["dir"] / "one"), history(runs["dir"] / "two")
+    assert [r["iter"] for r in two] == [r["iter"] for r in one] == list(range(20, 201, 20))
+    torch.testing.assert_close(losses(two), losses(one), rtol=RTOL, atol=0)
+    torch.testing.assert_close(losses(two, "train_loss"), losses(one, "train_loss"), rtol=RTOL, atol=0)
+
+
+def test_only_rank_0_speaks(runs):
+    out = runs["two"].stdout.splitlines()
+    assert sum(line.startswith("model: ") for line in out) == 1
+    assert sum(line.startswith("iter ") for line in out) == 10
+
+
+def test_a_stopped_two_process_run_resumes_in_one_process_on_the_same_curve(runs):
+    assert 20 <= runs["stopped_at"] < 200
+    assert f"resumed from iteration {runs['stopped_at']}" in runs["resumed"].stdout
+    resumed, whole = history(runs["dir"] / "stopped"), history(runs["dir"] / "one")
+    assert [r["iter"] for r in resumed] == [r["iter"] for r in whole]
+    torch.testing.assert_close(losses(resumed), losses(whole), rtol=RTOL, atol=0)
+    a, _, _ = load_checkpoint(runs["dir"] / "one")
+    b, _, _ = load_checkpoint(runs["dir"] / "stopped")
+    for (name, x), (_, y) in zip(a.state_dict().items(), b.state_dict().items()):
+        torch.testing.assert_close(x, y, rtol=1e-3, atol=1e-5, msg=name)
+
+
+def test_a_one_process_checkpoint_extends_with_two(runs, text, tmp_path):
+    import shutil
+
+    out = tmp_path / "c"
+    shutil.copytree(runs["dir"] / "one", out)
+    longer = [a if a != "200" else "240" for a in TINY]
+    p = seqlab("lm", "train", "--text", str(text), "--out", str(out), "--nproc", "2", *longer)
+    assert p.returncode == 0, p.stderr
+    assert "extending from 200 to 240 iterations" in p.stdout
+    rows = history(out)
+    assert [r["iter"] for r in rows] == list(range(20, 241, 20))
+    assert rows[:10] == history(runs["dir"] / "one")
+
+
+def test_a_world_size_that_does_not_divide_the_batch_is_one_line(text, tmp_path):
+    args = [a if a != "8" else "5" for a in TINY]  # --batch-size 5 over 2 processes
+    p = seqlab("lm", "train", "--text", str(text), "--out", str(tmp_path / "c"), "--nproc", "2", *args)
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--batch-size 5 must divide evenly over 2 processes" in lines[0], p.stderr
+
+
+def test_grad_accumulation_keeps_the_global_batch(text, tmp_path, capsys):
+    short = [a if a != "200" else "40" for a in TINY]
+    assert main(["lm", "train", "--text", str(text), "--out", str(tmp_path / "acc"), "--grad-accum-steps", "4",
+                 *short]) == 0
+    assert [r["iter"] for r in history(tmp_path / "acc")] == [20, 40]
+    # a 40-step run has its own cosine schedule, so compare against a 40-step run without accumulation
+    assert main(["lm", "train", "--text", str(text), "--out", str(tmp_path / "plain"), *short]) == 0
+    torch.testing.assert_close(losses(history(tmp_path / "acc")), losses(history(tmp_path / "plain")),
+                               rtol=RTOL, atol=0)
+
+
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(c) for c in path.read_text().split()] if path.exists() else []
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc to find the ranks")
+def test_a_rank_that_dies_stops_the_run_with_one_line(text, tmp_path):
+    argv = [sys.executable, "-m", "seqlab", "lm", "train", "--text", str(text), "--out", str(tmp_path / "c"),
+            "--nproc", "2", *[a if a != "200" else "100000" for a in TINY]]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in p.stdout:
+        if line.startswith("iter "):
+            break
+    ranks = _children(p.pid)
+    assert len(ranks) == 2
+    os.kill(ranks[1], signal.SIGKILL)
+    started = time.time()
+    _, err = p.communicate(timeout=120)
+    assert time.time() - started < 60  # the launcher does not wait for a collective to time out
+    assert p.returncode != 0
+    lines = err.strip().splitlines()
+    # rank 0 reports the lost peer, or the launcher reports the dead rank: one line either way
+    assert len(lines) == 1 and lines[0].endswith("the run stopped (the last checkpoint is kept)"), err
+
+
+def test_a_port_in_use_is_one_clear_error(tmp_path):
+    from seqlab.errors import SeqlabError
+    from seqlab.text.distributed import DistributedError
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        code = ("import torch\nfrom seqlab.text.distributed import from_environment, DistributedError\n"
+                "try:\n    from_environment(torch.device('cpu'))\n"
+                "except DistributedError as e:\n    print('DistributedError:', e)\n")
+        env = dict(os.environ, RANK="0", WORLD_SIZE="2", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=str(port))
+        p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=180)
+    assert p.stdout.startswith("DistributedError: rank 0: could not join the gloo process group"), p.stdout + p.stderr
+    assert issubclass(DistributedError, SeqlabError) and issubclass(DistributedError, RuntimeError)
