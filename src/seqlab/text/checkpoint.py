@@ -71,7 +71,7 @@ def _model_tensors(model) -> dict[str, torch.Tensor]:
         if t.data_ptr() in seen:  # tied weights (GPT's head = embedding) are stored once
             continue
         seen.add(t.data_ptr())
-        out[f"model.{name}"] = t.detach().contiguous().clone()
+        out[f"model.{name}"] = t.detach().cpu().contiguous().clone()  # device-independent: loads anywhere
     return out
 
 
@@ -92,7 +92,7 @@ def save_checkpoint(directory, model, optimizer=None, *, tokenizer: Tokenizer | 
         sd = optimizer.state_dict()
         for idx, st in sd["state"].items():
             for key, val in st.items():
-                tensors[f"optim.{idx}.{key}"] = torch.as_tensor(val).detach().contiguous().clone()
+                tensors[f"optim.{idx}.{key}"] = torch.as_tensor(val).detach().cpu().contiguous().clone()
         groups = sd["param_groups"]
     for name, t in (rng or {}).items():
         tensors[f"rng.{name}"] = t.contiguous().clone()
