@@ -186,3 +186,11 @@ def test_max_new_tokens_bound_itself_is_accepted():
 
     a = build_parser().parse_args(["lm", "sample", "--checkpoint", "c", "--max-new-tokens", "100000"])
     assert a.max_new_tokens == 100_000 and a.temperature is None and a.prompt is None and a.num_samples == 1
+
+
+def test_sample_device_option_is_validated_and_cpu_matches_default(capsys, ckpt):
+    from seqlab.cli import main
+
+    assert main(["lm", "sample", "--checkpoint", str(ckpt), "--device", "tpu"]) == 2
+    assert "--device" in capsys.readouterr().err
+    assert sample(capsys, ckpt, "--device", "cpu", "--seed", "3") == sample(capsys, ckpt, "--seed", "3")

@@ -77,7 +77,7 @@ def test_gpt_options_with_the_lstm_are_refused(capsys, corpus, tmp_path, option,
     line = error_line(capsys, ["lm", "train", "--text", str(corpus), "--out", str(tmp_path / "c"), "--model", "lstm",
                                *base, option, value])
     assert option in line and "GPT only" in line
-    assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())
+    assert not (tmp_path / "c").exists()
 
 
 def test_vocab_size_needs_bpe(capsys, corpus, tmp_path):

@@ -110,6 +110,7 @@ def run_sample(args) -> int:
     import torch
 
     from ..text.checkpoint import load_checkpoint
+    from ..text.devices import resolve_device
     from ..text.generation import StopOnStrings, stream
     from ..text.sampling import SuppressTokens, build_processors
     from ..text.tokenizers import UNK
@@ -121,6 +122,8 @@ def run_sample(args) -> int:
                              no_repeat_ngram_size=args.no_repeat_ngram_size)
     prompt = _prompt(args)
     model, tok, _ = load_checkpoint(args.checkpoint)
+    device = resolve_device(args.device)
+    model.to(device)
     if tok is None:
         raise UsageError(f"{args.checkpoint}: the checkpoint has no tokenizer")
     if UNK in tok.token_to_id:  # the unknown token is a placeholder, not text
@@ -137,7 +140,7 @@ def run_sample(args) -> int:
         sys.stdout.write(prompt)
         printer = _Printer(tok, tok.decode(prompt_ids), stops)
         g = torch.Generator().manual_seed(args.seed + i)  # sample i is what --seed SEED+i alone prints
-        for nxt in stream(model, torch.tensor([prompt_ids]), args.max_new_tokens, procs, greedy=args.greedy,
+        for nxt in stream(model, torch.tensor([prompt_ids], device=device), args.max_new_tokens, procs, greedy=args.greedy,
                           generator=g, stopping=stopping):
             printer.add(int(nxt))
         printer.finish()

@@ -472,4 +472,6 @@ def add_commands(sub, parser_class) -> None:
     s.add_argument("--greedy", action="store_true", help="always the most likely token; --repetition-penalty and "
                    "--no-repeat-ngram-size still apply")
     s.add_argument("--seed", type=seed, default=0)
+    s.add_argument("--device", choices=DEVICES, default="auto", help="auto: CUDA when present, else the CPU "
+                   "(a seed gives the same text on every device: the draws run on the CPU)")
     s.set_defaults(func=_cmd_sample)

@@ -97,13 +97,16 @@ def stream(model, idx: torch.Tensor, max_new_tokens: int, processors=(), *, gree
     limit = getattr(model, "block_size", None)
     crop = (lambda t: t[:, -limit:]) if limit else (lambda t: t)
     done = torch.zeros(idx.size(0), dtype=torch.bool)
+    # draws happen where the generator lives (the CPU by default), so a seed gives the same text on any device
+    draw_on = generator.device if generator is not None else idx.device
     try:
         seq = idx
         cache = model.new_cache() if use_cache else None
         logits, _ = model(crop(seq), cache=cache)
         for _ in range(max_new_tokens):
-            last = logits[:, -1]
-            nxt = sample_next(last, processors, input_ids=seq, greedy=greedy, generator=generator)
+            last = logits[:, -1].to(draw_on)
+            nxt = sample_next(last, processors, input_ids=seq.to(draw_on), greedy=greedy,
+                              generator=generator).to(idx.device)
             seq = torch.cat((seq, nxt), dim=1)
             yield nxt
             for criterion in stopping:
