@@ -307,3 +307,8 @@ def test_progress_is_reported_on_a_tty(tmp_path, corpus):
     assert "10/10 [" in err and "<" in err and "tok/s" in err
     assert [line for line in p.stdout.splitlines() if line.startswith("iter ")] == \
         [line for line in p.stdout.splitlines() if line.startswith("iter ") and line.endswith("tok/s")]
+
+
+def test_an_empty_out_is_refused(capsys, corpus):
+    line = error_line(capsys, ["lm", "train", "--text", str(corpus), "--out", "", *TINY])
+    assert "--out is empty" in line

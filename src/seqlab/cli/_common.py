@@ -115,6 +115,8 @@ def join_option_values(argv: list[str], parser: Parser) -> list[str]:
 
 def check_output_dir(path, option: str = "--out") -> Path:
     """Create ``path`` if needed and make sure we can write there, before any work starts."""
+    if not str(path).strip():
+        raise UsageError(f"{option} is empty; name a folder (use {option} . for the current one)")
     out = Path(path)
     if out.exists() and not out.is_dir():
         raise UsageError(f"{option} {out} exists and is not a directory")
