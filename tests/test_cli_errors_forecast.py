@@ -154,3 +154,118 @@ def test_warnings_never_precede_the_error_line(capsys, monkeypatch):
     monkeypatch.setattr(forecast_cli, "_cmd_evaluate", noisy)  # the parser is built afresh by every main()
     line = error_line(capsys, ["forecast", "evaluate", "--csv", "x.csv", "--horizon", "3"])
     assert "the real problem" in line
+
+
+# ------------------------------------------------------------------ files that are not what they seem
+def test_long_file_with_other_column_names(capsys, tmp_path):
+    df = long_frame().rename(columns={"unique_id": "id", "ds": "date", "y": "value"})
+    line = error_line(capsys, ["forecast", "evaluate", "--csv", str(write(tmp_path, df)), *BASE])
+    assert "unique_id, ds, y" in line and "found id, date, value" in line
+
+
+def test_long_file_missing_one_column(capsys, tmp_path):
+    df = long_frame().rename(columns={"y": "value"})
+    line = error_line(capsys, ["forecast", "evaluate", "--csv", str(write(tmp_path, df)), *BASE])
+    assert "missing column 'y'" in line and "found unique_id, ds, value" in line
+
+
+def test_day_first_dates_are_named(capsys, tmp_path):
+    df = long_frame().assign(ds=lambda d: d.ds.dt.strftime("%d/%m/%Y"))
+    line = error_line(capsys, ["forecast", "evaluate", "--csv", str(write(tmp_path, df)), *BASE])
+    assert "day-first" in line and "'01/02/2000'" in line and "YYYY-MM-DD" in line
+
+
+def test_ids_differing_only_in_spaces(capsys, tmp_path):
+    df = long_frame(("a", " a"))
+    line = error_line(capsys, ["forecast", "evaluate", "--csv", str(write(tmp_path, df)), *BASE])
+    assert "'a' and ' a' differ only in spaces" in line
+    apart = long_frame(("a", " b"))
+    code, out, err = run(capsys, ["forecast", "evaluate", "--csv", str(write(tmp_path, apart)), *BASE])
+    assert code == 0 and "stripped (' b' is read as 'b')" in err
+
+
+@pytest.mark.parametrize("kind", ["fifo", "devnull"])
+def test_not_a_regular_file(capsys, tmp_path, kind):
+    import os
+
+    if kind == "fifo":
+        path = tmp_path / "pipe.csv"
+        os.mkfifo(path)
+    else:
+        path = os.devnull
+    assert "not a regular file" in error_line(capsys, ["forecast", "evaluate", "--csv", str(path), *BASE])
+
+
+# ------------------------------------------------------------------ calibration bounds
+@pytest.mark.parametrize("extra,words", [
+    (["--calibration-windows", "1000"], "1000 calibration window(s) 1 period(s) apart do not fit"),
+    (["--calibration-windows", str(10 ** 15)], "ask for at most"),
+    (["--calibration-step", "1000"], "1000 period(s) apart do not fit"),
+])
+def test_calibration_that_does_not_fit_is_refused(capsys, tmp_path, extra, words):
+    f = write(tmp_path, long_frame())
+    line = error_line(capsys, ["forecast", "evaluate", "--csv", str(f), *BASE, "--level", "80,95", *extra])
+    assert words in line and "the longest series (48 observations) holds" in line
+
+
+def test_calibration_windows_that_fit_are_used(capsys, tmp_path):
+    f = write(tmp_path, long_frame())
+    # 48 observations, the last 6 tested: 42 - 6 - 13 (a season plus one to train on) = 23, so 24 windows fit
+    # (two series at 95% need 10 windows: by default they are one period apart)
+    code, out, err = run(capsys, ["forecast", "evaluate", "--csv", str(f), *BASE, "--level", "80,95",
+                                  "--calibration-windows", "24"])
+    assert code == 0, err
+    line = error_line(capsys, ["forecast", "evaluate", "--csv", str(f), *BASE, "--level", "80,95",
+                               "--calibration-windows", "25"])
+    assert "holds 24" in line
+
+
+# ------------------------------------------------------------------ a scheduler address that is not one
+def _server(kind):
+    import socket
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    held = []
+
+    def loop():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            held.append(c)  # kept open: the silent server accepts and never answers
+            reply = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            if kind == "http":  # a web server answers once it has read a request
+                threading.Thread(target=lambda c=c: c.recv(1 << 16) and c.sendall(reply), daemon=True).start()
+            elif kind == "banner":  # some servers speak first
+                c.sendall(reply)
+
+    threading.Thread(target=loop, daemon=True).start()
+    return srv
+
+
+@pytest.mark.parametrize("kind,words", [("silent", "sent no dask handshake within 1 s"),
+                                        ("http", "sent no dask handshake within 1 s"),
+                                        ("banner", "not as a dask scheduler (its first bytes were b'HTTP/1.1')")])
+def test_a_server_that_is_not_a_scheduler_is_one_line(capsys, tmp_path, kind, words):
+    pytest.importorskip("distributed")
+    import time
+
+    srv = _server(kind)
+    try:
+        f = write(tmp_path, long_frame())
+        t0 = time.monotonic()
+        line = error_line(capsys, ["forecast", "evaluate", "--csv", str(f), *BASE, "--engine", "dask",
+                                   "--address", f"127.0.0.1:{srv.getsockname()[1]}", "--connect-timeout", "1"])
+        assert words in line and time.monotonic() - t0 < 15
+    finally:
+        srv.close()
+
+
+def test_connect_timeout_needs_an_address(capsys, tmp_path):
+    f = write(tmp_path, long_frame())
+    assert "--connect-timeout needs --address" in error_line(
+        capsys, ["forecast", "evaluate", "--csv", str(f), *BASE, "--connect-timeout", "3"])

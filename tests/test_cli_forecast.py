@@ -125,3 +125,74 @@ def test_bad_interval_and_engine_options_one_line_exit_2(capsys, tmp_path, extra
     code, out, err = _evaluate(capsys, tmp_path, *extra)
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and lines[0].startswith("seqlab: error:") and words in lines[0], err
+
+
+def test_output_writes_the_tables_at_full_precision(capsys, tmp_path):
+    from seqlab.forecast import Forecaster, evaluate, read_series_csv
+
+    out_dir = tmp_path / "out"
+    code, out, err = _evaluate(capsys, tmp_path, "--level", "80", "--output", str(out_dir))
+    assert code == 0, err
+    assert sorted(p.name for p in out_dir.iterdir()) == ["cross_validation.csv", "horizon_errors.csv",
+                                                         "series_errors.csv", "summary.csv"]  # no temporary left
+    assert "sMAPE" in err and "0 (exact) to 200" in err
+    df = read_series_csv(tmp_path / "m.csv")
+    models = ["Naive", "SeasonalNaive", "Naive2"]
+    cv = Forecaster(models, freq="MS", season_length=12).cross_validation(df, 6, n_windows=2, level=[80])
+    got = pd.read_csv(out_dir / "cross_validation.csv", float_precision="round_trip")
+    assert list(got.columns) == list(cv.columns)
+    assert got.ds.str.fullmatch(r"\d{4}-\d{2}-\d{2}").all() and got.cutoff.str.fullmatch(r"\d{4}-\d{2}-\d{2}").all()
+    np.testing.assert_array_equal(got[cv.columns[3:]].to_numpy(), cv[cv.columns[3:]].to_numpy())
+    errors = evaluate(cv, df, 12, models, level=[80])
+    series = pd.read_csv(out_dir / "series_errors.csv", float_precision="round_trip")
+    assert len(series) == 3 * 7 and (series.windows == 2).all()
+    mine = errors[(errors.model == "Naive2") & (errors.unique_id == "c")].scaled_error.mean()
+    assert series.set_index(["model", "unique_id"]).loc[("Naive2", "c"), "mase"] == pytest.approx(mine, rel=1e-14)
+    horizon = pd.read_csv(out_dir / "horizon_errors.csv", float_precision="round_trip")
+    assert sorted(horizon.step.unique()) == [1, 2, 3, 4, 5, 6] and (horizon.points == 14).all()
+    summary = pd.read_csv(out_dir / "summary.csv", float_precision="round_trip").set_index("model")
+    printed = {ln.split()[0]: float(ln.split()[1]) for ln in out.strip().splitlines()[1:]}
+    assert all(abs(summary.loc[m, "mase"] - v) < 1e-6 for m, v in printed.items())
+
+
+def test_output_must_be_a_folder(capsys, tmp_path):
+    (tmp_path / "file").write_text("x")
+    code, _, err = _evaluate(capsys, tmp_path, "--output", str(tmp_path / "file"))
+    assert code == 2 and "--output" in err and "not a directory" in err
+
+
+def test_nbeats_options_and_progress(tmp_path, monkeypatch, capsys):
+    from seqlab.cli import main
+
+    monkeypatch.setenv("SEQLAB_WORKERS", "1")  # members in this process: no workers to start
+    f = tmp_path / "m.csv"
+    monthly(n=48).to_csv(f, index=False)
+    args = ["forecast", "evaluate", "--csv", str(f), "--horizon", "6", "--season", "12", "--windows", "2",
+            "--models", "Naive,N-BEATS", "--max-steps", "4", "--members", "2"]
+    code = main([*args, "--progress"])
+    shown = capsys.readouterr()
+    assert code == 0, shown.err
+    assert {ln.split()[0] for ln in shown.out.strip().splitlines()[1:]} == {"Naive", "N-BEATS"}
+    err = shown.err
+    assert "fitting Naive at forecast origins, all 2 window(s) at once" in err
+    for w in (1, 2):
+        assert f"fitting N-BEATS at forecast origins, window {w}/2" in err
+        for k in (1, 2):
+            assert f"N-BEATS member {k}/2 trained (4 steps) at forecast origins, window {w}/2" in err
+    assert "step/s" in err  # the bar, with its rate and time left
+    assert "member 3/2" not in err and "trained (2000 steps)" not in err
+    code = main(args)
+    quiet = capsys.readouterr()
+    assert code == 0 and "fitting" not in quiet.err  # not a terminal: no progress by default
+    assert quiet.out == shown.out  # the same numbers, followed or not
+
+
+@pytest.mark.parametrize("extra,words", [
+    (["--max-steps", "5"], "--max-steps is an N-BEATS option"), (["--members", "0"], "--members"),
+    (["--members", "61"], "<= 60"), (["--max-steps", "-1"], "--max-steps"),
+    (["--connect-timeout", "0", "--engine", "dask", "--address", "127.0.0.1:1"], "--connect-timeout"),
+])
+def test_bad_nbeats_options_one_line(capsys, tmp_path, extra, words):
+    code, out, err = _evaluate(capsys, tmp_path, *extra)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and words in lines[0], err

@@ -44,8 +44,30 @@ def run_calls(calls: list[tuple], workers: int | None = None, cost=None) -> list
         return [call_single_threaded(fn, a) for fn, a in calls]
     order = sorted(range(len(calls)), key=lambda i: -cost(*calls[i])) if cost else list(range(len(calls)))
     results = [None] * len(calls)
-    with ProcessPoolExecutor(max_workers=min(workers, len(calls)), mp_context=get_context("spawn")) as ex:
+    ex = ProcessPoolExecutor(max_workers=min(workers, len(calls)), mp_context=get_context("spawn"),
+                             initializer=_ignore_interrupts)
+    try:
         futures = {i: ex.submit(call_single_threaded, *calls[i]) for i in order}
         for i, fut in futures.items():
             results[i] = fut.result()
+    except BaseException:  # Ctrl-C or a failed call: the other workers' jobs are lost anyway, so stop them now
+        _stop(ex)
+        raise
+    ex.shutdown(wait=True)
     return results
+
+
+def _ignore_interrupts() -> None:
+    """Workers leave Ctrl-C to the parent, which stops them; else each prints its own traceback."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop(ex: ProcessPoolExecutor) -> None:
+    processes = list((getattr(ex, "_processes", None) or {}).values())  # the executor cannot kill its workers itself
+    ex.shutdown(wait=False, cancel_futures=True)
+    for p in processes:
+        p.terminate()
+    for p in processes:
+        p.join(timeout=5)

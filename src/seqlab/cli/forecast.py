@@ -1,9 +1,11 @@
 """``seqlab forecast evaluate``: rolling-origin scores of classical and neural forecasters on a user's CSV."""
 from __future__ import annotations
 
+import argparse
 import sys
+import time
 
-from ._common import UsageError, positive_int
+from ._common import UsageError, check_output_dir, float_in, int_at_least, positive_int
 
 __all__ = ["add_commands"]
 
@@ -60,12 +62,84 @@ def _check_lengths(df, args, step: int) -> None:
         raise UsageError(f"series {uid!r} has {sizes[uid]} observations; {what} at least {need}")
 
 
+class _Progress:
+    """What ``forecast evaluate`` is fitting, on stderr: a line per fit, and a bar with an ETA over an N-BEATS
+    ensemble's training steps. Silent unless shown; it always remembers where the run is, for an interrupt."""
+
+    def __init__(self, show: bool):
+        self.show, self.bar, self.where, self.t0 = show, None, "before the first fit", time.monotonic()
+        self.done = {}
+
+    def _place(self, info) -> str:
+        window = f"window {info['window']}/{info['windows']}" if info.get("window") else \
+            f"all {info['windows']} window(s) at once"
+        return f"{info['phase']} origins, {window}"
+
+    def __call__(self, event, **info):
+        if event == "fit":
+            self.close()
+            self.where = f"{', '.join(info['models'])} at {self._place(info)}"
+            if self.show:
+                from tqdm import tqdm
+
+                tqdm.write(f"seqlab: fitting {self.where} ({info['origins']} origin(s))", file=sys.stderr)
+        elif event == "member":
+            key = (info["model"], info["phase"], info["window"])
+            if self.bar is None or self.bar.key != key:
+                self.close()
+                self.bar = self._new_bar(info, key)
+            finished = info["step"] == info["steps"] and self.done.get(info["member"]) != info["steps"]
+            self.done[info["member"]] = info["step"]
+            self.bar.update(sum(self.done.values()) - self.bar.n)
+            if finished and self.show:  # a line that stays, also where the bar cannot redraw (a log file)
+                self.bar.write(f"seqlab: {info['model']} member {info['member']}/{info['members']} trained "
+                               f"({info['steps']} steps) at {self._place(info)}", file=sys.stderr)
+            running = [k for k, v in sorted(self.done.items()) if v < info["steps"]] or [info["member"]]
+            self.bar.set_postfix_str(f"member {running[0]}/{info['members']} step {self.done[running[0]]}/"
+                                     f"{info['steps']}", refresh=False)
+            self.where = f"{info['model']} member {info['member']}/{info['members']} at {self._place(info)}"
+
+    def _new_bar(self, info, key):
+        from tqdm import tqdm
+
+        self.done = {}
+        bar = tqdm(total=info["members"] * info["steps"], unit="step", file=sys.stderr, leave=False,
+                   disable=not self.show, desc=f"{info['model']} {self._place(info)}", dynamic_ncols=True)
+        bar.key = key
+        return bar
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def _models(args, names: list[str]) -> list:
+    from ..forecast.nbeats import chapter_ensemble
+
+    nbeats_options = {"max_steps": args.max_steps, "members": args.members}
+    given = [f"--{k.replace('_', '-')}" for k, v in nbeats_options.items() if v is not None]
+    if given and "N-BEATS" not in names:
+        raise UsageError(f"{given[0]} is an N-BEATS option; add N-BEATS to --models")
+    return [chapter_ensemble(args.season, **nbeats_options) if n == "N-BEATS" else n for n in names]
+
+
+def _engine(args):
+    from ..forecast.engines import Engine
+
+    if args.connect_timeout is not None and args.address is None:
+        raise UsageError("--connect-timeout needs --address (and --engine)")
+    if args.engine is None:
+        return None
+    return Engine(args.engine, args.address, timeout=10.0 if args.connect_timeout is None else args.connect_timeout)
+
+
 def _cmd_evaluate(args) -> int:
     import pandas as pd
 
     from ..forecast import Forecaster, evaluate, infer_freq, read_series_csv, summarize
 
-    models = _parse_models(args.models)
+    names = _parse_models(args.models)
     levels = _parse_levels(args.level) if args.level is not None else []
     if args.address is not None and args.engine is None:
         raise UsageError("--address needs --engine (dask, ray or spark)")
@@ -74,25 +148,71 @@ def _cmd_evaluate(args) -> int:
     for opt in ("calibration_windows", "calibration_step"):
         if getattr(args, opt) is not None and not levels:
             raise UsageError(f"--{opt.replace('_', '-')} needs --level (such as --level 80,95)")
+    models = _models(args, names)
+    out_dir = check_output_dir(args.output, "--output") if args.output is not None else None
     df = read_series_csv(args.csv)
     step = args.step or args.horizon
     _check_lengths(df, args, step)
-    with Forecaster(models, freq=infer_freq(df), season_length=args.season, engine=args.engine,
-                    address=args.address) as fc:
-        cv = fc.cross_validation(df, args.horizon, n_windows=args.windows, step_size=args.step,
-                                 min_train_length=args.min_train_length, level=levels or None,
-                                 intervals=args.intervals or "conformal",
-                                 calibration_windows=args.calibration_windows,
-                                 calibration_step=args.calibration_step)
+    show = sys.stderr.isatty() if args.progress is None else args.progress
+    progress = _Progress(show)
+    try:
+        with Forecaster(models, freq=infer_freq(df), season_length=args.season, engine=_engine(args)) as fc:
+            cv = fc.cross_validation(df, args.horizon, n_windows=args.windows, step_size=args.step,
+                                     min_train_length=args.min_train_length, level=levels or None,
+                                     intervals=args.intervals or "conformal",
+                                     calibration_windows=args.calibration_windows,
+                                     calibration_step=args.calibration_step, progress=progress)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(f"stopped while fitting {progress.where} after {time.monotonic() - progress.t0:.0f} "
+                                "s; the forecasts made so far are lost and nothing was written") from None
+    finally:
+        progress.close()
     errors = evaluate(cv, df, args.season, fc.names, level=levels)
-    table = summarize(errors, naive2="Naive2" if "Naive2" in models else None)
+    table = summarize(errors, naive2="Naive2" if "Naive2" in names else None)
     if levels:  # coverage and Winkler score beside MASE; the quantile scores stay in the Python API
         table = table.drop(columns=["spl", "scrps"])
+    if out_dir is not None:
+        written = write_tables(out_dir, cv, errors, table)
     with pd.option_context("display.width", 160, "display.max_columns", None):
         print(table.to_string(index=False))
-    for note in [*cv.attrs.get("notes", []), *table.attrs.get("notes", [])]:
+    notes = [*cv.attrs.get("notes", []), *table.attrs.get("notes", []),
+             "sMAPE is in percent on M3/M4's scale, from 0 (exact) to 200"]
+    if out_dir is not None:
+        notes.append(f"wrote {', '.join(p.name for p in written)} to {out_dir}")
+    for note in notes:
         print(f"seqlab: note: {note}", file=sys.stderr)
     return 0
+
+
+def _iso(frame):
+    """Dates as ISO 8601: the date alone when every time is midnight."""
+    import pandas as pd
+
+    out = frame.copy()
+    for c in out.columns:
+        if pd.api.types.is_datetime64_any_dtype(out[c]):
+            midnight = (out[c].dropna() == out[c].dropna().dt.normalize()).all()
+            out[c] = out[c].dt.strftime("%Y-%m-%d" if midnight else "%Y-%m-%dT%H:%M:%S")
+    return out
+
+
+def write_tables(out_dir, cv, errors, table) -> list:
+    """The cross-validation frame, per-series and per-horizon errors and the summary as CSV, each file atomic."""
+    from ..store import atomic_write
+
+    keys = {"series_errors.csv": ["model", "unique_id"], "horizon_errors.csv": ["model", "step"]}
+    metrics = {"scaled_error": "mase", "smape_term": "smape",
+               **{c: c for c in errors.columns if c.startswith(("coverage_", "winkler_"))}}
+    frames = {"cross_validation.csv": cv, "summary.csv": table}
+    for name, by in keys.items():
+        g = errors.groupby(by, sort=False)
+        frames[name] = g[list(metrics)].mean().rename(columns=metrics).join(
+            g["cutoff"].nunique().rename("windows") if "unique_id" in by else g.size().rename("points")).reset_index()
+    written = []
+    for name, frame in frames.items():
+        text = _iso(frame).to_csv(index=False, float_format="%.17g")
+        written.append(atomic_write(out_dir / name, text))
+    return written
 
 
 def add_commands(sub, parser_class) -> None:
@@ -126,4 +246,16 @@ def add_commands(sub, parser_class) -> None:
                    help="run the statsforecast models on a cluster through statsforecast's fugue backend (a local "
                         "one unless --address is given)")
     e.add_argument("--address", default=None, metavar="HOST:PORT", help="the cluster's scheduler (with --engine)")
+    e.add_argument("--connect-timeout", type=float_in(0, 3600, low_open=True), default=None, metavar="SECONDS",
+                   help="how long to wait for the scheduler at --address to answer (default 10)")
+    e.add_argument("--max-steps", type=positive_int, default=None, metavar="N",
+                   help="training steps of each N-BEATS member (default 2000)")
+    e.add_argument("--members", type=int_at_least(1, 60), default=None, metavar="N",
+                   help="N-BEATS members (default 6: generic and interpretable, inputs 2h, 3h, 4h; fewer keep the "
+                        "first N of that order, more add seeds)")
+    e.add_argument("--output", default=None, metavar="DIR",
+                   help="also write cross_validation.csv, series_errors.csv, horizon_errors.csv and summary.csv there "
+                        "(full precision, ISO dates)")
+    e.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="show what is being fitted on stderr (default: when stderr is a terminal)")
     e.set_defaults(func=_cmd_evaluate)

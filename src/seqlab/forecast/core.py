@@ -18,13 +18,15 @@ Forecasts are attached by key, never by row order, so the order of the series ne
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import numbers
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
 
-from ..errors import InvalidParameterError, InvalidTypeError
+from ..errors import InvalidParameterError, InvalidTypeError, SeqlabError
 from .classical import CLASSICAL, Naive2, StatsForecastModel, is_statsforecast_model
 from .data import ForecastDataError, validate_long
 from .engines import make_engine
@@ -213,6 +215,7 @@ class Forecaster:
                                             "for a statsforecast model, name= for a neural one)")
             seen.add(m.name)
         self.engine = make_engine(engine, address)
+        self._progress, self._skipped = None, {}
 
     def _as_model(self, m):
         if isinstance(m, str):
@@ -250,7 +253,12 @@ class Forecaster:
         self.close()
 
     # ---------------------------------------------------------------- running the models
-    def _run(self, models, panel: _Panel, series, offsets, h: int, native_levels, store: dict) -> None:
+    def _report(self, **info) -> None:
+        if self._progress is not None:
+            self._progress(**info)
+
+    def _run(self, models, panel: _Panel, series, offsets, h: int, native_levels, store: dict,
+             phase: str = "forecast") -> None:
         """Forecast ``h`` steps from origins (``series[k]``, ``offsets[k]``); write into ``store[column][k]``.
 
         A training part is a series less its last ``offsets[k]`` observations. Local models
@@ -286,6 +294,8 @@ class Forecaster:
                 fn = getattr(type(m), "forecast_many", None)
                 groups.setdefault(fn if callable(fn) else id(m), []).append(m)
             for fn, members in groups.items():
+                self._report(event="fit", phase=phase, models=[m.name for m in members], origins=K, window=None,
+                             windows=len(np.unique(offsets)))
                 if callable(fn):
                     lv = native_levels if native_levels and any(getattr(m, "native_intervals", False)
                                                                 for m in members) else None
@@ -305,12 +315,24 @@ class Forecaster:
                     preds = m.fit(stacked, h).predict(stacked, h)
                     block = np.vstack([check(m, k, preds[k]) for k in range(K)])
                     put(m.name, keys_global[series, offsets], block)
+        windows = np.unique(offsets)[::-1]  # the earliest window first
         for m in (m for m in models if not getattr(m, "local", False)):
-            for off in np.unique(offsets):
+            for w, off in enumerate(windows):
                 sel = np.flatnonzero(offsets == off)
                 frame = panel.frame.iloc[panel.rows(series[sel], cuts[sel])].reset_index(drop=True)
-                on_engine = self.engine is not None and getattr(m, "accepts_engine", False)
-                preds = (m.fit(frame, h, engine=self.engine) if on_engine else m.fit(frame, h)).predict(frame, h)
+                where = dict(phase=phase, window=w + 1, windows=len(windows))
+                self._report(event="fit", models=[m.name], origins=len(sel), **where)
+                kw = {"engine": self.engine} if self.engine is not None and getattr(m, "accepts_engine", False) else {}
+                if self._progress is not None and getattr(m, "accepts_progress", False):
+                    kw["progress"] = functools.partial(self._report, event="member", model=m.name, **where)
+                try:
+                    preds = m.fit(frame, h, **kw).predict(frame, h)
+                except SeqlabError as e:  # a global model may not fit on the short series of an early origin
+                    if phase != "calibration":
+                        raise
+                    count, _ = self._skipped.get(m.name, (0, e))
+                    self._skipped[m.name] = (count + len(sel), e)
+                    continue
                 uids = panel.ids[series[sel]]
                 missing = [u for u in uids if u not in preds]
                 if missing:
@@ -329,10 +351,22 @@ class Forecaster:
         conformal = [m for m in self.models if kinds.get(m.name) == "conformal"]
         native_levels = levels if any(k == "native" for k in kinds.values()) else None
         # calibration origins: each target offset o calibrates on the windows at o + h + j * step, j < windows
-        cal_s, cal_o, plan = [], [], {}
+        cal_s, cal_o, plan, late_notes = [], [], {}, []
         if conformal:
             windows, step = default_calibration(levels, len(panel.ids), h)
             windows, step = calibration_windows or windows, calibration_step or step
+            # calibration origin j of the last forecast origin trains on the longest series less offset + h + j step
+            longest = int(panel.lengths.max())
+            room = longest - int(offsets.min()) - h - min_cut
+            fit = 0 if room < 0 else room // step + 1
+            if windows > fit:
+                where = (f"the longest series ({longest} observations) holds {fit} before its last forecast origin, "
+                         f"each with at least {min_cut} observations to train on")
+                if calibration_windows is not None or calibration_step is not None:
+                    raise InvalidParameterError(
+                        f"{windows} calibration window(s) {step} period(s) apart do not fit: {where}; ask for at most "
+                        f"{fit}" + (" or a smaller calibration step" if fit < 2 else ""))
+                late_notes.append(f"only {fit} of the {windows} calibration windows fit: {where}")
             kinds["_calibration"] = {"windows": int(windows), "step": int(step)}
             for o in np.unique(offsets):
                 offs = o + h + step * np.arange(windows)
@@ -357,7 +391,7 @@ class Forecaster:
         out = {c: store[c][keys[series, offsets]] for c in store if not c.startswith("_")}
         if conformal:
             notes += self._conformal(panel, pairs, keys, store, series, offsets, plan, conformal, levels, h, out)
-        return out, kinds, notes
+        return out, kinds, notes + late_notes
 
     def _check_fit_lengths(self, panel: _Panel, series, offsets) -> None:
         """Refuse, before any fit, a forecast origin with a training part too short for one of the models."""
@@ -375,21 +409,25 @@ class Forecaster:
         """Fit ``models`` at the calibration origins ``pairs``, each at those with a training part it can be fitted
         on; the others stay NaN and so add no score. Returns a note per model that lost origins."""
         cuts = panel.lengths[pairs[:, 0]] - pairs[:, 1]
+        self._skipped = {}
         groups: dict = {}
         for m in models:
             groups.setdefault(int(min_fit_length(m)), []).append(m)
         low = int(cuts.min()) if len(cuts) else 0
         fits = [m for m in models if min_fit_length(m) <= low]  # at every origin: one call, as always
-        self._run(fits, panel, pairs[:, 0], pairs[:, 1], h, None, store)
+        self._run(fits, panel, pairs[:, 0], pairs[:, 1], h, None, store, "calibration")
         notes = []
         for need, ms in sorted(groups.items()):
             if need <= low:
                 continue
             keep = cuts >= need
-            self._run(ms, panel, pairs[keep, 0], pairs[keep, 1], h, None, store)
+            self._run(ms, panel, pairs[keep, 0], pairs[keep, 1], h, None, store, "calibration")
             for m in ms:
                 notes.append(f"{int((~keep).sum())} calibration origin(s) left out of {m.name}'s conformal intervals: "
                              f"their training part has fewer than the {need} observations {m.name} needs to fit")
+        for name, (count, e) in self._skipped.items():
+            notes.append(f"{count} calibration origin(s) left out of {name}'s conformal intervals: it could not be "
+                         f"fitted on their training parts ({' '.join(str(e).split())[:160]})")
         return notes
 
     def _conformal(self, panel, pairs, keys, store, series, offsets, plan, models, levels, h, out) -> list[str]:
@@ -446,7 +484,8 @@ class Forecaster:
                 _check_optional_count("calibration_step", calibration_step))
 
     def forecast(self, df: pd.DataFrame, h: int, *, level=None, intervals: str = "conformal",
-                 calibration_windows: int | None = None, calibration_step: int | None = None) -> pd.DataFrame:
+                 calibration_windows: int | None = None, calibration_step: int | None = None,
+                 progress=None) -> pd.DataFrame:
         """Long frame ``unique_id, ds`` plus one column per model, in the order the series first appear.
 
         With ``level=[80, 95]`` each model also gets ``Model-lo-95, Model-lo-80, Model-hi-80, Model-hi-95``
@@ -460,23 +499,39 @@ class Forecaster:
         the statsforecast models (Naive, SeasonalNaive, RandomWalkWithDrift, AutoETS, Theta, AutoTheta, AutoARIMA)
         the intervals of their own statistical model, and the models without any (Naive2, the neural ones) the
         conformal ones. ``result.attrs["intervals"]`` says which kind each model got.
+
+        ``progress(event=..., **info)``, when given, is told of every fit as it starts: ``event="fit"`` with
+        ``phase`` ("forecast" or "calibration"), ``models``, ``origins``, ``window`` and ``windows`` (``window``
+        is None for local models, which fit every origin in one call), and ``event="member"`` with ``model``,
+        ``member``, ``members``, ``step`` and ``steps`` as an N-BEATS ensemble trains. It changes no number.
         """
-        h = _check_h(h)
-        levels, cw, cs = self._check_interval_args(level, intervals, calibration_windows, calibration_step)
-        if not isinstance(df, pd.DataFrame):
-            raise InvalidTypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
-        df = validate_long(df)
-        check_calendar(df, self.freq)
-        panel = _Panel(df)
-        n = len(panel.ids)
-        out, kinds, notes = self._forecast_origins(panel, np.arange(n), np.zeros(n, np.int64), h, levels, intervals,
-                                                   cw, cs, max(2, self.season_length + 1))
-        last = panel.frame["ds"].iloc[panel.starts + panel.lengths - 1]
-        frame = pd.concat([pd.DataFrame({"unique_id": uid, "ds": _future_ds(ds, h, self.freq)})
-                           for uid, ds in zip(panel.ids, last)], ignore_index=True)
-        cols = self._columns(self.names, levels)
-        frame = pd.concat([frame, pd.DataFrame({c: out[c].reshape(-1) for c in cols})], axis=1)
-        return self._annotate(frame, kinds, notes)
+        with self._following(progress):
+            h = _check_h(h)
+            levels, cw, cs = self._check_interval_args(level, intervals, calibration_windows, calibration_step)
+            if not isinstance(df, pd.DataFrame):
+                raise InvalidTypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+            df = validate_long(df)
+            check_calendar(df, self.freq)
+            panel = _Panel(df)
+            n = len(panel.ids)
+            out, kinds, notes = self._forecast_origins(panel, np.arange(n), np.zeros(n, np.int64), h, levels,
+                                                       intervals, cw, cs, max(2, self.season_length + 1))
+            last = panel.frame["ds"].iloc[panel.starts + panel.lengths - 1]
+            frame = pd.concat([pd.DataFrame({"unique_id": uid, "ds": _future_ds(ds, h, self.freq)})
+                               for uid, ds in zip(panel.ids, last)], ignore_index=True)
+            cols = self._columns(self.names, levels)
+            frame = pd.concat([frame, pd.DataFrame({c: out[c].reshape(-1) for c in cols})], axis=1)
+            return self._annotate(frame, kinds, notes)
+
+    @contextlib.contextmanager
+    def _following(self, progress):
+        if progress is not None and not callable(progress):
+            raise InvalidTypeError(f"progress must be a function or None, got {type(progress).__name__}")
+        self._progress = progress
+        try:
+            yield
+        finally:
+            self._progress = None
 
     @staticmethod
     def _annotate(frame, kinds, notes):
@@ -491,7 +546,7 @@ class Forecaster:
     def cross_validation(self, df: pd.DataFrame, h: int, n_windows: int = 1, step_size: int | None = None,
                          test_df: pd.DataFrame | None = None, min_train_length: int | None = None, *, level=None,
                          intervals: str = "conformal", calibration_windows: int | None = None,
-                         calibration_step: int | None = None) -> pd.DataFrame:
+                         calibration_step: int | None = None, progress=None) -> pd.DataFrame:
         """Rolling-origin evaluation: ``unique_id, ds, cutoff, y`` plus one forecast column per model.
 
         With ``test_df`` (an official hold-out) it is appended to ``df`` and is the last window.
@@ -503,47 +558,51 @@ class Forecaster:
         ``level``, ``intervals``, ``calibration_windows`` and ``calibration_step`` add prediction intervals as in
         :meth:`forecast`; each window's conformal intervals calibrate on windows that end at or before its own
         cutoff, so no interval sees its own test values.
+
+        ``progress``: as in :meth:`forecast`.
         """
-        h = _check_h(h)
-        n_windows = _check_optional_count("n_windows", n_windows)
-        if n_windows is None:
-            raise InvalidParameterError("n_windows must be a whole number >= 1, got None")
-        step_size = _check_optional_count("step_size", step_size)
-        min_train_length = _check_optional_count("min_train_length", min_train_length)
-        levels, cw, cs = self._check_interval_args(level, intervals, calibration_windows, calibration_step)
-        for name, frame in (("df", df), ("test_df", test_df)):
-            if frame is not None and not isinstance(frame, pd.DataFrame):
-                raise InvalidTypeError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
-        df = validate_long(df if test_df is None else pd.concat([df, test_df]).sort_values(["unique_id", "ds"],
-                                                                                         kind="stable"))
-        panel = _Panel(df)
-        if min_train_length is None:
-            cuts = [rolling_origin_splits(int(n), h, n_windows, step_size) for n in panel.lengths]
-        else:
-            if min_train_length < 2:
-                raise InvalidParameterError(f"min_train_length must be >= 2, got {min_train_length}")
-            step = h if step_size is None else step_size
-            cuts = []
-            for n in panel.lengths:
-                earlier = max(0, min(n_windows - 1, (int(n) - h - min_train_length) // step))
-                cuts.append([None] * (n_windows - 1 - earlier) + rolling_origin_splits(int(n), h, earlier + 1, step))
-        check_calendar(df, self.freq)
-        series, offsets = [], []
-        for k in range(n_windows):
-            for i, c in enumerate(cuts):
-                if c[k] is not None:
-                    series.append(i)
-                    offsets.append(int(panel.lengths[i]) - c[k])
-        series, offsets = np.array(series, np.int64), np.array(offsets, np.int64)
-        out, kinds, notes = self._forecast_origins(panel, series, offsets, h, levels, intervals, cw, cs,
-                                                   max(2, self.season_length + 1, min_train_length or 0))
-        first = panel.starts[series] + panel.lengths[series] - offsets  # row of each window's first test point
-        rows = (first[:, None] + np.arange(h)).reshape(-1)
-        ds = panel.frame["ds"]
-        cv = pd.DataFrame({"unique_id": panel.frame["unique_id"].to_numpy()[rows],
-                           "ds": ds.iloc[rows].to_numpy(),
-                           "cutoff": ds.iloc[np.repeat(first - 1, h)].to_numpy(),
-                           "y": panel.y[rows]})
-        cols = self._columns(self.names, levels)
-        cv = pd.concat([cv, pd.DataFrame({c: out[c].reshape(-1) for c in cols})], axis=1)
-        return self._annotate(cv, kinds, notes)
+        with self._following(progress):
+            h = _check_h(h)
+            n_windows = _check_optional_count("n_windows", n_windows)
+            if n_windows is None:
+                raise InvalidParameterError("n_windows must be a whole number >= 1, got None")
+            step_size = _check_optional_count("step_size", step_size)
+            min_train_length = _check_optional_count("min_train_length", min_train_length)
+            levels, cw, cs = self._check_interval_args(level, intervals, calibration_windows, calibration_step)
+            for name, frame in (("df", df), ("test_df", test_df)):
+                if frame is not None and not isinstance(frame, pd.DataFrame):
+                    raise InvalidTypeError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
+            df = validate_long(df if test_df is None else pd.concat([df, test_df]).sort_values(["unique_id", "ds"],
+                                                                                             kind="stable"))
+            panel = _Panel(df)
+            if min_train_length is None:
+                cuts = [rolling_origin_splits(int(n), h, n_windows, step_size) for n in panel.lengths]
+            else:
+                if min_train_length < 2:
+                    raise InvalidParameterError(f"min_train_length must be >= 2, got {min_train_length}")
+                step = h if step_size is None else step_size
+                cuts = []
+                for n in panel.lengths:
+                    earlier = max(0, min(n_windows - 1, (int(n) - h - min_train_length) // step))
+                    cuts.append([None] * (n_windows - 1 - earlier)
+                                + rolling_origin_splits(int(n), h, earlier + 1, step))
+            check_calendar(df, self.freq)
+            series, offsets = [], []
+            for k in range(n_windows):
+                for i, c in enumerate(cuts):
+                    if c[k] is not None:
+                        series.append(i)
+                        offsets.append(int(panel.lengths[i]) - c[k])
+            series, offsets = np.array(series, np.int64), np.array(offsets, np.int64)
+            out, kinds, notes = self._forecast_origins(panel, series, offsets, h, levels, intervals, cw, cs,
+                                                       max(2, self.season_length + 1, min_train_length or 0))
+            first = panel.starts[series] + panel.lengths[series] - offsets  # row of each window's first test point
+            rows = (first[:, None] + np.arange(h)).reshape(-1)
+            ds = panel.frame["ds"]
+            cv = pd.DataFrame({"unique_id": panel.frame["unique_id"].to_numpy()[rows],
+                               "ds": ds.iloc[rows].to_numpy(),
+                               "cutoff": ds.iloc[np.repeat(first - 1, h)].to_numpy(),
+                               "y": panel.y[rows]})
+            cols = self._columns(self.names, levels)
+            cv = pd.concat([cv, pd.DataFrame({c: out[c].reshape(-1) for c in cols})], axis=1)
+            return self._annotate(cv, kinds, notes)

@@ -179,13 +179,61 @@ def _parse_dates(ds: pd.Series) -> pd.Series:
     return parsed
 
 
+_SLASH_DATE = r"\d{1,2}/\d{1,2}/\d{2,4}"
+
+
+def _day_first(df: pd.DataFrame, text: pd.Series) -> str | None:
+    """Why slash dates that fail month-first look day-first (01/02/2000 for 1 February), or None when they do not."""
+    text = text.astype(str).str.strip()
+    if not text.str.fullmatch(_SLASH_DATE).all():
+        return None
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        day = pd.to_datetime(text, dayfirst=True, errors="coerce", format="mixed")
+        month = pd.to_datetime(text, errors="coerce", format="mixed")
+    if day.isna().any():
+        return None
+    try:
+        infer_freq(df.assign(ds=day.to_numpy()))
+    except ForecastDataError:
+        return None
+    k = int(np.flatnonzero((day != month).to_numpy())[0]) if (day != month).any() else 0
+    return (f"ds looks day-first: {text.iloc[k]!r} is {day.iloc[k]:%d %B %Y} read day-first, but dates are read "
+            "month-first; write them as YYYY-MM-DD (such as 2000-02-01)")
+
+
+def _strip_ids(df: pd.DataFrame, path):
+    """Ids that differ only in surrounding spaces (``a`` and `` a``) are one series: strip them, and say so.
+
+    Returns the frame and two raw ids that became one (empty when none did)."""
+    import warnings
+
+    uid = df["unique_id"]
+    if not (uid.dtype == object or pd.api.types.is_string_dtype(uid)):
+        return df, []
+    stripped = uid.map(lambda v: v.strip() if isinstance(v, str) else v)
+    changed = (uid.map(lambda v: isinstance(v, str)) & (stripped != uid)).to_numpy()
+    if not changed.any():
+        return df, []
+    first = uid[changed].iloc[0]
+    warnings.warn(f"{path}: {int(pd.Series(uid[changed]).nunique())} series id(s) had leading or trailing "
+                  f"spaces, which were stripped ({first!r} is read as {first.strip()!r})", stacklevel=3)
+    pairs = pd.DataFrame({"raw": uid, "id": stripped}).drop_duplicates()
+    merged = pairs[pairs.duplicated("id", keep=False)]
+    return df.assign(unique_id=stripped), list(merged.raw[:2])
+
+
 def read_series_csv(path) -> pd.DataFrame:
     """A user's CSV: long (``unique_id, ds, y``) or wide (first column the time, one column per series)."""
     path = Path(path)
     if path.is_dir():
         raise ForecastDataError(f"{path}: is a directory, not a CSV file")
-    if not path.is_file():
+    if not path.exists():
         raise ForecastDataError(f"{path}: no such file")
+    if not path.is_file():  # a FIFO, a device such as /dev/null, a socket
+        raise ForecastDataError(f"{path}: not a regular file; give a CSV file")
     try:
         raw = pd.read_csv(path)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as e:
@@ -193,18 +241,39 @@ def read_series_csv(path) -> pd.DataFrame:
     if all(_looks_like_data(c) for c in raw.columns):
         raise ForecastDataError(f"{path}: the first line looks like data, not a header; add a header row "
                                 "(unique_id,ds,y, or a time column followed by one column per series)")
-    if {"unique_id", "ds", "y"} <= set(raw.columns):
-        df = raw[["unique_id", "ds", "y"]]
+    found = ", ".join(map(str, raw.columns[:8])) + (", ..." if raw.shape[1] > 8 else "")
+    present = {"unique_id", "ds", "y"} & set(raw.columns)
+    if present == {"unique_id", "ds", "y"}:
+        df, wide = raw[["unique_id", "ds", "y"]], False
+    elif len(present) >= 2:
+        missing = sorted({"unique_id", "ds", "y"} - present)
+        raise ForecastDataError(f"{path}: missing column {missing[0]!r}; a long file needs unique_id, ds, y "
+                                f"(found {found})")
     else:
         if raw.shape[1] < 2:
-            raise ForecastDataError(f"{path}: expected columns unique_id, ds, y or a time column plus series columns")
+            raise ForecastDataError(f"{path}: expected columns unique_id, ds, y or a time column plus series "
+                                    f"columns (found: {found})")
         time_col = raw.columns[0]
         df = raw.melt(id_vars=time_col, var_name="unique_id", value_name="y").rename(columns={time_col: "ds"})
-        df = df[["unique_id", "ds", "y"]]
-    df = df.copy()
-    df["ds"] = _parse_dates(df["ds"])
-    df = validate_long(df)
-    infer_freq(df)  # a user's file must be regular, with one frequency for all its series
+        df, wide = df[["unique_id", "ds", "y"]], True
+    df, merged = _strip_ids(df.copy(), path)
+    text = df["ds"]
+    try:
+        df["ds"] = _parse_dates(text)
+        df = validate_long(df)
+        infer_freq(df)  # a user's file must be regular, with one frequency for all its series
+    except ForecastDataError as e:
+        why = _day_first(df.assign(ds=text), text) if not pd.api.types.is_datetime64_any_dtype(text) else None
+        if why:
+            raise ForecastDataError(f"{path}: {why}") from None
+        if merged and str(e).startswith("duplicate timestamp"):
+            raise ForecastDataError(f"{path}: series ids {merged[0]!r} and {merged[1]!r} differ only in spaces and "
+                                    f"are read as one series, which then has a {e}") from None
+        if wide and str(e).startswith(("ds ", "non-numeric", "y holds")):  # its first column is not the time
+            raise ForecastDataError(f"{path}: expected the columns unique_id, ds, y (a long file) or a time column "
+                                    f"followed by one column per series (a wide file); found {found}, which read "
+                                    f"as a wide file gives: {e}") from None
+        raise
     return df
 
 

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import math
 import re
+import socket
+import struct
 
 import numpy as np
 import pandas as pd
@@ -81,6 +84,9 @@ class Engine:
             package = {"dask.dataframe": "dask[dataframe]", "ray.data": "ray[data]"}.get(gone, gone)
             raise InvalidParameterError(f"engine {kind!r} needs the package {package!r}, which is not installed "
                                         f"({install})")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) \
+                or timeout <= 0:
+            raise InvalidParameterError(f"timeout must be a number of seconds > 0, got {timeout!r}")
         self.kind, self.timeout = kind, float(timeout)
         self.address = None if address is None else _check_address(kind, address)
         self._handle, self._owned = None, []
@@ -106,11 +112,7 @@ class Engine:
             self._owned.append(cluster.close)
             client = Client(cluster)
         else:
-            try:
-                client = Client(self.address, timeout=f"{self.timeout}s")
-            except (OSError, TimeoutError) as e:
-                raise InvalidParameterError(f"cannot reach the dask scheduler at {self.address} within "
-                                            f"{self.timeout:g} s ({' '.join(str(e).split())[:120]})") from None
+            client = self._connect_dask(Client)
         self._owned.insert(0, client.close)
 
         def quiet():  # defined here so that it travels by value: the workers need not have seqlab
@@ -124,6 +126,50 @@ class Engine:
         except Exception:  # best effort
             pass
         return client
+
+    def _connect_dask(self, Client):
+        """A client of the scheduler at ``address``, or one clear error within about ``timeout`` seconds.
+
+        distributed's own timeout covers the connection, not the handshake after it: a server that accepts and
+        never answers would hang the call, and one that answers in another protocol (HTTP) has its reply read as a
+        frame length (a multi-exabyte allocation). So a plain socket first checks that a scheduler's handshake
+        arrives: a scheduler sends it unprompted, a message whose first 8 bytes give its length.
+        """
+        if self.address.startswith("tcp://"):
+            self._probe_dask()
+        try:
+            return Client(self.address, timeout=f"{self.timeout}s")
+        except (OSError, TimeoutError) as e:
+            raise InvalidParameterError(f"cannot reach the dask scheduler at {self.address} within "
+                                        f"{self.timeout:g} s ({' '.join(str(e).split())[:120]})") from None
+        except Exception as e:  # whatever a foreign reply makes distributed raise
+            raise InvalidParameterError(self._not_dask(e)) from None
+
+    def _not_dask(self, why) -> str:
+        return (f"the server at {self.address} answered, but not as a dask scheduler ({why}); is it a web server or "
+                f"the dashboard? a scheduler listens on port {_DEFAULT_PORT['dask']} by default")
+
+    def _probe_dask(self) -> None:
+        host, port = self.address[len("tcp://"):].rsplit(":", 1)
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=self.timeout) as sock:
+                head = b""
+                while len(head) < 8:
+                    chunk = sock.recv(8 - len(head))
+                    if not chunk:
+                        raise InvalidParameterError(self._not_dask("it closed the connection"))
+                    head += chunk
+        except socket.timeout:
+            raise InvalidParameterError(f"the server at {self.address} accepted the connection but sent no dask "
+                                        f"handshake within {self.timeout:g} s; is a dask scheduler listening "
+                                        "there? (a web server, such as the dashboard, waits for a request "
+                                        "instead)") from None
+        except OSError as e:
+            raise InvalidParameterError(f"cannot reach the dask scheduler at {self.address} within "
+                                        f"{self.timeout:g} s ({' '.join(str(e).split())[:120]})") from None
+        size = struct.unpack("<Q", head)[0]
+        if not 0 < size < 2 ** 26:  # a handshake is a few hundred bytes
+            raise InvalidParameterError(self._not_dask(f"its first bytes were {head!r}"))
 
     def _start_ray(self):
         import ray

@@ -383,13 +383,14 @@ def _forecast(model, X, Mk):
 
 
 def train_member(series: list[np.ndarray], h: int, season: int, config: NBeatsConfig,
-                 checkpoints: tuple[int, ...] = ()):
+                 checkpoints: tuple[int, ...] = (), progress=None):
     """Train one member on every window of ``series`` that ends by the origin; return ``(model, forecasts)``.
 
     ``forecasts`` maps each step in ``checkpoints`` (and ``max_steps``) to the (N, h)
     forecasts from each series' end after that many steps. The learning rate is
     constant, so the model at step s of a longer run is the model a run of s steps
-    ends with: one run gives the validation curve over step counts.
+    ends with: one run gives the validation curve over step counts. ``progress(step)``, when
+    given, is called about a hundred times along the way and after the last step.
     """
     c = config
     L = c.input_size(h)
@@ -404,6 +405,7 @@ def train_member(series: list[np.ndarray], h: int, season: int, config: NBeatsCo
     Xo, Mo = panel.last(L)
     marks = sorted({int(s) for s in checkpoints if 0 < s <= c.max_steps} | {c.max_steps})
     out = {}
+    every = max(1, min(c.max_steps // 100, 20))
     for step in range(1, c.max_steps + 1):
         i, t = sampler.draw(c.batch_size)
         X, Mk, Y, q = panel.windows(i, t, L, h)
@@ -419,6 +421,8 @@ def train_member(series: list[np.ndarray], h: int, season: int, config: NBeatsCo
             avg.update(model, step)
         if step in marks:
             out[step] = _forecast(avg.model if avg is not None else model, Xo, Mo)
+        if progress is not None and (step % every == 0 or step == c.max_steps):
+            progress(step)
     return (avg.model if avg is not None else model).eval(), out
 
 
@@ -451,25 +455,64 @@ def ensemble_median(forecasts: list[np.ndarray]) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------------------------
 # The forecaster: fit/predict like the other global models
 # ----------------------------------------------------------------------------------------------------------------
-def chapter_ensemble(season_length: int = 1, **kw) -> "NBeatsForecaster":
+def chapter_ensemble(season_length: int = 1, max_steps: int | None = None, members: int | None = None,
+                     **kw) -> "NBeatsForecaster":
     """The chapter's M3 monthly choice, one seed: generic and interpretable members, inputs 2h, 3h, 4h (6 members).
 
     The step count (2,000) and the mix of architectures are what the chapter's second round
     chose on M3 monthly's validation windows. What ``Forecaster(["N-BEATS"])`` and
-    ``seqlab forecast evaluate --models N-BEATS`` use; ``kw`` goes to
-    :class:`NBeatsForecaster` (``seeds``, ``size``, ``workers``, ``engine``).
+    ``seqlab forecast evaluate --models N-BEATS`` use. ``max_steps`` replaces the 2,000 steps; ``members`` keeps
+    the first that many members in the ensemble's order (generic 2h, 3h, 4h, then interpretable; past 6, more
+    seeds, whose generic members all come before the interpretable ones); ``kw`` goes to
+    :class:`NBeatsForecaster` (``workers``, ``engine``).
     """
-    configs = tuple(replace(c, max_steps=2000) for c in (CHAPTER_MEMBER, INTERPRETABLE_MEMBER))
-    return NBeatsForecaster(configs, input_multiples=(2.0, 3.0, 4.0), season_length=season_length, **kw)
+    steps = 2000 if max_steps is None else max_steps
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise InvalidParameterError(f"max_steps must be a whole number >= 1, got {max_steps!r}")
+    if members is not None and (isinstance(members, bool) or not isinstance(members, int)
+                                or not 1 <= members <= MAX_MEMBERS):
+        raise InvalidParameterError(f"members must be a whole number from 1 to {MAX_MEMBERS}, got {members!r}")
+    configs = tuple(replace(c, max_steps=steps) for c in (CHAPTER_MEMBER, INTERPRETABLE_MEMBER))
+    inputs = (2.0, 3.0, 4.0)
+    if members is not None:  # members run architecture first, then seed: every seed's generic ones come first
+        kw |= dict(seeds=tuple(range(1, -(-members // (len(configs) * len(inputs))) + 1)), size=members)
+    return NBeatsForecaster(configs, input_multiples=inputs, season_length=season_length, **kw)
+
+
+#: the most members :func:`chapter_ensemble` trains (ten seeds)
+MAX_MEMBERS = 60
 
 
 #: member seeds are reduced modulo this, so that a base seed up to the CLI's 2**62 still gives valid torch seeds
 _SEED_MODULUS = 2 ** 63
 
 
-def _fit_member(series, h, season, config):
-    model, _ = train_member(series, h, season, config)
+def _fit_member(series, h, season, config, report=None):
+    model, _ = train_member(series, h, season, config, progress=report)
     return config, model.state_dict()
+
+
+def _member_report(progress, k: int, n: int, steps: int):
+    return lambda step: progress(member=k + 1, members=n, step=step, steps=steps)
+
+
+class _QueueReport:
+    """A member's ``progress(step)`` in a worker process: ``(member, step)`` onto the parent's queue."""
+
+    def __init__(self, queue, member: int):
+        self.queue, self.member = queue, member
+
+    def __call__(self, step: int) -> None:
+        self.queue.put((self.member, step))
+
+
+def _drain(queue, progress, members: int, steps: list[int], stop) -> None:
+    while not stop.is_set():
+        try:
+            k, step = queue.get(timeout=0.2)
+        except Exception:  # empty, or the manager is gone at the end
+            continue
+        progress(member=k + 1, members=members, step=step, steps=steps[k])
 
 
 class NBeatsForecaster(NeuralForecaster):
@@ -479,7 +522,8 @@ class NBeatsForecaster(NeuralForecaster):
     interpretable stack: the paper's I+G ensemble). Members are ordered architecture
     first, then seed, so the first ``len(losses) * len(input_multiples)`` members hold one
     of each kind for the first architecture; member ``k`` of the round of seed ``s`` of
-    architecture ``a`` is trained with seed ``(1000 s + 100 a + k) mod 2**63`` (torch takes 64-bit seeds). ``size`` keeps the
+    architecture ``a`` is trained with seed ``(1000 s + 100 a + k) mod 2**63`` (torch takes 64-bit seeds).
+    ``size`` keeps the
     first ``size`` members (an ensemble size chosen on validation windows). ``fit(df, h)`` trains the members as
     independent jobs in ``workers`` processes (each seeded and single-threaded, so the result does
     not depend on the number of workers), or on a cluster when an ``engine`` is given (an
@@ -490,6 +534,8 @@ class NBeatsForecaster(NeuralForecaster):
 
     #: :class:`~seqlab.forecast.Forecaster` passes its engine to ``fit``
     accepts_engine = True
+    #: and a ``progress`` callback, which follows the members' training steps
+    accepts_progress = True
 
     def __init__(self, config: NBeatsConfig | tuple | list | None = None, input_multiples=(2.0,), losses=("mase",),
                  seeds=(1,), season_length: int = 1, name: str = "N-BEATS", size: int | None = None,
@@ -540,14 +586,22 @@ class NBeatsForecaster(NeuralForecaster):
             series.append(g["y"].to_numpy(float))
         return ids, series
 
-    def fit(self, df, h: int, engine=None):
-        """Train every member on all series up to their ends; ``engine`` (else the one given at construction)."""
-        from ..parallel import run_calls
+    def fit(self, df, h: int, engine=None, progress=None):
+        """Train every member on all series up to their ends; ``engine`` (else the one given at construction).
 
+        ``progress(member=i, members=N, step=s, steps=S)``, when given, follows the members' training (in this
+        process or in local workers; on a cluster only each member's end). It changes no number.
+        """
         _, series = self._series(df)
-        calls = [(_fit_member, (series, h, self.season_length, c)) for c in self.member_configs()]
+        configs = self.member_configs()
         engine = self.engine if engine is None else make_engine(engine)
-        fitted = engine.run_calls(calls) if engine is not None else run_calls(calls, workers=self.workers)
+        if engine is not None:
+            fitted = engine.run_calls([(_fit_member, (series, h, self.season_length, c)) for c in configs])
+            for k, c in enumerate(configs):
+                if progress is not None:
+                    progress(member=k + 1, members=len(configs), step=c.max_steps, steps=c.max_steps)
+        else:
+            fitted = self._fit_here(series, h, configs, progress)
         self.members = []
         for c, state in fitted:
             net = build_model(c, h, self.season_length)
@@ -555,6 +609,34 @@ class NBeatsForecaster(NeuralForecaster):
             self.members.append((c, net.eval()))
         self.model, self.h = self.members[0][1], h
         return self
+
+    def _fit_here(self, series, h, configs, progress):
+        """The members in this process or in local worker processes, with their progress when asked for."""
+        import threading
+
+        from ..parallel import default_workers, run_calls
+
+        args = (series, h, self.season_length)
+        workers = default_workers() if self.workers is None else self.workers
+        if progress is None:
+            return run_calls([(_fit_member, (*args, c)) for c in configs], workers=workers)
+        steps, n = [c.max_steps for c in configs], len(configs)
+        if workers <= 1 or n <= 1:  # in this process: a plain callback
+            return run_calls([(_fit_member, (*args, c, _member_report(progress, k, n, steps[k])))
+                              for k, c in enumerate(configs)], workers=1)
+        from multiprocessing import get_context
+
+        manager = get_context("spawn").Manager()  # its queue's proxies travel to the spawned workers
+        stop = threading.Event()
+        try:
+            queue = manager.Queue()
+            drain = threading.Thread(target=_drain, args=(queue, progress, n, steps, stop), daemon=True)
+            drain.start()
+            return run_calls([(_fit_member, (*args, c, _QueueReport(queue, k))) for k, c in enumerate(configs)],
+                             workers=workers)
+        finally:
+            stop.set()
+            manager.shutdown()
 
     def predict(self, df, h: int):
         if not self.members or h != self.h:
