@@ -14,17 +14,7 @@ from seqlab.cli import main
 from seqlab.text.checkpoint import load_checkpoint, read_checkpoint_state
 from seqlab.text.corpus import CorpusError, load_tinyshakespeare, read_text_file
 
-TINY = ["--max-iters", "10", "--block-size", "16", "--batch-size", "4", "--eval-interval", "5", "--d-model", "16",
-        "--num-layers", "1", "--num-heads", "2", "--warmup", "2"]
-
-
-def error_line(capsys, argv) -> str:
-    code = main(argv)
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert code == 2, err
-    assert len(lines) == 1 and lines[0].startswith("seqlab: error: "), err
-    return lines[0]
+from test_cli_errors_lm import TINY, error_line  # the same tiny run and one-line error check
 
 
 def with_option(argv, option, value):
