@@ -48,12 +48,3 @@ def section_results(tmp_path_factory):
         return cache[sid]
 
     return get
-
-
-#: test files that run for minutes on their own (the whole book build): collected first, so that under
-#: ``pytest -n 2 --dist loadfile`` one worker starts them while the other works through everything else
-LONG_FIRST = ("test_book.py",)
-
-
-def pytest_collection_modifyitems(config, items):
-    items.sort(key=lambda item: item.path.name not in LONG_FIRST)  # stable: the order is otherwise kept
