@@ -182,6 +182,8 @@ def verify_all_artifacts() -> None:
 def _environment(cache: Path, jupyter_cache: Path, heavy: bool, names: list[str], partial: bool) -> dict[str, str]:
     """What the Sphinx process (conf.py, the progress extension, the pages' kernels) reads from the build."""
     env = dict(os.environ)
+    # one measurement, one value: results shared by pages live as long as the execution cache they belong to
+    env["SEQLAB_BOOK_RESULTS"] = str(results_dir(jupyter_cache))
     env["SEQLAB_BOOK_VENDOR"] = str(cache / "vendor")
     env["SEQLAB_BOOK_FIGURES"] = str(cache / "figures")
     env["SEQLAB_BOOK_CACHE"] = str(jupyter_cache)
@@ -199,6 +201,21 @@ def _environment(cache: Path, jupyter_cache: Path, heavy: bool, names: list[str]
     if partial:
         env["SEQLAB_BOOK_PAGES"] = ",".join(names)
     return env
+
+
+def results_dir(jupyter_cache: Path) -> Path:
+    """The result store (:mod:`seqlab.book.results`) that belongs to one execution cache."""
+    return jupyter_cache.parent / jupyter_cache.name.replace("jupyter-", "results-", 1)
+
+
+def write_report(out: Path, stage: Path, names: list[str], heavy: bool, seconds: float, times: dict) -> list[str]:
+    """``out/build_report.json``: the claims and glued numbers of every page; returns the one-value conflicts."""
+    from .report import collect
+
+    report = collect(stage.parent / "jupyter_execute", names)
+    (out / "build_report.json").write_text(json.dumps({"heavy_eval": heavy, "seconds": seconds,
+                                                       "page_execution_seconds": times, **report}, indent=1))
+    return report["conflicts"]
 
 
 def _stage(cache: Path, out: Path) -> Path:
@@ -228,6 +245,7 @@ def build(out=DEFAULT_OUT, pages: str | None = None, cache=None) -> int:
     # code makes either change re-execute, while a prose-only edit reuses the outputs
     jupyter_cache = cache / f"jupyter-heavy{int(heavy)}-{code_fingerprint()}"
     _drop_old_caches(jupyter_cache)
+    _drop_old_caches(results_dir(jupyter_cache))
     env = _environment(cache, jupyter_cache, heavy, names, partial=pages is not None)
     mode = "on: heavy parts recomputed" if heavy else "off: heavy parts loaded from verified artifacts"
     print(f"building {len(names)} page(s) into {out} (HEAVY_EVAL={mode}; cache {cache})", file=sys.stderr,
@@ -244,8 +262,16 @@ def build(out=DEFAULT_OUT, pages: str | None = None, cache=None) -> int:
     shutil.copytree(stage, out, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".doctrees"))
     export_notebooks(out, names)
     times = {page: secs for page, secs in page_times(jupyter_cache).items() if page in names}
-    (out / "build_report.json").write_text(json.dumps({"heavy_eval": heavy, "seconds": time.perf_counter() - t0,
-                                                       "page_execution_seconds": times}, indent=1))
+    clashes = write_report(out, stage, names, heavy, time.perf_counter() - t0, times)
+    for clash in clashes:
+        print(f"seqlab: error: {clash}", file=sys.stderr)
+    if clashes:
+        print(f"seqlab: error: chapter build failed: {len(clashes)} quantity(ies) shown with two values "
+              f"(see {out / 'build_report.json'})", file=sys.stderr)
+        return 1
+    claims = json.loads((out / "build_report.json").read_text())["claims"]
+    print(f"{len(claims)} claims evaluated ({sum(c['required'] for c in claims)} required, all true; "
+          f"the others chose the sentence that holds): {out / 'build_report.json'}")
     print(f"built {out / 'index.html'} in {time.perf_counter() - t0:.1f} s (HEAVY_EVAL={mode})")
     for page, secs in times.items():
         print(f"  {page:<14} {secs:7.1f} s executing its cells")

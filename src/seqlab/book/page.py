@@ -10,7 +10,10 @@ into reader-facing output:
 - :func:`table` shows a frame with reader headings and display rounding (the
   frame itself keeps full precision);
 - :func:`figure` shows a static figure with its interactive twin one click away;
-- :func:`erratum` sets the chapter's claim beside what was measured.
+- :func:`erratum` sets the chapter's claim beside what was measured;
+- :func:`say` glues the sentences of :mod:`seqlab.book.claims` (the variant that holds for
+  the numbers measured) and records each claim for the build report;
+- :func:`glue_all` binds a whole row of numbers in one call.
 
 The older :func:`show` (a whole section's tables at once) remains for pages not yet
 rewritten in this style.
@@ -21,7 +24,7 @@ import html
 import os
 from pathlib import Path
 
-__all__ = ["glue", "table", "figure", "erratum", "show", "FIGURE_DIR", "fmt"]
+__all__ = ["glue", "glue_all", "say", "table", "figure", "erratum", "show", "FIGURE_DIR", "fmt", "CLAIM_PREFIX"]
 
 #: where pages write figures; the build copies this folder into the site as ``figures/``
 FIGURE_DIR = Path(os.environ.get("SEQLAB_BOOK_FIGURES", "_figures/figures"))
@@ -53,6 +56,38 @@ def glue(name: str, value, spec: str = ".3g") -> None:
     # a plain str: its text/plain form is a quoted literal, which myst-nb unquotes as it is ("1.000" stays
     # "1.000"; an unquoted 1.000 would be read back as the float 1.0)
     nb_glue(name, fmt(value, spec), display=False)
+
+
+def glue_all(values: dict, spec: str = ".3g") -> None:
+    """:func:`glue` for each ``name: value`` (or ``name: (value, spec)``) in ``values``."""
+    for name, value in values.items():
+        if isinstance(value, tuple):
+            glue(name, *value)
+        else:
+            glue(name, value, spec)
+
+
+#: the glue names under which each claim's record (value and evidence) is kept for the build report
+CLAIM_PREFIX = "seqlab-claim:"
+
+
+def say(*claims) -> None:
+    """Glue each claim's sentence under its name and keep its record (value, evidence) for the build report.
+
+    Accepts :class:`~seqlab.book.claims.Claim` objects or lists of them.
+    """
+    import json
+
+    flat = [c for item in claims for c in (item if isinstance(item, (list, tuple)) else [item])]
+    try:
+        from myst_nb import glue as nb_glue
+    except ImportError:  # pragma: no cover - the book extra is not installed
+        return
+    for c in flat:
+        if c.text:
+            nb_glue(c.name, c.text, display=False)
+        record = {"holds": c.holds, "required": c.required, "text": c.text, "evidence": c.evidence}
+        nb_glue(CLAIM_PREFIX + c.name, json.dumps(record), display=False)
 
 
 def table(df, columns: dict[str, str] | None = None, formats: dict[str, str] | None = None, max_rows: int = 16,

@@ -1,0 +1,103 @@
+"""The code cells of a page as a reader sees them: which are visible, which names they need, how many glue.
+
+A reader who downloads a page as a notebook, or copies one cell, has only what the visible
+cells define. :func:`undefined_names` lists every name a visible cell uses that no visible
+cell before it (or the cell itself) imports or assigns, and that Python does not provide.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Cell", "code_cells", "undefined_names", "glue_share"]
+
+_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```\s*$", re.S | re.M)
+_HIDDEN = ("hide-input", "remove-input", "remove-cell")
+
+
+@dataclass(frozen=True)
+class Cell:
+    source: str  # the code, without its option lines
+    tags: tuple[str, ...]
+
+    @property
+    def visible(self) -> bool:
+        return not any(t in self.tags for t in _HIDDEN)
+
+
+def code_cells(page: Path | str) -> list[Cell]:
+    """The page's ``{code-cell}`` blocks in order, with their tags."""
+    text = Path(page).read_text(encoding="utf-8") if isinstance(page, Path) else page
+    cells = []
+    for m in _CELL.finditer(text):
+        lines = m.group(1).splitlines()
+        tags: tuple[str, ...] = ()
+        while lines and lines[0].startswith(":"):
+            opt = lines.pop(0)
+            if opt.startswith(":tags:"):
+                tags = tuple(t.strip(" '\"") for t in opt.split(":", 2)[2].strip(" []").split(","))
+        cells.append(Cell("\n".join(lines), tags))
+    return cells
+
+
+class _Names(ast.NodeVisitor):
+    """Names a cell binds at top level (and in any scope) and names it loads."""
+
+    def __init__(self):
+        self.bound: set[str] = set()
+        self.loaded: list[str] = []
+
+    def visit_Name(self, node):
+        (self.bound.add if isinstance(node.ctx, (ast.Store, ast.Del)) else self.loaded.append)(node.id)
+
+    def visit_Import(self, node):
+        for a in node.names:
+            self.bound.add((a.asname or a.name).split(".")[0])
+
+    visit_ImportFrom = visit_Import
+
+    def _scope(self, node):
+        self.bound.add(node.name)
+        self.generic_visit(node)
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _scope
+
+    def visit_arg(self, node):
+        self.bound.add(node.arg)
+
+    def visit_ExceptHandler(self, node):
+        if node.name:
+            self.bound.add(node.name)
+        self.generic_visit(node)
+
+
+def undefined_names(cells: list[Cell]) -> list[tuple[int, str]]:
+    """``(cell number, name)`` for each name a visible cell uses that no visible cell up to it defines."""
+    known = set(dir(builtins)) | {"display", "get_ipython", "__file__"}
+    missing = []
+    for i, cell in enumerate(cells):
+        if not cell.visible:
+            continue
+        v = _Names()
+        v.visit(ast.parse(cell.source))
+        for name in dict.fromkeys(v.loaded):
+            if name not in known and name not in v.bound:
+                missing.append((i, name))
+        known |= v.bound
+    return missing
+
+
+def glue_share(cells: list[Cell]) -> tuple[int, int]:
+    """``(glue lines, code lines)`` over the visible cells: how much of what a reader sees is bookkeeping."""
+    glue = code = 0
+    for cell in cells:
+        if not cell.visible:
+            continue
+        for line in cell.source.splitlines():
+            if line.strip() and not line.strip().startswith("#"):
+                code += 1
+                glue += bool(re.match(r"\s*(glue|glue_all|say)\(", line))
+    return glue, code

@@ -1,0 +1,37 @@
+"""A Sphinx extension: under each page's title, how to install seqlab and a link to the page as a notebook.
+
+The build exports every page to ``notebooks/PAGE.ipynb`` beside the HTML (``export_notebooks``),
+so the link is relative and works offline. The box is added as the page is read; the page's
+source, and so the notebook, does not contain it.
+"""
+from __future__ import annotations
+
+import re
+
+__all__ = ["run_it_yourself", "setup"]
+
+INSTALL = ('python3 -m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu\n'
+           'python3 -m pip install "./seqlab[book]"   # from a copy of the seqlab source')
+
+
+def run_it_yourself(docname: str) -> str:
+    """The MyST box for ``docname``: the install lines and the notebook's download link."""
+    return (f'\n:::{{admonition}} Run this page yourself\n:class: tip seqlab-run-yourself\n'
+            f'Install seqlab (the CPU build of torch first):\n\n```bash\n{INSTALL}\n```\n\n'
+            f'<a class="seqlab-notebook" href="notebooks/{docname}.ipynb" download>Download this page as a '
+            f'notebook</a> and open it in Jupyter: every cell runs top to bottom on its own, with the numbers '
+            f'of this page.\n:::\n')
+
+
+def _insert(app, docname: str, source: list[str]) -> None:
+    if docname == "index" or "{code-cell}" not in source[0]:
+        return
+    # after the first top-level heading (the page's title)
+    m = re.search(r"^# .*$", source[0], flags=re.M)
+    if m:
+        source[0] = source[0][:m.end()] + "\n" + run_it_yourself(docname) + source[0][m.end():]
+
+
+def setup(app):
+    app.connect("source-read", _insert)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,74 @@
+"""The build report: every number and claim each page glued, read back from the executed pages.
+
+myst-nb keeps what each page glued in ``jupyter_execute/PAGE.glue.json`` (also when the page's
+outputs came from the execution cache). From those files the report lists every claim with its
+value and evidence, and enforces *one quantity, one value*: a glue name is one quantity, so a
+name that two pages glue with different text fails the build.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from .page import CLAIM_PREFIX
+
+__all__ = ["page_glue", "collect", "conflicts", "Conflict"]
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """One glue name shown with different text on different pages."""
+
+    name: str
+    values: dict[str, str]  # page -> text
+
+    def __str__(self) -> str:
+        shown = "; ".join(f"{page}: {text!r}" for page, text in self.values.items())
+        return f"{self.name!r} is one quantity shown with two values ({shown})"
+
+
+def _text(output: dict) -> str:
+    text = output.get("data", {}).get("text/plain", "")
+    text = "".join(text) if isinstance(text, list) else text
+    # glue stores a str by its repr; myst-nb shows it unquoted
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        try:
+            import ast
+
+            return ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            return text[1:-1]
+    return text
+
+
+def page_glue(exec_dir: Path, page: str) -> dict[str, str]:
+    """``name -> text`` for everything ``page`` glued (claim records included), empty if it glued nothing."""
+    path = Path(exec_dir) / f"{page}.glue.json"
+    if not path.is_file():
+        return {}
+    return {name: _text(out) for name, out in json.loads(path.read_text(encoding="utf-8")).items()}
+
+
+def conflicts(glued: dict[str, dict[str, str]]) -> list[Conflict]:
+    """Names glued by more than one page with different text (``glued``: page -> name -> text)."""
+    seen: dict[str, dict[str, str]] = {}
+    for page, values in glued.items():
+        for name, text in values.items():
+            if not name.startswith(CLAIM_PREFIX):
+                seen.setdefault(name, {})[page] = text
+    return [Conflict(name, pages) for name, pages in sorted(seen.items()) if len(set(pages.values())) > 1]
+
+
+def collect(exec_dir: Path, pages: list[str]) -> dict:
+    """The report: per page, its glued numbers and its claims; and the one-value conflicts across pages."""
+    glued = {page: page_glue(exec_dir, page) for page in pages}
+    claims = []
+    for page, values in glued.items():
+        for name, text in values.items():
+            if name.startswith(CLAIM_PREFIX):
+                record = json.loads(text)
+                claims.append({"page": page, "name": name[len(CLAIM_PREFIX):], **record})
+    numbers = {page: {n: t for n, t in values.items() if not n.startswith(CLAIM_PREFIX)}
+               for page, values in glued.items()}
+    return {"claims": claims, "glued": numbers, "conflicts": [str(c) for c in conflicts(glued)]}

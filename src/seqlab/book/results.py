@@ -1,0 +1,142 @@
+"""One measurement, one value: a build-scoped store of results that several pages show.
+
+``once(fn, *args, **kwargs)`` returns ``fn(*args, **kwargs)``. In a chapter build (where
+``SEQLAB_BOOK_RESULTS`` names a folder) the first page to ask computes it and stores it;
+every later page, and every later build with the same code, reads the stored value, so the
+summary quotes the very numbers §14.55 showed instead of measuring them again. Outside a
+build (a reader's notebook) the result is kept for the life of the process.
+
+The key is the function's module and qualified name with the ``repr`` of its arguments.
+Results are stored as JSON, never pickled: floats are written with ``repr`` (exact), and
+pandas frames and series, numpy arrays, tuples and dicts with any keys round-trip.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import SeqlabError
+from ..store import atomic_write
+
+__all__ = ["once", "results_dir", "encode", "decode", "ResultStoreError"]
+
+_MEMO: dict[str, Any] = {}
+
+
+class ResultStoreError(SeqlabError, RuntimeError):
+    """A stored result that cannot be read back (a corrupt file) or a value the store cannot hold."""
+
+
+def results_dir() -> Path | None:
+    """The build's result folder (``$SEQLAB_BOOK_RESULTS``), or ``None`` outside a build."""
+    v = os.environ.get("SEQLAB_BOOK_RESULTS")
+    return Path(v) if v else None
+
+
+def _key(fn: Callable, args, kwargs) -> tuple[str, str]:
+    name = f"{fn.__module__}.{fn.__qualname__}"
+    spec = repr((args, sorted(kwargs.items())))
+    return name, hashlib.sha256(f"{name}{spec}".encode()).hexdigest()[:16]
+
+
+def encode(value):
+    """``value`` as plain JSON: frames, series, arrays, tuples and non-string keys tagged so they come back."""
+    import numpy as np
+    import pandas as pd
+
+    if isinstance(value, pd.DataFrame):
+        return {"__frame__": {"columns": [encode(c) for c in value.columns], "index": encode(list(value.index)),
+                              "index_name": value.index.name,
+                              "dtypes": [str(t) for t in value.dtypes],
+                              "data": [encode(list(r)) for r in value.itertuples(index=False, name=None)]}}
+    if isinstance(value, pd.Series):
+        return {"__series__": {"name": encode(value.name), "index": encode(list(value.index)),
+                               "index_name": value.index.name,
+                               "dtype": str(value.dtype), "data": encode(list(value))}}
+    if isinstance(value, np.ndarray):
+        return {"__array__": {"dtype": str(value.dtype), "shape": list(value.shape),
+                              "data": encode(value.ravel().tolist())}}
+    if isinstance(value, (np.generic,)):
+        return encode(value.item())
+    if isinstance(value, pd.Timestamp):
+        return {"__timestamp__": value.isoformat()}
+    if isinstance(value, tuple):
+        return {"__tuple__": [encode(v) for v in value]}
+    if isinstance(value, list):
+        return [encode(v) for v in value]
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value):
+            return {"__dict__": {k: encode(v) for k, v in value.items()}}
+        return {"__pairs__": [[encode(k), encode(v)] for k, v in value.items()]}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise ResultStoreError(f"the result store holds numbers, strings, frames, arrays and containers of them, "
+                           f"not {type(value).__name__}")
+
+
+def decode(value):
+    """The inverse of :func:`encode`."""
+    import numpy as np
+    import pandas as pd
+
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    (tag, body), = value.items()
+    if tag == "__frame__":
+        df = pd.DataFrame([decode(r) for r in body["data"]], columns=[decode(c) for c in body["columns"]],
+                          index=decode(body["index"]))
+        df.index.name = body["index_name"]
+        for col, dtype in zip(df.columns, body["dtypes"]):
+            if dtype != "object" and str(df[col].dtype) != dtype:
+                df[col] = df[col].astype(dtype)
+        return df
+    if tag == "__series__":
+        series = pd.Series(decode(body["data"]), index=decode(body["index"]), name=decode(body["name"]),
+                           dtype=None if body["dtype"] == "object" else body["dtype"])
+        series.index.name = body.get("index_name")
+        return series
+    if tag == "__array__":
+        return np.asarray(decode(body["data"]), dtype=body["dtype"]).reshape(body["shape"])
+    if tag == "__timestamp__":
+        return pd.Timestamp(body)
+    if tag == "__tuple__":
+        return tuple(decode(v) for v in body)
+    if tag == "__dict__":
+        return {k: decode(v) for k, v in body.items()}
+    if tag == "__pairs__":
+        return {_hashable(decode(k)): decode(v) for k, v in body}
+    raise ResultStoreError(f"unknown tag {tag!r} in a stored result")
+
+
+def _hashable(v):
+    return tuple(_hashable(x) for x in v) if isinstance(v, list) else v
+
+
+def once(fn: Callable, *args, **kwargs):
+    """``fn(*args, **kwargs)``, computed once per build (or per process outside one) and shared by every page."""
+    name, digest = _key(fn, args, kwargs)
+    folder = results_dir()
+    if folder is None:
+        if digest not in _MEMO:
+            _MEMO[digest] = fn(*args, **kwargs)
+        return _MEMO[digest]
+    from filelock import FileLock
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}-{digest}.json"
+    with FileLock(str(path) + ".lock"):
+        if path.is_file():
+            try:
+                return decode(json.loads(path.read_text(encoding="utf-8"))["value"])
+            except (OSError, ValueError, KeyError, TypeError) as e:
+                raise ResultStoreError(f"stored result {path} cannot be read ({e}); delete it to recompute") from None
+        stored = encode(fn(*args, **kwargs))
+        atomic_write(path, json.dumps({"function": name, "arguments": repr((args, sorted(kwargs.items()))),
+                                       "value": stored}))
+        # the first page gets the decoded copy too, so every page sees the very same object
+        return decode(json.loads(json.dumps(stored)))

@@ -1,0 +1,108 @@
+"""The book's bookkeeping: the result store, the build report's one-value rule, and the pages' cells."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from seqlab.book import results
+from seqlab.book.build import PAGES, available_pages
+from seqlab.book.cells import code_cells, glue_share, undefined_names
+from seqlab.book.download import run_it_yourself
+from seqlab.book.report import collect, conflicts
+from seqlab.experiments.timing import reference
+
+
+def test_result_store_round_trips_exactly():
+    frame = pd.DataFrame({"T": [16, 32], "ms": [1 / 3, np.nextafter(0.1, 1)], "layer": ["a", "b"],
+                          "ds": pd.to_datetime(["2020-01-31", "2020-02-29"])}).set_index("T")
+    value = {"frame": frame, "series": frame.ms, "array": np.arange(4.0).reshape(2, 2), (1, 2): ("x", 2.5),
+             "n": np.int64(3)}
+    back = results.decode(json.loads(json.dumps(results.encode(value))))
+    pd.testing.assert_frame_equal(back["frame"], frame)
+    pd.testing.assert_series_equal(back["series"], frame.ms)
+    np.testing.assert_array_equal(back["array"], value["array"])
+    assert back[(1, 2)] == ("x", 2.5) and back["n"] == 3
+
+
+def test_result_store_refuses_what_it_cannot_hold():
+    with pytest.raises(results.ResultStoreError, match="not object"):
+        results.encode(object())
+
+
+def _count_calls():
+    _count_calls.n += 1
+    return pd.DataFrame({"x": [0.1 * _count_calls.n]})
+
+
+def test_once_measures_once_per_build(tmp_path, monkeypatch):
+    monkeypatch.setenv("SEQLAB_BOOK_RESULTS", str(tmp_path))
+    _count_calls.n = 0
+    first, second = results.once(_count_calls), results.once(_count_calls)
+    assert _count_calls.n == 1
+    pd.testing.assert_frame_equal(first, second)
+    stored, = tmp_path.glob("*.json")
+    stored.write_text("{not json")
+    with pytest.raises(results.ResultStoreError, match="cannot be read.*delete it"):
+        results.once(_count_calls)
+
+
+def test_report_finds_one_quantity_with_two_values(tmp_path):
+    def page(name, values):
+        (tmp_path / f"{name}.glue.json").write_text(json.dumps({
+            k: {"output_type": "display_data", "data": {"text/plain": repr(v)}} for k, v in values.items()}))
+
+    page("transformer", {"kv_speedup": "22.4", "d_min": "32",
+                         "seqlab-claim:early": json.dumps({"holds": True, "required": False, "text": "early",
+                                                           "evidence": {"a": 1}})})
+    page("summary", {"kv_speedup": "47", "d_min": "32"})
+    report = collect(tmp_path, ["transformer", "summary"])
+    assert report["conflicts"] == ["'kv_speedup' is one quantity shown with two values "
+                                   "(transformer: '22.4'; summary: '47')"]
+    assert report["claims"] == [{"page": "transformer", "name": "early", "holds": True, "required": False,
+                                 "text": "early", "evidence": {"a": 1}}]
+    assert conflicts({"a": {"x": "1"}, "b": {"x": "1"}}) == []
+
+
+def test_timing_reference_is_stored_with_its_machine(tmp_path, monkeypatch):
+    monkeypatch.setenv("HEAVY_EVAL", "1")
+    grid = pd.DataFrame({"T": [16, 32], "ms": [1 / 3, 2 / 3]})
+    ref = reference("demo", lambda: {"grid": grid}, {"T": [16, 32]}, root=tmp_path)
+    monkeypatch.setenv("HEAVY_EVAL", "0")
+    again = reference("demo", lambda: pytest.fail("a stored reference is not measured again"), {"T": [16, 32]},
+                      root=tmp_path)
+    pd.testing.assert_frame_equal(again["grid"], grid)
+    assert again.machine == ref.machine and again.machine["cores"] >= 1 and "torch" in again.machine_line()
+    from seqlab.store import ArtifactError
+
+    with pytest.raises(ArtifactError, match="stale"):
+        reference("demo", lambda: {}, {"T": [16, 64]}, root=tmp_path)
+
+
+def test_cells_analysis_on_a_hand_written_page():
+    page = ("```{code-cell} ipython3\n:tags: [hide-input]\nimport numpy as np\n```\n\n"
+            "```{code-cell} ipython3\nimport math\nx = np.zeros(3)\nglue('x', x)\n"
+            "def f(a):\n    return math.sqrt(a) + len([b for b in range(a)])\n```\n")
+    cells = code_cells(page)
+    assert [c.visible for c in cells] == [False, True]
+    assert undefined_names(cells) == [(1, "np"), (1, "glue")]
+    assert glue_share(cells) == (1, 5)
+
+
+def test_download_box_links_the_notebook():
+    box = run_it_yourself("attention")
+    assert 'href="notebooks/attention.ipynb"' in box and "pip install" in box
+
+
+@pytest.mark.parametrize("page", available_pages())
+def test_page_cells_are_self_contained(page):
+    """Every name a visible cell uses is imported or defined in a visible cell: a downloaded notebook runs."""
+    assert undefined_names(code_cells(PAGES / f"{page}.md")) == []
+
+
+@pytest.mark.parametrize("page", available_pages())
+def test_glue_is_at_most_a_tenth_of_what_a_reader_sees(page):
+    glue, code = glue_share(code_cells(PAGES / f"{page}.md"))
+    assert glue <= 0.10 * code, f"{page}: {glue} of {code} visible code lines are glue"

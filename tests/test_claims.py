@@ -1,0 +1,73 @@
+"""Claims: every claim source is held to both outcomes of every claim it makes.
+
+``CASES`` maps each registered claim source (``module.qualname``) to the inputs that drive it:
+a list of ``(args, kwargs)`` chosen so that, across them, every non-required claim the source
+makes is seen once true and once false, and every required claim is seen true and, for at
+least one input, raising :class:`ClaimError`. A source with no entry here fails the test, so a
+paragraph can never be written for one outcome only.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import pytest
+
+import seqlab.chapter
+from seqlab.book.claims import SOURCES, ClaimError, claim, require
+
+# import every section module so that every claim source is registered
+for _m in pkgutil.iter_modules(seqlab.chapter.__path__):
+    importlib.import_module(f"seqlab.chapter.{_m.name}")
+
+from claim_cases import CASES  # noqa: E402  (tests/claim_cases.py: the inputs, one entry per source)
+
+
+def test_claim_picks_the_true_text():
+    assert claim("x", 3 > 2, "three exceeds two", "three does not exceed two").text == "three exceeds two"
+    c = claim("x", 1 > 2, "one exceeds two", "one does not exceed two", a=1.0, b=2)
+    assert (c.holds, c.text, c.evidence) == (False, "one does not exceed two", {"a": 1.0, "b": 2})
+
+
+def test_claim_needs_two_texts_and_a_name():
+    with pytest.raises(ValueError, match="two different texts"):
+        claim("x", True, "same", "same")
+    with pytest.raises(ValueError, match="non-empty name"):
+        claim("", True, "a", "b")
+
+
+def test_required_claim_raises_when_false():
+    assert require("ok", 1 < 2, a=1).holds
+    with pytest.raises(ClaimError, match="'bound' is false .*gradient=0.00646"):
+        require("bound", 0.00646 <= 0.00515, gradient=0.00646, bound=0.00515)
+
+
+def test_every_claim_source_has_cases():
+    missing = sorted(set(SOURCES) - set(CASES))
+    assert not missing, f"claim sources with no inputs in tests/claim_cases.py: {missing}"
+    unknown = sorted(set(CASES) - set(SOURCES))
+    assert not unknown, f"tests/claim_cases.py names sources that do not exist: {unknown}"
+
+
+@pytest.mark.parametrize("source", sorted(CASES))
+def test_claim_source_is_seen_in_both_outcomes(source):
+    outcomes: dict[str, set] = {}
+    required: set[str] = set()
+    raised = False
+    for make in CASES[source]:
+        args, kwargs = make()
+        try:
+            claims = SOURCES[source](*args, **kwargs)
+        except ClaimError:
+            raised = True
+            continue
+        for c in claims:
+            assert c.text or c.required, f"{source}: claim {c.name!r} has no sentence"
+            outcomes.setdefault(c.name, set()).add(c.holds)
+            if c.required:
+                required.add(c.name)
+    assert outcomes, f"{source}: no input produced any claim"
+    one_sided = sorted(n for n, seen in outcomes.items() if n not in required and seen != {True, False})
+    assert not one_sided, f"{source}: claims seen in one outcome only: {one_sided}"
+    if required:
+        assert raised, f"{source}: no input makes its required claims {sorted(required)} false"
