@@ -14,7 +14,7 @@ import pkgutil
 import pytest
 
 import seqlab.chapter
-from seqlab.book.claims import SOURCES, ClaimError, claim, require
+from seqlab.claims import SOURCES, ClaimError, claim, require
 
 # import every section module so that every claim source is registered
 for _m in pkgutil.iter_modules(seqlab.chapter.__path__):

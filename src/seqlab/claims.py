@@ -1,0 +1,93 @@
+"""Sentences that interpret a number, as predicates the build evaluates.
+
+A page never states an interpretation of a measured number as fixed text. It asks a
+*claim source*, a function in the section's module that takes the numbers and returns
+:class:`Claim` objects: each holds the predicate's value, the sentence that is true for
+those numbers, and the numbers themselves. The page glues the sentence (``say``), so the
+prose reads the variant that holds on this build; a *required* claim that is false stops
+the build with :class:`ClaimError` instead of printing a false sentence.
+
+Every claim source is registered with :func:`claim_source`; the test suite feeds each one
+numbers for both outcomes of every claim it makes, so no paragraph is written for one
+outcome only. The build report lists every claim a page made, its value and its evidence.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .errors import SeqlabError
+
+__all__ = ["Claim", "ClaimError", "claim", "require", "claim_source", "SOURCES", "jsonable"]
+
+
+class ClaimError(SeqlabError, AssertionError):
+    """A required claim whose predicate is false for the numbers measured: the sentence would be untrue."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One predicate over measured numbers, with the sentence that is true for them."""
+
+    name: str
+    holds: bool
+    text: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+    required: bool = False
+
+
+def jsonable(value):
+    """``value`` with numpy and pandas scalars and containers turned into plain JSON values (full precision)."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "tolist"):  # numpy arrays and scalars, pandas Series
+        return jsonable(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if hasattr(value, "__float__"):
+        return float(value)
+    return str(value)
+
+
+def claim(name: str, holds, if_true: str, if_false: str, **evidence) -> Claim:
+    """A two-outcome claim: ``if_true`` when ``holds``, else ``if_false``; both must be real sentences."""
+    if not name or not isinstance(name, str):
+        raise ValueError("a claim needs a non-empty name")
+    if not if_true or not if_false or if_true == if_false:
+        raise ValueError(f"claim {name!r} needs two different texts, one for each outcome")
+    holds = bool(holds)
+    return Claim(name, holds, if_true if holds else if_false, jsonable(evidence))
+
+
+def require(name: str, holds, text: str = "", **evidence) -> Claim:
+    """A claim the prose states unconditionally: false raises :class:`ClaimError` (the build fails)."""
+    holds = bool(holds)
+    if not holds:
+        shown = ", ".join(f"{k}={v!r}" for k, v in jsonable(evidence).items())
+        raise ClaimError(f"claim {name!r} is false for the numbers measured ({shown})")
+    return Claim(name, True, text, jsonable(evidence), required=True)
+
+
+#: every registered claim source, by ``module.qualname``
+SOURCES: dict[str, Callable[..., list[Claim]]] = {}
+
+
+def claim_source(fn: Callable[..., list[Claim]]) -> Callable[..., list[Claim]]:
+    """Register ``fn`` (numbers in, a list of claims out) so the tests can hold it to both outcomes."""
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs) -> list[Claim]:
+        out = fn(*args, **kwargs)
+        out = [out] if isinstance(out, Claim) else list(out)
+        names = [c.name for c in out]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{fn.__qualname__} made two claims with one name: {names}")
+        return out
+
+    SOURCES[f"{fn.__module__}.{fn.__qualname__}"] = wrapped
+    return wrapped
