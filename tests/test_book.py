@@ -55,6 +55,19 @@ def test_build_outputs(site):
     assert "Erratum" in (site / "recurrence.html").read_text(encoding="utf-8")
 
 
+def test_build_report_lists_every_claim_and_one_value_per_quantity(build_run):
+    out, p = build_run
+    report = json.loads((out / "build_report.json").read_text())
+    assert report["conflicts"] == []
+    claims = report["claims"]
+    assert {c["page"] for c in claims} == set(PAGES)  # every page interprets some number through a claim
+    assert all(c["holds"] for c in claims if c["required"])
+    assert all(c["text"] or c["required"] for c in claims)
+    assert f"{len(claims)} claims evaluated" in p.stdout
+    for page in PAGES:  # the run-it-yourself box links the exported notebook
+        assert f'href="notebooks/{page}.ipynb"' in (out / f"{page}.html").read_text(encoding="utf-8")
+
+
 def test_prose_numbers_match_seqlab_run(site, section_results):
     """The page and `seqlab run` compute through the same code: the numbers the prose quotes agree."""
     from seqlab.book.page import fmt
