@@ -16,22 +16,29 @@ Targets (issue: text generation):
   * seqlab's trainer (run 2) reaches validation loss <= 1.8857 in <= 0.8x the reference's
     time to 1.8857 (nanoGPT documents 1.8857 at iteration 2000);
   * the chapter's model (run 3) reaches <= 1.75 within the reference's total time.
-Run alone on a quiet machine (about 5 minutes): python benchmarks/bench_lm.py
+  * quality per second (issue: language models past one CPU): the best validation loss the
+    chapter's GPT and the chapter's LSTM reach with seqlab's trainer within the reference's
+    training time, over three seeds (mean, min and max shown): target <= 1.55 nats on every seed.
+Run alone on a quiet machine (about 12 minutes): python benchmarks/bench_lm.py [--seeds 3]
 """
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import math
+import statistics
 import time
 
 import torch
 
-from seqlab.experiments.lm import CHAPTER_TRAIN, chapter_gpt_config
-from seqlab.nn import GPT, GPTConfig
+from seqlab.experiments.lm import CHAPTER_TRAIN, chapter_gpt_config, chapter_lstm_config
+from seqlab.nn import GPT, GPTConfig, LSTMLanguageModel
 from seqlab.text import CharTokenizer
 from seqlab.text.corpus import load_tinyshakespeare, split_train_val
 from seqlab.text.training import TrainConfig, estimate_loss, get_batch, train_lm
 
 TARGET = 1.8857
+QUALITY_TARGET = 1.55
 
 
 def reference_run(train_ids, val_ids, vocab, eval_every=100):
@@ -81,7 +88,38 @@ def first_time_below(curve, target):
     return None
 
 
-def main():
+def best_within(model_fn, train_ids, val_ids, seconds: float, seed: int) -> tuple[float, int]:
+    """The lowest validation loss the chapter's recipe reaches within ``seconds`` of training, and the steps run."""
+    config = dataclasses.replace(CHAPTER_TRAIN, seed=seed)
+    torch.manual_seed(seed)
+    res = train_lm(model_fn(), train_ids, val_ids, config, time_budget_s=seconds)
+    within = [r for r in res.history if r["seconds"] <= seconds] or res.history[:1]
+    return min(r["val_loss"] for r in within), res.history[-1]["iter"]
+
+
+def quality_per_second(train_ids, val_ids, vocab, seconds: float, seeds: int) -> bool:
+    """Best loss within the reference's time for the chapter's GPT and LSTM over ``seeds`` seeds; True if on target."""
+    models = {"GPT": lambda: GPT(chapter_gpt_config(vocab)), "LSTM": lambda: LSTMLanguageModel(chapter_lstm_config(vocab))}
+    ok = True
+    print(f"quality per second: best validation loss within the reference's {seconds:.1f} s of training "
+          f"(the chapter's recipe, {seeds} seeds)")
+    for name, make in models.items():
+        runs = [best_within(make, train_ids, val_ids, seconds, CHAPTER_TRAIN.seed + k) for k in range(seeds)]
+        losses = [loss for loss, _ in runs]
+        hit = max(losses) <= QUALITY_TARGET
+        ok &= hit
+        print(f"  {name}: mean {statistics.mean(losses):.4f} (min {min(losses):.4f}, max {max(losses):.4f}; "
+              f"per seed {', '.join(f'{v:.4f}' for v in losses)}; steps {', '.join(str(n) for _, n in runs)}) "
+              f"(target <= {QUALITY_TARGET} on every seed: {'PASS' if hit else 'FAIL'})")
+    return ok
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=3, help="seeds for the quality-per-second runs (default 3)")
+    args = ap.parse_args(argv)
+    if args.seeds < 1:
+        ap.error("--seeds must be at least 1")
     text = load_tinyshakespeare()
     tok = CharTokenizer().train(text)
     train_ids, val_ids = split_train_val(torch.tensor(tok.encode(text)))
@@ -114,6 +152,7 @@ def main():
     print(f"chapter model: best validation loss within the reference's {t_ref_total:.0f} s: {best:.4f} "
           f"(target <= 1.75: {'PASS' if best <= 1.75 else 'FAIL'}); final {chapter[-1][2]:.4f} at "
           f"{chapter[-1][1]:.1f} s (same-batches estimate {chapter_final:.4f})")
+    quality_per_second(train_ids, val_ids, tok.vocab_size, t_ref_total, args.seeds)
 
 
 if __name__ == "__main__":
