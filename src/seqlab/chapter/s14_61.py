@@ -14,6 +14,8 @@ from ..forecast import Forecaster, NeuralConfig, NeuralForecaster, air_passenger
 from ..forecast.metrics import mase
 from ..forecast.nbeats import NBeats, NBeatsConfig, NBeatsForecaster, Panel
 from ..forecast.neural import make_windows
+from ..book.claims import claim, claim_source
+from ..book.page import fmt
 from ..threads import single_threaded
 from .base import section
 
@@ -110,14 +112,80 @@ def holdout_scores(fc: pd.DataFrame, train: pd.DataFrame, test: pd.DataFrame, le
 
 
 def residual_table(fc: pd.DataFrame, test: pd.DataFrame) -> pd.DataFrame:
-    """The residual check: forecast errors (actual - forecast) of each model over the held-out year."""
+    """The residual check: forecast errors (forecast - actual, the sign of §14.63's check) over the held-out year.
+
+    A positive error over-forecasts; ``months_under`` counts the months with a negative error.
+    """
     y = test.y.to_numpy()
     rows = []
     for m in MODELS:
-        e = y - fc[m].to_numpy()
-        rows.append(dict(model=m, mean_error=float(e.mean()), months_under=int((e > 0).sum()),
+        e = fc[m].to_numpy() - y
+        rows.append(dict(model=m, mean_error=float(e.mean()), months_under=int((e < 0).sum()),
                          error_in_peak=float(e[np.argmax(y)]), mean_abs_error=float(np.abs(e).mean())))
     return pd.DataFrame(rows)
+
+
+#: the competition collections of §14.63: (name, group) -> label
+COLLECTIONS = {("M3", "monthly"): "M3 monthly", ("M3", "yearly"): "M3 yearly",
+               ("Tourism", "quarterly"): "Tourism quarterly", ("M1", "yearly"): "M1 yearly"}
+
+
+def collections(sets=COLLECTIONS) -> pd.DataFrame:
+    """What a global model has to learn from in each competition set: series, lengths and cut points.
+
+    ``cuts`` counts every (series, t) with at least two observed values before the cut and a
+    full horizon after it (``n - h - 1`` per series of training length ``n``): the windows a
+    model can train on when the missing part of a short input is masked, as N-BEATS does.
+    """
+    from ..forecast import competition
+
+    rows = []
+    for (name, group), label in sets.items():
+        train, _, season, h = competition(name, group)
+        n = train.groupby("unique_id").size().to_numpy()
+        rows.append(dict(dataset=label, series=len(n), horizon=h, shortest=int(n.min()),
+                         median_length=float(np.median(n)), longest=int(n.max()),
+                         cuts=int(np.maximum(n - h - 1, 0).sum())))
+    return pd.DataFrame(rows)
+
+
+@claim_source
+def windows_claims(windows: pd.DataFrame):
+    """Does the series grow from the first input window to the last (so raw levels would differ)?"""
+    w = windows.iloc[0]
+    a, b = fmt(w.scale_first, ".0f"), fmt(w.scale_last, ".0f")
+    return [claim("s61_grows", w.scale_last > w.scale_first,
+                  f"The series also grows. The mean absolute value of the first input window is {a} thousand "
+                  f"passengers and that of the last {b}, so a network fed raw values would have to learn the same "
+                  "seasonal shape at every level separately.",
+                  f"The series does not grow: the mean absolute value of the first input window is {a} thousand "
+                  f"passengers and that of the last {b}. Other collections hold series of very different sizes, "
+                  "and a network fed raw values would have to learn the same shape at every level separately.",
+                  scale_first=w.scale_first, scale_last=w.scale_last)]
+
+
+@claim_source
+def mask_claims(moved: float):
+    """Is the forecast blind to what the masked positions hold?"""
+    return [claim("s61_mask", moved == 0,
+                  "Whatever the masked positions hold, the forecast does not move (the change is exactly 0): the "
+                  "network cannot mistake missing history for observed history.",
+                  f"Filling the masked positions with 1000 moves the forecast by {fmt(moved, '.3g')}: the mask does "
+                  "not fully hide missing history from this network.", moved=moved)]
+
+
+@claim_source
+def residual_claims(resid: pd.DataFrame):
+    """Which way seasonal naive errs on the held-out year, and whether that is the lag of a growing series."""
+    r = resid.set_index("model")
+    under, bias = int(r.months_under["SeasonalNaive"]), float(r.mean_error["SeasonalNaive"])
+    lags = under > H / 2 and bias < 0
+    return [claim("s61_snaive_lags", lags,
+                  f"Seasonal naive under-forecasts {under} of the twelve months, with a mean error of "
+                  f"{fmt(bias, '.1f')}: repeating last year cannot follow a growing series.",
+                  f"Seasonal naive under-forecasts {under} of the twelve months, with a mean error of "
+                  f"{fmt(bias, '.1f')}: on this year, repeating the last one did not fall behind the series.",
+                  months_under=under, mean_error=bias)]
 
 
 def figure(df: pd.DataFrame, fc: pd.DataFrame, level: int = 95):

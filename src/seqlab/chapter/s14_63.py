@@ -17,20 +17,21 @@ from ..experiments.forecast import (
     nbeats_results,
     validation_units,
 )
+from ..book.claims import claim, claim_source, require
+from ..book.page import fmt
 from .base import section
+from .s14_62 import REFERENCE, REPRODUCED
 
 #: (data set, scope, model, metric, reference value, where the reference comes from)
 ANCHORS = [("M1 yearly", "official hold-out", "AutoTheta", "mase", 3.61,
-            "statsforecast's own M1 benchmark: a reproduction, not a publication (an independent benchmark gives "
-            "3.659)"),
+            "statsforecast's own benchmark of its models on M1 yearly: a reproduction by the library's authors, "
+            "not an independent publication"),
            ("M3 yearly", "official hold-out", "Naive", "smape", 17.9,
             "M3 competition (Makridakis and Hibon, 2000): Naive2, the same forecast as Naive on yearly data"),
-           ("AirPassengers", "all windows", "SeasonalNaive", "mase", 1.25,
+           ("AirPassengers", "all windows", "SeasonalNaive", "mase", REFERENCE["SeasonalNaive"],
             "the chapter's reference for four 12-month windows"),
-           ("AirPassengers", "all windows", "AutoTheta", "mase", 0.80,
+           ("AirPassengers", "all windows", "AutoTheta", "mase", REFERENCE["AutoTheta"],
             "the chapter's reference for four 12-month windows")]
-#: the issue's target for the best neural model on M3 monthly's official hold-out (notes only, never on the page)
-M3_MONTHLY_TARGET = 0.845
 
 
 def results():
@@ -53,9 +54,6 @@ def verdict(summary: pd.DataFrame) -> pd.DataFrame:
                          neural_beats_seasonal_naive=bool(g.mase[best_n] < g.mase["SeasonalNaive"]),
                          neural_beats_best_classical=bool(g.mase[best_n] < g.mase[best_c])))
     return pd.DataFrame(rows)
-
-
-_verdict = verdict  # the name earlier code used
 
 
 def anchors(summary: pd.DataFrame) -> pd.DataFrame:
@@ -190,16 +188,596 @@ def interval_table(iv: pd.DataFrame, models=INTERVAL_MODELS) -> pd.DataFrame:
                             if c.name == "dataset" else c.map(rank)).reset_index(drop=True)
 
 
+def coverage_by_set(iv: pd.DataFrame, kind: str = "conformal", level: int = 80) -> pd.DataFrame:
+    """Per data set: the lowest, highest and mean coverage of one kind of interval over every model scored."""
+    g = iv[iv.kind == kind].groupby("dataset", sort=False)[f"coverage_{level}"]
+    return pd.DataFrame({"models": g.count(), "lowest": g.min(), "highest": g.max(), "mean": g.mean()}).reset_index()
+
+
 def coverage_summary(iv: pd.DataFrame) -> pd.DataFrame:
-    """Per kind and level: the range of coverage over every (data set, model) scored, and the mean distance
-    from the nominal level."""
+    """Per kind and level: the range of coverage over every (data set, model) scored, the mean shortfall
+    below the nominal level and the mean distance from it (``mean_miss``, either side)."""
     rows = []
     for kind, g in iv.groupby("kind", sort=False):
         for level in (80, 95):
             c = g[f"coverage_{level}"]
             rows.append(dict(kind=kind, level=level, scored=len(c), lowest=c.min(), highest=c.max(),
-                             mean=c.mean(), mean_shortfall=float((level / 100 - c).mean())))
+                             mean=c.mean(), mean_shortfall=float((level / 100 - c).mean()),
+                             mean_miss=float((c - level / 100).abs().mean())))
     return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Tables the page shows beside its sentences
+# ----------------------------------------------------------------------------------------------------------------
+def model_table(summary: pd.DataFrame, scope: str = "official hold-out") -> pd.DataFrame:
+    """Every model's mean MASE on every set in one scope: models as rows, data sets as columns."""
+    g = summary[summary.scope == scope]
+    wide = g.pivot(index="model", columns="dataset", values="mase")
+    order = [m for m in (*NEURAL, *CLASSICAL_MODELS) if m in wide.index]
+    return wide.reindex(index=order, columns=list(dict.fromkeys(g.dataset))).reset_index()
+
+
+def validation_table(units: pd.DataFrame) -> pd.DataFrame:
+    """:func:`validation_scores` as models by data sets (mean validation MASE)."""
+    v = validation_scores(units)
+    wide = v.pivot(index="model", columns="dataset", values="validation_mase")
+    order = [m for m in (*NEURAL, *CLASSICAL_MODELS) if m in wide.index]
+    return wide.reindex(index=order, columns=list(dict.fromkeys(v.dataset))).reset_index()
+
+
+def cost_table(timings: pd.DataFrame) -> pd.DataFrame:
+    """The stored training seconds per set: each global model per window, N-BEATS's grid and its final ensemble.
+
+    ``timings.csv`` sums the seconds of every training job of a kind over the set's windows; the
+    GRU and the Transformer train once per window, so their per-window cost is that sum over
+    ``windows``. ``nbeats_final_seconds`` is the one retraining of the chosen members up to the origin.
+    """
+    t = timings.copy()
+    return pd.DataFrame({"dataset": t.dataset, "windows": t.windows,
+                         "gru_per_window": t.gru_seconds / t.windows,
+                         "transformer_per_window": t.transformer_seconds / t.windows,
+                         "nbeats_validation": t.nbeats_validation_seconds,
+                         "nbeats_final": t.nbeats_final_seconds})
+
+
+def seed_pairs(nbeats: dict, dataset: str = "M3 monthly") -> pd.DataFrame:
+    """Members that differ only in their seed (same basis, same input length), at the set's chosen step count.
+
+    ``difference`` is the absolute gap in validation MASE: how much a change of seed alone moves a member.
+    """
+    m = member_scores(nbeats)
+    m = m[m.dataset == dataset]
+    rows = []
+    for (stack, mult), g in m.groupby(["stack", "input_multiple"], sort=False):
+        if len(g) == 2:
+            a, b = g.validation_mase.to_numpy()
+            rows.append(dict(dataset=dataset, stack=stack, input_multiple=mult, first_seed=a, second_seed=b,
+                             difference=abs(a - b)))
+    return pd.DataFrame(rows)
+
+
+def seed_spread(nbeats: dict, dataset: str) -> float:
+    """The mean of :func:`seed_pairs`' differences: the typical effect of a change of seed on one member."""
+    return float(seed_pairs(nbeats, dataset).difference.mean())
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Claim sources: every sentence of the page that interprets these numbers
+# ----------------------------------------------------------------------------------------------------------------
+def _ahead(x: float) -> str:
+    return "ahead" if x < 0 else "behind"
+
+
+def _lead(v, d: str, scope: str = "official hold-out"):
+    return v.set_index(["dataset", "scope"]).loc[(d, scope)]
+
+
+@claim_source
+def comparison_claims(v: pd.DataFrame, summary: pd.DataFrame):
+    """The verdict per set: who leads, by how much, where GRU and Transformer stand, seasonal naive beaten."""
+    HO, ALL = "official hold-out", "all windows"
+    m, ma = _lead(v, "M3 monthly"), _lead(v, "M3 monthly", ALL)
+    S = summary[(summary.dataset == "M3 monthly") & (summary.scope == HO)].set_index("model").mase
+    g, t = float(S["GRU"]), float(S["Transformer"])
+    cl = {k: float(S[k]) for k in CLASSICAL_MODELS if k in S.index}
+    behind = [k for k, x in sorted(cl.items(), key=lambda kv: kv[1]) if x < min(g, t)]
+    ahead = [k for k, x in sorted(cl.items(), key=lambda kv: kv[1]) if x > max(g, t)]
+    tq, m1, y = _lead(v, "Tourism quarterly"), _lead(v, "M1 yearly"), _lead(v, "M3 yearly")
+    ya = _lead(v, "M3 yearly", ALL)
+    ho = v[v.scope == HO]
+    lost_ho = list(ho.loc[~ho.neural_beats_best_classical, "dataset"])
+    lost_sn = [f"{r.dataset} ({r.scope})" for r in v.itertuples() if not r.neural_beats_seasonal_naive]
+
+    def gap(r):
+        return fmt(abs(r.neural_vs_best_classical), ".1%")
+
+    def vs(r):
+        return f"{fmt(r.best_neural_mase, '.3f')} against {fmt(r.best_classical_mase, '.3f')}"
+
+    both = f"The GRU scores {fmt(g, '.3f')} and the Transformer {fmt(t, '.3f')}"
+    return [
+        claim("s63_m3m_lead", m.neural_beats_best_classical,
+              f"On M3 monthly's official hold-out the best neural model is {m.best_neural} with MASE "
+              f"{fmt(m.best_neural_mase, '.3f')}, against {fmt(m.best_classical_mase, '.3f')} for the best "
+              f"classical model, {m.best_classical}: {gap(m)} ahead, on all {fmt(m.series, ',')} series.",
+              f"On M3 monthly's official hold-out the best neural model, {m.best_neural}, scores "
+              f"{fmt(m.best_neural_mase, '.3f')} against {fmt(m.best_classical_mase, '.3f')} for the best classical "
+              f"model, {m.best_classical}: {gap(m)} behind, on all {fmt(m.series, ',')} series.",
+              neural=m.best_neural_mase, classical=m.best_classical_mase),
+        claim("s63_m3m_seq", min(g, t) > min(cl.values()),
+              f"{both}, both behind {', '.join(behind) or 'no classical model'} and ahead of "
+              f"{', '.join(ahead) or 'no classical model'}.",
+              f"{both}; the better of them is ahead of the best classical model.",
+              gru=g, transformer=t, classical=cl),
+        claim("s63_m3m_all", ma.neural_beats_best_classical == m.neural_beats_best_classical,
+              f"Over all windows the order holds ({vs(ma)} for {ma.best_classical}), keeping in mind that two of "
+              "those windows chose N-BEATS's settings.",
+              f"Over all windows the order reverses ({vs(ma)} for {ma.best_classical}).",
+              neural=ma.best_neural_mase, classical=ma.best_classical_mase),
+        claim("s63_tq_lead", tq.neural_beats_best_classical,
+              f"On Tourism quarterly {tq.best_neural} leads {tq.best_classical} by {gap(tq)} on the hold-out "
+              f"({vs(tq)}).",
+              f"On Tourism quarterly {tq.best_neural} trails {tq.best_classical} by {gap(tq)} on the hold-out "
+              f"({vs(tq)}).", neural=tq.best_neural_mase, classical=tq.best_classical_mase),
+        claim("s63_m1y_lead", m1.neural_beats_best_classical,
+              f"On M1 yearly {m1.best_neural} is {gap(m1)} ahead of {m1.best_classical} ({vs(m1)}).",
+              f"On M1 yearly {m1.best_neural} is {gap(m1)} behind {m1.best_classical} ({vs(m1)}).",
+              neural=m1.best_neural_mase, classical=m1.best_classical_mase),
+        claim("s63_m3y_behind", not y.neural_beats_best_classical,
+              f"On M3 yearly {y.best_neural} scores {fmt(y.best_neural_mase, '.3f')} on the hold-out against "
+              f"{fmt(y.best_classical_mase, '.3f')} for {y.best_classical}, {gap(y)} behind, and "
+              f"{fmt(abs(ya.neural_vs_best_classical), '.1%')} {_ahead(ya.neural_vs_best_classical)} over all "
+              "windows.",
+              f"On M3 yearly {y.best_neural} scores {fmt(y.best_neural_mase, '.3f')} on the hold-out against "
+              f"{fmt(y.best_classical_mase, '.3f')} for {y.best_classical}, {gap(y)} ahead.",
+              neural=y.best_neural_mase, classical=y.best_classical_mase),
+        claim("s63_only_m3y", lost_ho == ["M3 yearly"],
+              "M3 yearly is the only set whose official hold-out goes to the classical side.",
+              "The classical side wins the official hold-out of "
+              f"{', '.join(lost_ho) if lost_ho else 'no set'}.", lost=lost_ho),
+        claim("s63_sn", not lost_sn,
+              "On every set, in both scopes, the best neural model beats seasonal naive.",
+              f"The best neural model does not beat seasonal naive on {', '.join(lost_sn)}.", lost=lost_sn),
+    ]
+
+
+@claim_source
+def selection_claims(rounds_: pd.DataFrame, grid: pd.DataFrame, picked: pd.DataFrame, val: pd.DataFrame,
+                     v: pd.DataFrame, ab: pd.DataFrame, grids: dict):
+    """What the validation windows chose and whether the choice carried over to the hold-out.
+
+    ``grids`` maps each data set to its step counts; ``val`` is :func:`validation_scores`.
+    """
+    R = rounds_[rounds_.dataset == "M3 monthly"]
+    r1, r2 = R.iloc[0], R.iloc[-1]
+    better_val, better_hold = r2.validation_mase < r1.validation_mase, r2.last_window_mase < r1.last_window_mase
+    changed, same = [], []
+    for d, g in rounds_.groupby("dataset", sort=False):
+        (changed if g[["steps", "members"]].drop_duplicates().shape[0] > 1 else same).append(d)
+    P = picked.set_index("dataset")
+    tq_steps, tq_k = int(P.steps["Tourism quarterly"]), int(P.members["Tourism quarterly"])
+    G = grid.set_index("members")
+    col = G[f"steps_{int(P.steps['M3 monthly'])}"]
+    largest = int(G.index.max())
+    k = int(P.members["M3 monthly"])
+    VS = val.set_index(["dataset", "model"]).validation_mase
+    cl_val = {m: float(VS[("M3 monthly", m)]) for m in CLASSICAL_MODELS if ("M3 monthly", m) in VS.index}
+    best_cl = min(cl_val, key=cl_val.get)
+    nb_val = float(VS[("M3 monthly", "N-BEATS")])
+    ho_ahead = bool(_lead(v, "M3 monthly").neural_beats_best_classical)
+    d_interp = float(ab.set_index("ingredient").difference["interpretable basis (trend, seasonality)"])
+    member = "member" if tq_k == 1 else "members"
+    return [
+        claim("s63_r_carry", better_val == better_hold,
+              "The change seen on the validation windows carried over to the hold-out: both scores moved the same "
+              "way.",
+              "The change seen on the validation windows did not carry over to the hold-out: the two scores moved "
+              "in opposite directions.", validation=[r1.validation_mase, r2.validation_mase],
+              holdout=[r1.last_window_mase, r2.last_window_mase]),
+        claim("s63_visible", (nb_val < cl_val[best_cl]) == ho_ahead,
+              f"{best_cl}, the best classical model on the same validation windows, scores "
+              f"{fmt(cl_val[best_cl], '.4f')} there, so the ranking seen on the hold-out was already visible "
+              "before it was opened.",
+              f"{best_cl}, the best classical model on the same validation windows, scores "
+              f"{fmt(cl_val[best_cl], '.4f')} there: the validation windows ranked the two sides the other way "
+              "round from the hold-out.", nbeats=nb_val, classical=cl_val[best_cl]),
+        claim("s63_rounds_same", bool(same),
+              (f"The second round moved the choice on {', '.join(changed)}; on {', '.join(same)} the rule kept "
+               "the first round's ensemble, so their numbers did not change." if changed else
+               "The second round moved no set's choice: the rule kept the first round's ensemble everywhere."),
+              f"The second round moved the choice on every set ({', '.join(changed)}).",
+              changed=changed, same=same),
+        claim("s63_tq_short", tq_steps == min(grids["Tourism quarterly"]),
+              f"On Tourism the rule chose {tq_k} {member} and the shortest training of the grid ({tq_steps} "
+              "steps): on that set every longer training scored worse on the validation windows.",
+              f"On Tourism the rule chose {tq_k} {member} trained for {tq_steps} steps, longer than the shortest "
+              "training of the grid.", steps=tq_steps, grid=list(grids["Tourism quarterly"])),
+        claim("s63_m3m_edge", k == largest,
+              f"The M3 monthly choice is the largest ensemble the grid offered ({k} members).",
+              f"The M3 monthly choice, {k} members, lies inside the grid (it offered up to {largest}).",
+              members=k, largest=largest),
+        claim("s63_m3m_falling", col.loc[largest] < col.loc[largest - 1],
+              f"At the chosen step count the validation score was still falling at the end of the grid "
+              f"({fmt(col.loc[largest - 1], '.4f')} with {largest - 1} members, {fmt(col.loc[largest], '.4f')} "
+              f"with {largest}).",
+              f"At the chosen step count the validation score had stopped falling at the end of the grid "
+              f"({fmt(col.loc[largest - 1], '.4f')} with {largest - 1} members, {fmt(col.loc[largest], '.4f')} "
+              f"with {largest}).", previous=col.loc[largest - 1], last=col.loc[largest]),
+        claim("s63_interp_member", d_interp < 0,
+              "The ablation below had measured one interpretable member slightly ahead of a generic one on the "
+              f"validation windows ({fmt(d_interp, '+.4f')}).",
+              "The ablation below had measured one interpretable member behind a generic one on the validation "
+              f"windows ({fmt(d_interp, '+.4f')}), so the round rested on the original paper's result alone.",
+              difference=d_interp),
+    ]
+
+
+@claim_source
+def member_claims(members: pd.DataFrame, pairs: pd.DataFrame):
+    """Does the median beat every member, does one member design win in every seed round, how much do seeds move?"""
+    lo, hi, ens = float(members.validation_mase.min()), float(members.validation_mase.max()), \
+        float(members.ensemble_mase.iloc[0])
+    best = {}
+    for r, g in members.groupby(members.seed // 1000):
+        b = g.loc[g.validation_mase.idxmin()]
+        best[int(r)] = f"{b.stack} {b.input_multiple:g}h"
+    spread = float(pairs.difference.mean())
+    return [
+        claim("s63_median_beats_all", ens < lo,
+              f"Members range from {fmt(lo, '.4f')} to {fmt(hi, '.4f')}, and the median of all of them "
+              f"({fmt(ens, '.4f')}) beats each one.",
+              f"Members range from {fmt(lo, '.4f')} to {fmt(hi, '.4f')}, and the best of them beats the median of "
+              f"all ({fmt(ens, '.4f')}).", lowest=lo, highest=hi, ensemble=ens),
+        claim("s63_no_best_design", len(set(best.values())) > 1,
+              "No input length or basis is best in every seed round: the best member of the first round is "
+              f"{best.get(1, '?')}, of the second {best.get(2, '?')}.",
+              f"One design is best in every seed round: {next(iter(best.values()))}.", best=best),
+        claim("s63_seed_spread", spread < hi - lo,
+              f"Changing only the seed moves a member by {fmt(spread, '.4f')} on average, a fraction of the "
+              f"{fmt(hi - lo, '.4f')} between the best and the worst member.",
+              f"Changing only the seed moves a member by {fmt(spread, '.4f')} on average, as much as the "
+              f"{fmt(hi - lo, '.4f')} between the best and the worst member: the designs are not told apart.",
+              seed_spread=spread, member_range=hi - lo),
+    ]
+
+
+#: (ablation row, claim name, the alternative the row trains, the chapter's setting it replaces)
+INGREDIENTS = [
+    ("raw weights instead of their moving average", "s63_ab_ema",
+     "With raw weights instead of their moving average", "averaging the weights"),
+    ("loss: scaled MAE instead of MASE", "s63_ab_mae",
+     "With the scaled MAE the GRU uses as its loss instead of MASE", "training on MASE"),
+    ("loss: sMAPE instead of MASE", "s63_ab_smape", "With sMAPE as its loss instead of MASE", "training on MASE"),
+    ("windows stop one horizon before the origin", "s63_ab_origin",
+     "With training windows that stop one horizon before the origin, as the GRU's early stopping makes them,",
+     "letting the windows reach the origin"),
+    ("no naive level under the blocks", "s63_ab_level",
+     "Without the last observed value as the starting level", "the naive level"),
+    ("windows drawn uniformly (long series weigh more)", "s63_ab_sampling",
+     "Drawing windows uniformly, so that long series weigh more, instead of a series uniformly and then a cut "
+     "within it,", "drawing series uniformly"),
+    ("interpretable basis (trend, seasonality)", "s63_ab_interp",
+     "With the interpretable basis instead of the generic one", "the generic basis for a single member"),
+    ("every cut point, not the last five horizons", "s63_ab_history",
+     "On Tourism quarterly, with every cut point instead of the last five horizons,",
+     "limiting the cut points"),
+    ("short histories padded with their first value", "s63_ab_pad",
+     "On M3 yearly, with short histories padded with their first value instead of masked,",
+     "masking short histories"),
+]
+
+
+@claim_source
+def ablation_claims(ab: pd.DataFrame, spreads: dict, chosen_steps: dict):
+    """Each ingredient against the seed spread of its set: does the chapter's setting earn its place?
+
+    ``spreads`` maps a data set to :func:`seed_spread`; ``chosen_steps`` to the step count the
+    members of that spread were scored at, which must be the ablation's own.
+    """
+    out = []
+    for d, g in ab.groupby("dataset", sort=False):
+        out.append(require(f"s63_ab_steps_{d.replace(' ', '_').lower()}",
+                           int(g.steps.iloc[0]) == int(chosen_steps[d]),
+                           ablation_steps=int(g.steps.iloc[0]), member_steps=int(chosen_steps[d])))
+    D = ab.set_index("ingredient")
+    for row, name, alternative, setting in INGREDIENTS:
+        if row not in D.index:
+            continue
+        d, where = float(D.difference[row]), D.dataset[row]
+        spread = fmt(spreads[where], ".4f")
+        head = f"{alternative} the first member scores {fmt(d, '+.4f')}"
+        if d >= -spreads[where]:
+            otherwise = (f"{head}, within what a change of seed moves a member on {where} ({spread}): this "
+                         f"measurement does not show that {setting} helps.")
+        else:
+            otherwise = (f"{head}, better by more than a change of seed moves a member on {where} ({spread}): "
+                         f"{setting} does not earn its place.")
+        out.append(claim(name, d > spreads[where],
+                         f"{head}, more than a change of seed moves a member on {where} ({spread}): {setting} "
+                         "earns its place.", otherwise, difference=d, seed_spread=spreads[where], dataset=where))
+    ens = ab[ab.ingredient.str.startswith("ensemble") & (ab.dataset == "M3 monthly")]
+    if len(ens):
+        e = float(ens.difference.iloc[0])
+        spread = spreads["M3 monthly"]
+        out.append(claim("s63_ab_ensemble", -e > spread,
+                         f"The median of the chosen ensemble scores {fmt(e, '+.4f')} against its first member, more "
+                         f"than a change of seed moves one member ({fmt(spread, '.4f')}).",
+                         f"The median of the chosen ensemble scores {fmt(e, '+.4f')} against its first member, no "
+                         f"more than a change of seed moves one member ({fmt(spread, '.4f')}).",
+                         difference=e, seed_spread=spread))
+    return out
+
+
+@claim_source
+def cost_claims(cost: pd.DataFrame, members: int, dataset: str = "M3 monthly"):
+    """Is the final N-BEATS ensemble cheaper to train than one Transformer training on the same set?"""
+    c = cost.set_index("dataset").loc[dataset]
+    fin, tr, grid = float(c.nbeats_final), float(c.transformer_per_window), float(c.nbeats_validation)
+    head = (f"Retraining the {members} chosen members on {dataset} took {fmt(fin, '.0f')} s, against "
+            f"{fmt(tr, '.0f')} s for one Transformer training there")
+    return [claim("s63_cost", fin < tr,
+                  f"{head}: the whole ensemble costs less than the one Transformer, even before its validation "
+                  f"grid ({fmt(grid, '.0f')} s) is counted.",
+                  f"{head}: the ensemble costs {fmt(fin / tr, '.1f')} times as much, and its validation grid "
+                  f"({fmt(grid, '.0f')} s) comes on top.", nbeats_final=fin, transformer=tr, grid=grid)]
+
+
+@claim_source
+def bias_claims(check: pd.DataFrame):
+    """Which way the leaders lean on M3 monthly, and whether the two sides lean apart on M3 yearly and Tourism."""
+    R = check.set_index(["dataset", "role"])
+    b = R.mean_scaled_error
+    nn, cl = float(b[("M3 monthly", "best neural")]), float(b[("M3 monthly", "best classical")])
+    share = float(R.share_over[("M3 monthly", "best neural")])
+    ycl, tcl = R.model[("M3 yearly", "best classical")], R.model[("Tourism quarterly", "best classical")]
+    y_nn, y_cl = float(b[("M3 yearly", "best neural")]), float(b[("M3 yearly", "best classical")])
+    t_nn, t_cl = float(b[("Tourism quarterly", "best neural")]), float(b[("Tourism quarterly", "best classical")])
+    way = "towards over-forecasting" if nn > 0 else "towards under-forecasting"
+    apart = y_nn > 0 > y_cl and t_nn > 0 > t_cl
+    nums = (f"N-BEATS {fmt(y_nn, '+.3f')} and {fmt(t_nn, '+.3f')}, {ycl} and {tcl} {fmt(y_cl, '+.3f')} and "
+            f"{fmt(t_cl, '+.3f')}")
+    return [
+        claim("s63_m3m_bias", (nn > 0) == (cl > 0),
+              f"On M3 monthly both leaders lean the same way, {way}: {fmt(nn, '+.3f')} for N-BEATS and "
+              f"{fmt(cl, '+.3f')} for the best classical model, with N-BEATS over-forecasting {fmt(share, '.0%')} "
+              "of the time.",
+              f"On M3 monthly the two leaders lean opposite ways: {fmt(nn, '+.3f')} for N-BEATS and "
+              f"{fmt(cl, '+.3f')} for the best classical model, with N-BEATS over-forecasting "
+              f"{fmt(share, '.0%')} of the time.", neural=nn, classical=cl, share_over=share),
+        claim("s63_apart", apart,
+              f"On M3 yearly and Tourism the two sides lean in opposite directions: N-BEATS over-forecasts and the "
+              f"classical leaders under-forecast ({nums}). One reading consistent with these signs: a global model "
+              "learns the average growth of its collection and extends it, while a local model damps each "
+              "series' own trend.",
+              f"On M3 yearly and Tourism the two sides do not lean in opposite directions ({nums}).",
+              m3y=[y_nn, y_cl], tourism=[t_nn, t_cl]),
+    ]
+
+
+#: the N-BEATS comparisons the page reads in words: (data set, scope, claim name)
+SIGNIFICANCE_READ = [("M3 monthly", "official hold-out", "s63_sig_m3m"),
+                     ("M3 yearly", "official hold-out", "s63_sig_m3y"),
+                     ("Tourism quarterly", "official hold-out", "s63_sig_tq"),
+                     ("Tourism quarterly", "all windows", "s63_sig_tq_all")]
+
+
+@claim_source
+def significance_claims(sig: pd.DataFrame):
+    """Each bootstrap interval read in words: does it exclude zero, and on which side lies N-BEATS?"""
+    nb = sig[sig.model == "N-BEATS"]
+    testable = nb[nb.testable.astype(bool)]
+    computed = (testable.ci_low > 0) | (testable.ci_high < 0)
+    out = [require("s63_sig_flag", bool((computed == testable.significant.astype(bool)).all()),
+                   mismatched=list(testable.loc[computed != testable.significant.astype(bool), "dataset"]))]
+    G = nb.set_index(["dataset", "scope"])
+    for d, scope, name in SIGNIFICANCE_READ:
+        r = G.loc[(d, scope)]
+        lo, hi, mean = float(r.ci_low), float(r.ci_high), float(r.mean_difference)
+        side = "lead" if mean < 0 else "deficit"
+        where = f"On {d}'s {scope}" if scope == "official hold-out" else f"On {d} over all windows"
+        span = f"the interval runs from {fmt(lo, '+.3f')} to {fmt(hi, '+.3f')}"
+        out.append(claim(name, lo > 0 or hi < 0,
+                         f"{where} {span}, all of it {'below' if hi < 0 else 'above'} zero: N-BEATS's {side} of "
+                         f"{fmt(abs(mean), '.3f')} is significant at the 95 percent level.",
+                         f"{where} {span} and contains zero: N-BEATS's {side} of {fmt(abs(mean), '.3f')} is not "
+                         "significant at the 95 percent level.", ci_low=lo, ci_high=hi, mean_difference=mean))
+    return out
+
+
+@claim_source
+def demo_claims(n_scores: int, half_first: float, half_last: float, level: float = 0.95):
+    """The conformal demo: is the calibration set just large enough, and does the band widen with the horizon?"""
+    import math
+
+    rank = math.ceil((n_scores + 1) * level)
+    return [
+        claim("s63_demo_enough", rank == n_scores,
+              f"The last window has {n_scores} scores behind each step, just enough for a 95 percent interval, "
+              "whose bound is then the largest of them.",
+              f"The last window has {n_scores} scores behind each step; a 95 percent interval takes the "
+              f"{rank}th smallest of them" + (", more than there are, so the band is unbounded."
+                                              if rank > n_scores else "."),
+              scores=n_scores, rank=rank),
+        claim("s63_demo_grows", half_last > half_first,
+              f"The half-width grows from {fmt(half_first, '.1f')} thousand passengers one month ahead to "
+              f"{fmt(half_last, '.1f')} twelve months ahead: the earlier windows made larger errors further out.",
+              f"The half-width goes from {fmt(half_first, '.1f')} thousand passengers one month ahead to "
+              f"{fmt(half_last, '.1f')} twelve months ahead: the earlier windows did not err more further out.",
+              half_first=half_first, half_last=half_last),
+    ]
+
+
+@claim_source
+def interval_claims(iv: pd.DataFrame, cov: pd.DataFrame):
+    """Conformal against native coverage, the M1 and M3 monthly cases, and the sets where conformal runs wide."""
+    C = cov.set_index(["kind", "level"])
+    miss = {k: (float(C.mean_miss[(k, 80)]), float(C.mean_miss[(k, 95)])) for k in ("conformal", "native")}
+    nat = (float(C["mean"][("native", 80)]), float(C["mean"][("native", 95)]))
+    I = iv.set_index(["dataset", "model", "kind"])
+    m1n, m1c = float(I.coverage_95[("M1 yearly", "AutoTheta", "native")]), \
+        float(I.coverage_95[("M1 yearly", "AutoTheta", "conformal")])
+    m3 = iv[iv.dataset == "M3 monthly"]
+    by_msis, by_crps = m3.sort_values("winkler_95").iloc[0], m3.sort_values("scrps").iloc[0]
+    wide, narrow = [], []
+    for r in coverage_by_set(iv, "conformal", 80).itertuples():
+        text = f"{r.dataset} {fmt(r.lowest, '.1%')} to {fmt(r.highest, '.1%')}"
+        if r.lowest > 0.80:
+            wide.append(text)
+        elif r.mean < 0.80:
+            narrow.append(text)
+    conf95 = (float(C.lowest[("conformal", 95)]), float(C.highest[("conformal", 95)]))
+    width_first = abs(nat[1] - 0.95) > conf95[1] - conf95[0]
+    return [
+        claim("s63_conf_nearer", miss["conformal"][0] < miss["native"][0] and miss["conformal"][1] < miss["native"][1],
+              f"On average the conformal intervals miss their nominal level by {fmt(miss['conformal'][0], '.1%')} "
+              f"at 80 percent and {fmt(miss['conformal'][1], '.1%')} at 95, the models' own by "
+              f"{fmt(miss['native'][0], '.1%')} and {fmt(miss['native'][1], '.1%')}: calibrating on earlier errors "
+              "lands nearer the promise.",
+              f"On average the conformal intervals miss their nominal level by {fmt(miss['conformal'][0], '.1%')} "
+              f"at 80 percent and {fmt(miss['conformal'][1], '.1%')} at 95, the models' own by "
+              f"{fmt(miss['native'][0], '.1%')} and {fmt(miss['native'][1], '.1%')}: calibrating on earlier errors "
+              "does not land nearer the promise at both levels.", miss=miss),
+        claim("s63_native_short", nat[0] < 0.80 and nat[1] < 0.95,
+              "The models' own intervals are too narrow on average. Their formulas take the fitted model and its "
+              "estimated parameters as the truth, so the error of choosing and estimating them is missing from "
+              "the band.",
+              "The models' own intervals are not too narrow on average.", native_mean=nat),
+        claim("s63_m1_theta", abs(m1c - 0.95) < abs(m1n - 0.95),
+              f"On M1 yearly AutoTheta's own 95 percent interval holds {fmt(m1n, '.1%')} of the actual values; the "
+              f"same point forecasts with a conformal band hold {fmt(m1c, '.1%')}, nearer the promise.",
+              f"On M1 yearly AutoTheta's own 95 percent interval holds {fmt(m1n, '.1%')} of the actual values; the "
+              f"same point forecasts with a conformal band hold {fmt(m1c, '.1%')}, no nearer the promise.",
+              native=m1n, conformal=m1c),
+        claim("s63_m3m_scores_split", (by_msis.model, by_msis.kind) != (by_crps.model, by_crps.kind),
+              f"The lowest MSIS on M3 monthly belongs to {by_msis.model} ({by_msis.kind}), but the two scores do "
+              f"not agree on the winner: by scaled CRPS, which weighs the whole band and the point forecast "
+              f"together, {by_crps.model} ({by_crps.kind}) leads with {fmt(by_crps.scrps, '.4f')}.",
+              f"{by_msis.model} ({by_msis.kind}) has both the lowest MSIS on M3 monthly and the lowest scaled CRPS "
+              f"({fmt(by_crps.scrps, '.4f')}).", msis=[by_msis.model, by_msis.kind],
+              crps=[by_crps.model, by_crps.kind]),
+        claim("s63_conf_wide", bool(wide),
+              f"Conformal intervals err on the wide side on some sets: every model's 80 percent interval holds "
+              f"more than 80 percent of the hold-out values on {'; '.join(wide)}. Their calibration windows end "
+              "one and two horizons before the hold-out, with shorter training parts, and the errors made there "
+              "were larger than those on the hold-out. The guarantee rests on the scores being exchangeable "
+              "across windows, and there they are only roughly so: the bands hold but are wider than they need to "
+              "be." + (f" On {'; '.join(narrow)} they err the other way, short on average." if narrow else ""),
+              "On no set does every model's conformal 80 percent interval hold more than 80 percent of the "
+              "hold-out values." + (f" On {'; '.join(narrow)} they fall short on average." if narrow else ""),
+              wide=wide, narrow=narrow),
+        claim("s63_width_first", width_first,
+              "For the width of the forecast, the calibration mattered more than the model: conformal bands held "
+              f"between {fmt(conf95[0], '.1%')} and {fmt(conf95[1], '.1%')} at 95 percent whatever the model and "
+              f"set, while the statistical models' own held {fmt(nat[1], '.1%')} on average.",
+              "For the width of the forecast, the models differ among themselves as much as the calibrations do: "
+              f"conformal bands held between {fmt(conf95[0], '.1%')} and {fmt(conf95[1], '.1%')} at 95 percent, "
+              f"the statistical models' own {fmt(nat[1], '.1%')} on average.",
+              conformal_95=conf95, native_mean_95=nat[1]),
+    ]
+
+
+@claim_source
+def anchor_claims(anchors_: pd.DataFrame):
+    """Are the reference values reproduced within :data:`REPRODUCED`?"""
+    worst = float(anchors_.relative_difference.abs().max())
+    A = anchors_.set_index(["dataset", "model"])
+    m1, m3 = float(A.measured[("M1 yearly", "AutoTheta")]), float(A.measured[("M3 yearly", "Naive")])
+    return [claim("s63_anchors", worst < REPRODUCED,
+                  f"All {len(anchors_)} reference values are reproduced, the farthest within {fmt(worst, '.1%')}. "
+                  f"AutoTheta's {fmt(m1, '.3f')} on M1 yearly matches statsforecast's own benchmark, and Naive's "
+                  f"sMAPE of {fmt(m3, '.3f')} on M3 yearly the M3 competition's published Naive2: the classical "
+                  "side here runs as its authors run it and scores as the competition recorded.",
+                  f"Not every reference value is reproduced: the farthest is {fmt(worst, '.1%')} away, so the "
+                  "classical side here does not run exactly as its references did.",
+                  largest_relative_difference=worst)]
+
+
+@claim_source
+def horizon_claims(horizon: pd.DataFrame, nn_model: str, cl_model: str, dataset: str = "M3 monthly",
+                   scope: str = "official hold-out"):
+    """Errors by step: do they grow on every competition set, and where does the neural leader gain?"""
+    ho = horizon[horizon.scope == scope]
+    shrink = []
+    for (d, m), g in ho.groupby(["dataset", "model"], sort=False):
+        g = g.sort_values("step")
+        if g.mase.iloc[-1] <= g.mase.iloc[0]:
+            shrink.append(f"{m} on {d}")
+    steps = ho[ho.dataset == dataset].pivot(index="step", columns="model", values="mase")
+    nn, cl = steps[nn_model], steps[cl_model]
+    won, n = int((nn < cl).sum()), len(steps)
+    unit = {"M3 monthly": "month", "Tourism quarterly": "quarter"}.get(dataset, "step")
+    return [
+        claim("s63_h_grow", not shrink,
+              "On every competition set's hold-out, every model errs more at the last step than at the first.",
+              "On every competition set's hold-out, every model errs more at the last step than at the first "
+              f"except {', '.join(shrink)}.",
+              exceptions=shrink),
+        claim("s63_h_first", nn.iloc[0] > cl.iloc[0],
+              f"At one {unit} ahead {nn_model} is behind {cl_model} ({fmt(nn.iloc[0], '.3f')} against "
+              f"{fmt(cl.iloc[0], '.3f')}): a local model fitted to the last observations of one series is hard to "
+              "beat at the next step.",
+              f"At one {unit} ahead {nn_model} is already ahead of {cl_model} ({fmt(nn.iloc[0], '.3f')} against "
+              f"{fmt(cl.iloc[0], '.3f')}).", neural=nn.iloc[0], classical=cl.iloc[0]),
+        claim("s63_h_last", nn.iloc[-1] < cl.iloc[-1],
+              f"At the last step it is ahead ({fmt(nn.iloc[-1], '.3f')} against {fmt(cl.iloc[-1], '.3f')}), and it "
+              f"wins {won} of the {n} steps: its gain sits far ahead, where one series' own history says least.",
+              f"At the last step it is behind ({fmt(nn.iloc[-1], '.3f')} against {fmt(cl.iloc[-1], '.3f')}), and "
+              f"it wins {won} of the {n} steps.", neural=nn.iloc[-1], classical=cl.iloc[-1], won=won, steps=n),
+    ]
+
+
+@claim_source
+def yearly_claims(val: pd.DataFrame, coll: pd.DataFrame, picked: pd.DataFrame, grids: dict, check: pd.DataFrame):
+    """Why M3 yearly goes to the classical side: seen on validation, short series, the smallest step counts."""
+    VS = val.set_index(["dataset", "model"]).validation_mase
+    nb, th = float(VS[("M3 yearly", "N-BEATS")]), float(VS[("M3 yearly", "AutoTheta")])
+    K = coll.set_index("dataset")
+    my, mm = float(K.median_length["M3 yearly"]), float(K.median_length["M3 monthly"])
+    cy, cm = int(K.cuts["M3 yearly"]), int(K.cuts["M3 monthly"])
+    P = picked.set_index("dataset").steps
+    yearly = [d for d in ("M3 yearly", "M1 yearly") if d in P.index]
+    smallest = all(int(P[d]) == min(grids[d]) for d in yearly)
+    b = check.set_index(["dataset", "role"]).mean_scaled_error
+    y_nn, y_cl = float(b[("M3 yearly", "best neural")]), float(b[("M3 yearly", "best classical")])
+    return [
+        claim("s63_y_seen", nb > th,
+              f"On M3 yearly's validation windows N-BEATS scored {fmt(nb, '.4f')} against AutoTheta's "
+              f"{fmt(th, '.4f')}, so the selection saw the deficit coming, and no setting in the grid closed it "
+              "there.",
+              f"On M3 yearly's validation windows N-BEATS scored {fmt(nb, '.4f')} against AutoTheta's "
+              f"{fmt(th, '.4f')}: the validation windows did not foresee the hold-out's deficit.",
+              nbeats=nb, autotheta=th),
+        claim("s63_y_short", my < mm and cy < cm,
+              f"Yearly series are short: the median M3 yearly series has {fmt(my, '.0f')} observations against "
+              f"M3 monthly's {fmt(mm, '.0f')}, so the collection offers {fmt(cy, ',')} cut points against "
+              f"{fmt(cm, ',')}.",
+              f"M3 yearly's series are not the shorter collection: a median of {fmt(my, '.0f')} observations "
+              f"against M3 monthly's {fmt(mm, '.0f')}, {fmt(cy, ',')} cut points against {fmt(cm, ',')}.",
+              median_yearly=my, median_monthly=mm, cuts_yearly=cy, cuts_monthly=cm),
+        claim("s63_y_steps", smallest,
+              f"The chosen step counts on {' and '.join(yearly)} are the smallest of the grid, a sign of a model "
+              "that overfits almost at once.",
+              f"The chosen step counts on {' and '.join(yearly)} are not all the smallest of the grid.",
+              steps={d: int(P[d]) for d in yearly}),
+        claim("s63_y_dir", y_nn > 0 > y_cl,
+              f"The residual check adds the direction ({fmt(y_nn, '+.3f')} against {fmt(y_cl, '+.3f')}): the "
+              "global model over-forecasts where AutoTheta's damped local trend under-forecasts.",
+              f"The residual check does not split the two sides by direction ({fmt(y_nn, '+.3f')} against "
+              f"{fmt(y_cl, '+.3f')}).", neural=y_nn, classical=y_cl),
+    ]
+
+
+@claim_source
+def validation_claims(val: pd.DataFrame):
+    """N-BEATS against the Transformer on M3 monthly's validation windows."""
+    VS = val.set_index(["dataset", "model"]).validation_mase
+    nb, tr = float(VS[("M3 monthly", "N-BEATS")]), float(VS[("M3 monthly", "Transformer")])
+    return [claim("s63_val_nb_tr", nb < tr,
+                  f"On M3 monthly's validation windows the Transformer scores {fmt(tr, '.4f')} and N-BEATS "
+                  f"{fmt(nb, '.4f')} (for N-BEATS the best of its grid).",
+                  f"On M3 monthly's validation windows the Transformer scores {fmt(tr, '.4f')}, ahead of N-BEATS's "
+                  f"{fmt(nb, '.4f')} even though that is the best of its grid.", nbeats=nb, transformer=tr)]
 
 
 def selection_figure(nbeats: dict, dataset: str = "M3 monthly"):
@@ -253,11 +831,9 @@ def run(ctx):
                      f"members, {r.steps} steps, validation MASE {r.validation_mase:.4f}, last-window MASE "
                      f"{r.last_window_mase:.4f}{' (used)' if r.chosen else ''}.")
     for r in v[v.dataset == "M3 monthly"].itertuples():
-        target = "" if r.scope != "official hold-out" else (
-            f"; target MASE <= {M3_MONTHLY_TARGET}: {'met' if r.best_neural_mase <= M3_MONTHLY_TARGET else 'not met'}")
         notes.append(f"M3 monthly ({r.scope}, {r.units} series-windows): best neural {r.best_neural} "
                      f"{r.best_neural_mase:.3f} vs best classical {r.best_classical} {r.best_classical_mase:.3f} "
-                     f"({r.neural_vs_best_classical:+.1%}){target}.")
+                     f"({r.neural_vs_best_classical:+.1%}).")
     lose = [f"{r.dataset} ({r.scope})" for r in v.itertuples() if not r.neural_beats_seasonal_naive]
     notes.append("The best neural model beats SeasonalNaive on every set, in both scopes." if not lose else
                  f"The best neural model does not beat SeasonalNaive on: {', '.join(lose)}.")
