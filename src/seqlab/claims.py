@@ -20,7 +20,20 @@ from typing import Any, Callable
 
 from .errors import SeqlabError
 
-__all__ = ["Claim", "ClaimError", "claim", "require", "claim_source", "SOURCES", "jsonable"]
+__all__ = ["Claim", "ClaimError", "claim", "require", "claim_source", "SOURCES", "jsonable", "fmt"]
+
+#: thousands separator in prose: a narrow no-break space
+_THOUSANDS = "\u202f"
+
+
+def fmt(value, spec: str = ".3g") -> str:
+    """``value`` for prose: numbers by ``spec`` (``","`` groups thousands), anything else as ``str``."""
+    if isinstance(value, (bool, str)) or not hasattr(value, "__float__"):
+        return str(value)
+    if spec == "," or spec.endswith("d"):
+        return format(int(value), spec).replace(",", _THOUSANDS)
+    text = format(float(value), spec).replace(",", _THOUSANDS)
+    return text.replace("e-0", "e-").replace("e+0", "e+")
 
 
 class ClaimError(SeqlabError, AssertionError):

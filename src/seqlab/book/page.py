@@ -24,24 +24,12 @@ import html
 import os
 from pathlib import Path
 
+from ..claims import fmt  # numbers in sentences are formatted one way, in claims and glue alike
+
 __all__ = ["glue", "glue_all", "say", "table", "figure", "erratum", "show", "FIGURE_DIR", "fmt", "CLAIM_PREFIX"]
 
 #: where pages write figures; the build copies this folder into the site as ``figures/``
 FIGURE_DIR = Path(os.environ.get("SEQLAB_BOOK_FIGURES", "_figures/figures"))
-
-
-#: thousands separator in prose: a narrow no-break space
-_THOUSANDS = "\u202f"
-
-
-def fmt(value, spec: str = ".3g") -> str:
-    """``value`` for prose: numbers by ``spec`` (``","`` groups thousands), anything else as ``str``."""
-    if isinstance(value, (bool, str)) or not hasattr(value, "__float__"):
-        return str(value)
-    if spec == "," or spec.endswith("d"):
-        return format(int(value), spec).replace(",", _THOUSANDS)
-    text = format(float(value), spec).replace(",", _THOUSANDS)
-    return text.replace("e-0", "e-").replace("e+0", "e+")
 
 
 def glue(name: str, value, spec: str = ".3g") -> None:
