@@ -6,3 +6,187 @@ and dicts), one set per outcome, so every claim the source makes is seen true an
 from __future__ import annotations
 
 CASES: dict = {}
+
+
+# --- §14.61–§14.63 (the forecasting page) ---
+def _s61_63_cases():
+    import pandas as pd
+
+    from seqlab.chapter import s14_63
+    from seqlab.experiments.forecast import CLASSICAL_MODELS
+
+    P61, P62, P63 = "seqlab.chapter.s14_61.", "seqlab.chapter.s14_62.", "seqlab.chapter.s14_63."
+    HO, ALL = "official hold-out", "all windows"
+    SETS = {"AirPassengers": 1.0, "M3 monthly": 0.86, "M3 yearly": 2.6, "Tourism quarterly": 1.6, "M1 yearly": 3.5}
+
+    def summary(nb, neural=None, sn=None):
+        """AutoTheta at each set's base, other classical models 10% behind, N-BEATS at base * nb[(set, scope)]."""
+        rows = []
+        for d, base in SETS.items():
+            for scope in ([ALL] if d == "AirPassengers" else [ALL, HO]):
+                mase = {m: base * 1.1 for m in CLASSICAL_MODELS}
+                mase["AutoTheta"] = base
+                mase["SeasonalNaive"] = base * (sn or {}).get(d, 1.3)
+                mase["GRU"], mase["Transformer"] = base * 1.05, base * 1.06
+                mase.update({m: base * f for m, f in (neural or {}).get((d, scope), {}).items()})
+                mase["N-BEATS"] = base * nb.get((d, scope), nb.get(d, 0.95))
+                rows += [dict(dataset=d, scope=scope, model=m, mase=x, series=10, units=30) for m, x in mase.items()]
+        return pd.DataFrame(rows)
+
+    def comparison(kind):
+        if kind == "true":
+            s = summary({"M3 yearly": 1.04})
+        elif kind == "false":
+            s = summary({("M3 monthly", HO): 1.02, ("M3 monthly", ALL): 0.97, "Tourism quarterly": 1.02,
+                         "M1 yearly": 1.02, "M3 yearly": 0.96, "AirPassengers": 0.9}, sn={"AirPassengers": 0.8})
+        else:  # the Transformer ahead of every classical model on M3 monthly
+            s = summary({"M3 yearly": 1.04}, neural={("M3 monthly", HO): {"Transformer": 0.97}})
+        return (s14_63.verdict(s), s), {}
+
+    def selection(ok):
+        rounds = pd.DataFrame([
+            dict(dataset="M3 monthly", pool="generic", pool_size=6, steps=1500, members=6, validation_mase=0.85,
+                 last_window_mase=0.846, chosen=False),
+            dict(dataset="M3 monthly", pool="generic + interpretable", pool_size=12, steps=2000, members=12,
+                 validation_mase=0.84, last_window_mase=0.835 if ok else 0.85, chosen=True)]
+            + [dict(dataset="Tourism quarterly", pool=p, pool_size=n, steps=100, members=1, validation_mase=2.0,
+                    last_window_mase=1.5, chosen=True) for p, n in (("generic", 6), ("generic + interpretable", 12))
+               if ok or p == "generic"]
+            + ([] if ok else [dict(dataset="Tourism quarterly", pool="generic + interpretable", pool_size=12,
+                                   steps=250, members=2, validation_mase=1.9, last_window_mase=1.5, chosen=True)]))
+        grid = pd.DataFrame({"members": [1, 2, 3], "added": ["a", "b", "c"],
+                             "steps_2000": [0.9, 0.86, 0.84] if ok else [0.9, 0.84, 0.85]})
+        picked = pd.DataFrame({"dataset": ["M3 monthly", "Tourism quarterly"], "steps": [2000, 100 if ok else 250],
+                               "members": [3 if ok else 2, 1], "validation_mase": [0.84, 2.0]})
+        val = pd.DataFrame({"dataset": "M3 monthly", "model": ["N-BEATS", "Theta", "AutoTheta"],
+                            "validation_mase": [0.84, 0.86, 0.87] if ok else [0.88, 0.86, 0.87]})
+        v = s14_63.verdict(summary({"M3 yearly": 1.04}))
+        ab = pd.DataFrame({"dataset": "M3 monthly", "ingredient": ["interpretable basis (trend, seasonality)"],
+                           "difference": [-0.004 if ok else 0.004], "steps": [2000]})
+        grids = {"M3 monthly": [1000, 2000], "Tourism quarterly": [100, 250]}
+        return (rounds, grid, picked, val, v, ab, grids), {}
+
+    def members(ok):
+        m = pd.DataFrame({"stack": ["generic", "generic", "generic", "generic"], "input_multiple": [2.0, 3.0] * 2,
+                          "seed": [1000, 1001, 2000, 2001],
+                          "validation_mase": [0.86, 0.87, 0.88, 0.85] if ok else [0.86, 0.87, 0.861, 0.871]})
+        m["ensemble_mase"] = 0.84 if ok else 0.865
+        pairs = pd.DataFrame({"difference": [0.005, 0.004] if ok else [0.02, 0.03]})
+        return (m, pairs), {}
+
+    def ablation(d, e=-0.05, steps=2000):
+        rows = [dict(dataset=where, ingredient=row, difference=d, steps=steps if where == "M3 monthly" else 100)
+                for row, where in [(r[0], "M3 monthly") for r in s14_63.INGREDIENTS[:7]]
+                + [(s14_63.INGREDIENTS[7][0], "Tourism quarterly"), (s14_63.INGREDIENTS[8][0], "M3 yearly")]]
+        rows.append(dict(dataset="M3 monthly", ingredient="ensemble: median of 12 members", difference=e,
+                         steps=steps))
+        spreads = {"M3 monthly": 0.01, "Tourism quarterly": 0.01, "M3 yearly": 0.01}
+        return (pd.DataFrame(rows), spreads, {"M3 monthly": 2000, "Tourism quarterly": 100, "M3 yearly": 100}), {}
+
+    def cost(fin):
+        c = pd.DataFrame({"dataset": ["M3 monthly"], "windows": [3], "gru_per_window": [25.0],
+                          "transformer_per_window": [116.0], "nbeats_validation": [849.0], "nbeats_final": [fin]})
+        return (c, 12), {}
+
+    def bias(ok):
+        rows = []
+        for d, nn, cl in (("M3 monthly", -0.1, -0.09 if ok else 0.05), ("M3 yearly", 0.2 if ok else -0.2, -0.3),
+                          ("Tourism quarterly", 0.3, -0.3)):
+            rows += [dict(dataset=d, role="best neural", model="N-BEATS", mean_scaled_error=nn, share_over=0.48),
+                     dict(dataset=d, role="best classical", model="AutoTheta", mean_scaled_error=cl,
+                          share_over=0.46)]
+        return (pd.DataFrame(rows),), {}
+
+    def significance(kind):
+        rows = []
+        for d, scope, _ in s14_63.SIGNIFICANCE_READ:
+            lo, hi = (-0.04, -0.01) if kind == "sig" else (-0.01, 0.2)
+            rows.append(dict(model="N-BEATS", dataset=d, scope=scope, ci_low=lo, ci_high=hi,
+                             mean_difference=(lo + hi) / 2, testable=True,
+                             significant=(kind == "sig") != (kind == "wrong flag")))
+        return (pd.DataFrame(rows),), {}
+
+    def intervals(ok):
+        rows = []
+        for d in ("M3 monthly", "M3 yearly", "M1 yearly"):
+            for m in ("N-BEATS", "AutoTheta", "AutoETS"):
+                c80 = (0.85 if d == "M3 yearly" else 0.81) if ok else 0.6
+                rows.append(dict(dataset=d, model=m, kind="conformal", coverage_80=c80,
+                                 coverage_95=0.95 if ok else (0.7 if d == "M3 monthly" else 0.99),
+                                 winkler_95=6.0 if m == "N-BEATS" else 7.0, scrps=0.07))
+                if m != "N-BEATS":
+                    rows.append(dict(dataset=d, model=m, kind="native", coverage_80=0.6 if ok else 0.8,
+                                     coverage_95=0.8 if ok else 0.95, winkler_95=8.0,
+                                     scrps=0.06 if (ok and m == "AutoETS") else 0.08))
+        iv = pd.DataFrame(rows)
+        return (iv, s14_63.coverage_summary(iv)), {}
+
+    def anchors(off):
+        a = pd.DataFrame({"dataset": ["M1 yearly", "M3 yearly"], "model": ["AutoTheta", "Naive"],
+                          "measured": [3.609, 17.88], "relative_difference": [-0.0002, off]})
+        return (a,), {}
+
+    def horizon(ok):
+        rows = []
+        for m, first, last in (("N-BEATS", 0.58 if ok else 0.5, 1.18 if ok else 1.3), ("AutoTheta", 0.55, 1.25)):
+            end = last if ok else first * (0.9 if m == "N-BEATS" else 0.5)
+            for step, x in ((1, first), (2, (first + last) / 2), (3, end)):
+                rows.append(dict(dataset="M3 monthly", scope=HO, model=m, step=step, mase=x))
+        return (pd.DataFrame(rows), "N-BEATS", "AutoTheta"), {}
+
+    def yearly(ok):
+        val = pd.DataFrame({"dataset": "M3 yearly", "model": ["N-BEATS", "AutoTheta"],
+                            "validation_mase": [3.58, 3.54] if ok else [3.5, 3.54]})
+        coll = pd.DataFrame({"dataset": ["M3 yearly", "M3 monthly"], "median_length": [19.0, 115.0] if ok
+                             else [120.0, 115.0], "cuts": [9934, 114726]})
+        picked = pd.DataFrame({"dataset": ["M3 yearly", "M1 yearly"], "steps": [100, 100 if ok else 200]})
+        grids = {"M3 yearly": [100, 200], "M1 yearly": [100, 200]}
+        check = pd.DataFrame({"dataset": "M3 yearly", "role": ["best neural", "best classical"],
+                              "mean_scaled_error": [0.22, -0.32] if ok else [-0.22, -0.32]})
+        return (val, coll, picked, grids, check), {}
+
+    def validation(nb):
+        return (pd.DataFrame({"dataset": "M3 monthly", "model": ["N-BEATS", "Transformer"],
+                              "validation_mase": [nb, 0.959]}),), {}
+
+    def window_scales(first, last):
+        return (pd.DataFrame({"scale_first": [first], "scale_last": [last]}),), {}
+
+    def resid(under, bias):
+        return (pd.DataFrame({"model": ["SeasonalNaive", "AutoETS"], "months_under": [under, 6],
+                              "mean_error": [bias, 1.0]}),), {}
+
+    def cv(ok):
+        s = pd.DataFrame({"model": ["SeasonalNaive", "AutoTheta", "AutoARIMA"],
+                          "mase": [1.254, 0.804, 0.812] if ok else [1.4, 0.9, 0.85]})
+        bw = pd.DataFrame({"window 1": [1.3, 0.6, 0.4], "window 2": [0.4, 0.6, 0.6] if ok else [1.3, 0.6, 0.4]},
+                          index=["SeasonalNaive", "AutoTheta", "AutoARIMA"])
+        return (s, bw), {}
+
+    return {
+        P61 + "windows_claims": [lambda: window_scales(133.0, 375.0), lambda: window_scales(375.0, 133.0)],
+        P61 + "mask_claims": [lambda: ((0.0,), {}), lambda: ((0.3,), {})],
+        P61 + "residual_claims": [lambda: resid(12, -47.8), lambda: resid(3, 10.0)],
+        P62 + "cv_claims": [lambda: cv(True), lambda: cv(False)],
+        P63 + "comparison_claims": [lambda: comparison("true"), lambda: comparison("false"),
+                                    lambda: comparison("transformer")],
+        P63 + "selection_claims": [lambda: selection(True), lambda: selection(False)],
+        P63 + "member_claims": [lambda: members(True), lambda: members(False)],
+        P63 + "ablation_claims": [lambda: ablation(0.05), lambda: ablation(0.0, e=0.0), lambda: ablation(-0.05),
+                                  lambda: ablation(0.05, steps=1500)],
+        P63 + "cost_claims": [lambda: cost(100.0), lambda: cost(314.0)],
+        P63 + "bias_claims": [lambda: bias(True), lambda: bias(False)],
+        P63 + "significance_claims": [lambda: significance("sig"), lambda: significance("not"),
+                                      lambda: significance("wrong flag")],
+        P63 + "demo_claims": [lambda: ((19, 68.7, 76.8), {}), lambda: ((30, 70.0, 60.0), {}),
+                              lambda: ((10, 70.0, 60.0), {})],
+        P63 + "interval_claims": [lambda: intervals(True), lambda: intervals(False)],
+        P63 + "anchor_claims": [lambda: anchors(-0.001), lambda: anchors(0.08)],
+        P63 + "horizon_claims": [lambda: horizon(True), lambda: horizon(False)],
+        P63 + "yearly_claims": [lambda: yearly(True), lambda: yearly(False)],
+        P63 + "validation_claims": [lambda: validation(0.842), lambda: validation(0.99)],
+    }
+
+
+CASES.update(_s61_63_cases())
+# --- end §14.61–§14.63 ---

@@ -21,8 +21,16 @@ def test_14_61_windows(section_results):
     anatomy = t(section_results, "14.61", "nbeats_anatomy")
     blocks = anatomy[anatomy.block > 0]
     assert blocks.parameters.sum() == anatomy.parameters.iloc[-1]  # the member is its blocks
-    resid = t(section_results, "14.61", "residuals")
-    assert set(resid.model) == set(scores.index)
+    resid = t(section_results, "14.61", "residuals").set_index("model")
+    assert set(resid.index) == set(scores.index)
+    # one sign on the whole page: forecast minus actual, as §14.63's residual check
+    test = section_results("14.61").tables["forecasts"]
+    from seqlab.chapter.s14_61 import split
+
+    actual = split()[2].y.to_numpy()
+    for m in resid.index:
+        e = test[m].to_numpy() - actual
+        assert resid.mean_error[m] == pytest.approx(e.mean()) and resid.months_under[m] == (e < 0).sum()
 
 
 def test_14_62_anchors_and_windows(section_results):
@@ -54,7 +62,8 @@ def test_14_63_comparison(section_results):
     assert {"ci_low", "ci_high", "significant"} <= set(sig.columns)
     assert (sig.ci_low <= sig.mean_difference).all() and (sig.mean_difference <= sig.ci_high).all()
     notes = " ".join(section_results("14.63").notes)
-    assert "M3 monthly" in notes and "target MASE" in notes and "chosen on the validation windows" in notes
+    assert "M3 monthly" in notes and "chosen on the validation windows" in notes
+    assert "target" not in notes.lower()  # targets belong in benchmarks/, not in what a reader runs
 
 
 def test_14_63_nbeats_settings_come_from_the_validation_windows(section_results):
@@ -96,3 +105,36 @@ def test_14_63_significance_recomputes_from_the_stored_unit_scores():
         # the summary's mean MASE is the mean over the same units
         assert summary.set_index(["dataset", "scope", "model"]).mase[(r.dataset, r.scope, r.model)] == pytest.approx(
             u[u.model == r.model].mase.mean(), abs=1e-5)
+
+
+def test_collections_count_every_cut_with_a_full_horizon():
+    from seqlab.chapter.s14_61 import collections
+    from seqlab.forecast import competition
+
+    c = collections({("M3", "yearly"): "M3 yearly"}).iloc[0]
+    train, _, _, h = competition("M3", "yearly")
+    n = train.groupby("unique_id").size()
+    assert (c.series, c.horizon, c.shortest, c.longest) == (len(n), h, n.min(), n.max())
+    assert c.cuts == sum(max(k - h - 1, 0) for k in n)
+
+
+def test_stored_costs_seed_pairs_and_coverage_by_set():
+    from seqlab.chapter import s14_63
+
+    summary, _, _, timings, _, nb, _ = s14_63.results()
+    cost = s14_63.cost_table(timings).set_index("dataset")
+    t = timings.set_index("dataset")
+    assert cost.transformer_per_window["M3 monthly"] == pytest.approx(t.transformer_seconds["M3 monthly"] / 3)
+    assert cost.nbeats_final["M3 monthly"] == t.nbeats_final_seconds["M3 monthly"]
+    pairs = s14_63.seed_pairs(nb, "M3 monthly")
+    assert len(pairs) == 6 and (pairs.difference >= 0).all()
+    m = s14_63.member_scores(nb)
+    m = m[m.dataset == "M3 monthly"]
+    assert set(pairs.first_seed) | set(pairs.second_seed) == set(m.validation_mase)
+    iv = s14_63.intervals()
+    by_set = s14_63.coverage_by_set(iv).set_index("dataset")
+    conf = iv[iv.kind == "conformal"]
+    assert by_set.models.sum() == len(conf)
+    assert by_set.lowest.min() == conf.coverage_80.min() and by_set.highest.max() == conf.coverage_80.max()
+    wide = s14_63.model_table(summary)
+    assert {"GRU", "Transformer", "N-BEATS"} <= set(wide.model) and "M3 monthly" in wide.columns

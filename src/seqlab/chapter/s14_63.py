@@ -265,6 +265,12 @@ def seed_spread(nbeats: dict, dataset: str) -> float:
 # ----------------------------------------------------------------------------------------------------------------
 # Claim sources: every sentence of the page that interprets these numbers
 # ----------------------------------------------------------------------------------------------------------------
+def _and(items) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    items = list(items)
+    return " and ".join(items) if len(items) < 3 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def _ahead(x: float) -> str:
     return "ahead" if x < 0 else "behind"
 
@@ -306,8 +312,8 @@ def comparison_claims(v: pd.DataFrame, summary: pd.DataFrame):
               f"model, {m.best_classical}: {gap(m)} behind, on all {fmt(m.series, ',')} series.",
               neural=m.best_neural_mase, classical=m.best_classical_mase),
         claim("s63_m3m_seq", min(g, t) > min(cl.values()),
-              f"{both}, both behind {', '.join(behind) or 'no classical model'} and ahead of "
-              f"{', '.join(ahead) or 'no classical model'}.",
+              f"{both}, both behind {_and(behind) or 'no classical model'} and ahead of "
+              f"{_and(ahead) or 'no classical model'}.",
               f"{both}; the better of them is ahead of the best classical model.",
               gru=g, transformer=t, classical=cl),
         claim("s63_m3m_all", ma.neural_beats_best_classical == m.neural_beats_best_classical,
@@ -335,10 +341,10 @@ def comparison_claims(v: pd.DataFrame, summary: pd.DataFrame):
         claim("s63_only_m3y", lost_ho == ["M3 yearly"],
               "M3 yearly is the only set whose official hold-out goes to the classical side.",
               "The classical side wins the official hold-out of "
-              f"{', '.join(lost_ho) if lost_ho else 'no set'}.", lost=lost_ho),
+              f"{_and(lost_ho) if lost_ho else 'no set'}.", lost=lost_ho),
         claim("s63_sn", not lost_sn,
               "On every set, in both scopes, the best neural model beats seasonal naive.",
-              f"The best neural model does not beat seasonal naive on {', '.join(lost_sn)}.", lost=lost_sn),
+              f"The best neural model does not beat seasonal naive on {_and(lost_sn)}.", lost=lost_sn),
     ]
 
 
@@ -383,10 +389,10 @@ def selection_claims(rounds_: pd.DataFrame, grid: pd.DataFrame, picked: pd.DataF
               f"{fmt(cl_val[best_cl], '.4f')} there: the validation windows ranked the two sides the other way "
               "round from the hold-out.", nbeats=nb_val, classical=cl_val[best_cl]),
         claim("s63_rounds_same", bool(same),
-              (f"The second round moved the choice on {', '.join(changed)}; on {', '.join(same)} the rule kept "
+              (f"The second round moved the choice on {_and(changed)}; on {_and(same)} the rule kept "
                "the first round's ensemble, so their numbers did not change." if changed else
                "The second round moved no set's choice: the rule kept the first round's ensemble everywhere."),
-              f"The second round moved the choice on every set ({', '.join(changed)}).",
+              f"The second round moved the choice on every set ({_and(changed)}).",
               changed=changed, same=same),
         claim("s63_tq_short", tq_steps == min(grids["Tourism quarterly"]),
               f"On Tourism the rule chose {tq_k} {member} and the shortest training of the grid ({tq_steps} "
@@ -621,7 +627,7 @@ def interval_claims(iv: pd.DataFrame, cov: pd.DataFrame):
     by_msis, by_crps = m3.sort_values("winkler_95").iloc[0], m3.sort_values("scrps").iloc[0]
     wide, narrow = [], []
     for r in coverage_by_set(iv, "conformal", 80).itertuples():
-        text = f"{r.dataset} {fmt(r.lowest, '.1%')} to {fmt(r.highest, '.1%')}"
+        text = f"{r.dataset} ({fmt(r.lowest, '.1%')} to {fmt(r.highest, '.1%')})"
         if r.lowest > 0.80:
             wide.append(text)
         elif r.mean < 0.80:
@@ -658,13 +664,13 @@ def interval_claims(iv: pd.DataFrame, cov: pd.DataFrame):
               crps=[by_crps.model, by_crps.kind]),
         claim("s63_conf_wide", bool(wide),
               f"Conformal intervals err on the wide side on some sets: every model's 80 percent interval holds "
-              f"more than 80 percent of the hold-out values on {'; '.join(wide)}. Their calibration windows end "
+              f"more than 80 percent of the hold-out values on {_and(wide)}. Their calibration windows end "
               "one and two horizons before the hold-out, with shorter training parts, and the errors made there "
               "were larger than those on the hold-out. The guarantee rests on the scores being exchangeable "
               "across windows, and there they are only roughly so: the bands hold but are wider than they need to "
-              "be." + (f" On {'; '.join(narrow)} they err the other way, short on average." if narrow else ""),
+              "be." + (f" On {_and(narrow)} they err the other way, short on average." if narrow else ""),
               "On no set does every model's conformal 80 percent interval hold more than 80 percent of the "
-              "hold-out values." + (f" On {'; '.join(narrow)} they fall short on average." if narrow else ""),
+              "hold-out values." + (f" On {_and(narrow)} they fall short on average." if narrow else ""),
               wide=wide, narrow=narrow),
         claim("s63_width_first", width_first,
               "For the width of the forecast, the calibration mattered more than the model: conformal bands held "
@@ -711,7 +717,7 @@ def horizon_claims(horizon: pd.DataFrame, nn_model: str, cl_model: str, dataset:
         claim("s63_h_grow", not shrink,
               "On every competition set's hold-out, every model errs more at the last step than at the first.",
               "On every competition set's hold-out, every model errs more at the last step than at the first "
-              f"except {', '.join(shrink)}.",
+              f"except {_and(shrink)}.",
               exceptions=shrink),
         claim("s63_h_first", nn.iloc[0] > cl.iloc[0],
               f"At one {unit} ahead {nn_model} is behind {cl_model} ({fmt(nn.iloc[0], '.3f')} against "
@@ -756,9 +762,9 @@ def yearly_claims(val: pd.DataFrame, coll: pd.DataFrame, picked: pd.DataFrame, g
               f"against M3 monthly's {fmt(mm, '.0f')}, {fmt(cy, ',')} cut points against {fmt(cm, ',')}.",
               median_yearly=my, median_monthly=mm, cuts_yearly=cy, cuts_monthly=cm),
         claim("s63_y_steps", smallest,
-              f"The chosen step counts on {' and '.join(yearly)} are the smallest of the grid, a sign of a model "
-              "that overfits almost at once.",
-              f"The chosen step counts on {' and '.join(yearly)} are not all the smallest of the grid.",
+              f"The chosen step counts on {_and(yearly)} are the smallest of the grid: on their validation windows "
+              "every longer training scored worse, the mark of a model that overfits almost at once.",
+              f"The chosen step counts on {_and(yearly)} are not all the smallest of the grid.",
               steps={d: int(P[d]) for d in yearly}),
         claim("s63_y_dir", y_nn > 0 > y_cl,
               f"The residual check adds the direction ({fmt(y_nn, '+.3f')} against {fmt(y_cl, '+.3f')}): the "
