@@ -20,7 +20,7 @@ def solution_cells() -> dict[int, str]:
     for cell in cells:
         m = re.search(r"^# Solution (\d+)", cell, flags=re.M)
         if m:
-            assert ":tags: [hide-input]" in cell, f"solution {m.group(1)} is not folded"
+            assert re.search(r":tags: \[hide-(input|cell)\]", cell), f"solution {m.group(1)} is not folded"
             out[int(m.group(1))] = "\n".join(line for line in cell.split("\n") if not line.startswith(":tags:"))
     return out
 
@@ -238,3 +238,125 @@ def test_step_cost_measures_both_paths():
     assert list(steps.context) == [8, 64] and (steps.seconds_with_cache > 0).all()
     assert (steps.flops_without_cache > steps.flops_with_cache).all()
     assert steps.flops_with_cache.is_monotonic_increasing  # a cached step still grows with the context
+
+
+# --- the page's own sampling code, pinned to the library --------------------------------------------------------
+
+PAGE_FUNCTIONS = ("softmax_with_temperature", "sample_step", "generate_uncached", "top_k_filter", "top_p_filter",
+                  "min_p_filter", "decoding_rule", "generate_cached")
+
+
+@pytest.fixture(scope="module")
+def page_code():
+    """The functions the text page's visible cells define, compiled from the page itself."""
+    import ast
+
+    from seqlab.book.build import PAGES
+    from seqlab.book.cells import code_cells
+
+    ns = {"torch": torch}
+    found = []
+    for cell in code_cells(PAGES / "text.md"):
+        if not cell.visible:
+            continue
+        for node in ast.parse(cell.source).body:
+            if isinstance(node, ast.FunctionDef) and node.name in PAGE_FUNCTIONS:
+                exec(compile(ast.Module([node], []), "text.md", "exec"), ns)
+                found.append(node.name)
+    assert sorted(found) == sorted(PAGE_FUNCTIONS), "every sampling function is a visible cell of the page"
+    return ns
+
+
+def test_page_rules_equal_the_processors(page_code):
+    from seqlab.text.sampling import MinP, Temperature, TopK, TopP, apply_processors
+
+    g = torch.Generator().manual_seed(0)
+    for _ in range(200):
+        z = 3 * torch.randn(66, generator=g)
+        tied = z.clone()
+        tied[:3] = tied[3]  # ties with the k-th largest are kept by both
+        for tau in (0.25, 1.0, 1.7):
+            lib = apply_processors(z[None], [Temperature(tau)]).softmax(-1)[0]
+            assert torch.allclose(page_code["softmax_with_temperature"](z, tau), lib, atol=1e-6)
+        for k in (1, 4, 10, 66):
+            assert torch.equal(page_code["top_k_filter"](tied, k), apply_processors(tied[None], [TopK(k)])[0])
+        for p in (0.05, 0.5, 0.9, 0.99, 1.0):
+            assert torch.equal(page_code["top_p_filter"](z, p), apply_processors(z[None], [TopP(p)])[0])
+        for p in (0.0, 0.05, 0.1, 0.5, 1.0):
+            assert torch.equal(page_code["min_p_filter"](z, p), apply_processors(z[None], [MinP(p)])[0])
+        rule = page_code["decoding_rule"](tau=0.8, k=10, p=0.9)
+        lib = apply_processors(z[None], [Temperature(0.8), TopK(10), TopP(0.9)]).softmax(-1)[0]
+        assert torch.allclose(rule(z), lib, atol=1e-6)
+
+
+def test_page_step_equals_sample_next(page_code):
+    from seqlab.text.sampling import Temperature, TopP, sample_next
+
+    z = torch.randn(66, generator=torch.Generator().manual_seed(1))
+    rule = page_code["decoding_rule"](tau=0.7, p=0.9)
+    for seed in range(50):
+        mine = page_code["sample_step"](z, rule, torch.Generator().manual_seed(seed))
+        lib = sample_next(z[None], [Temperature(0.7), TopP(0.9)], generator=torch.Generator().manual_seed(seed))
+        assert mine.item() == lib.item()
+
+
+@pytest.mark.parametrize("window", [64, 16])
+def test_page_loops_equal_generate(page_code, window):
+    """The page's loops, with and without the cache, give seqlab's tokens (also once the window is full)."""
+    from seqlab.nn import GPT, GPTConfig
+    from seqlab.text.generation import generate
+    from seqlab.text.sampling import Temperature, TopK
+
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=30, block_size=window, num_layers=2, num_heads=2, d_model=32))
+    prompt = torch.tensor([[1, 2, 3, 4, 5]])
+    rule = page_code["decoding_rule"](tau=0.9, k=8)
+    seeded = lambda: torch.Generator().manual_seed(3)
+    lib = {cached: generate(model, prompt, 40, [Temperature(0.9), TopK(8)], use_cache=cached, generator=seeded())
+           for cached in (False, True)}
+    assert torch.equal(page_code["generate_uncached"](model, prompt, 40, rule, seeded()), lib[False])
+    assert torch.equal(page_code["generate_cached"](model, prompt, 40, rule, seeded()), lib[True])
+
+
+def test_page_loops_write_with_the_stored_model(page_code):
+    from seqlab.experiments.lm import load_lm_artifacts
+    from seqlab.text.generation import generate
+    from seqlab.text.sampling import TopP
+
+    gpt, tok, *_ = load_lm_artifacts()
+    prompt = torch.tensor([tok.encode("ROMEO:\n")])
+    rule = page_code["decoding_rule"](p=0.9)
+    mine = page_code["generate_cached"](gpt, prompt, 80, rule, torch.Generator().manual_seed(1))
+    lib = generate(gpt, prompt, 80, [TopP(0.9)], generator=torch.Generator().manual_seed(1))
+    assert torch.equal(mine, lib) and tok.decode(mine[0].tolist()).startswith("ROMEO:\n")
+
+
+# --- timing references ----------------------------------------------------------------------------------------
+
+def test_committed_timing_references_load():
+    from seqlab.chapter import s14_57, s14_60
+
+    kv = s14_60.kv_reference()
+    assert list(kv["step_cost"].context) == list(s14_60.STEP_CONTEXTS)
+    assert list(kv["generation_cost"].new_tokens) == list(s14_60.NEW_TOKENS)
+    head = s14_60.kv_speedup()
+    assert head["step_speedup"] == kv["step_cost"].speedup.iloc[-1] and head["context_hi"] == 1024
+    steps = s14_57.step_summary(s14_57.step_reference()["steps"])
+    assert set(steps.model) == {"GPT", "LSTM"} and (steps.repeats == s14_57.STEP_REPEATS).all()
+
+
+def test_timing_references_are_measured_under_heavy_eval(tmp_path, monkeypatch):
+    from seqlab.chapter import s14_57, s14_60
+
+    monkeypatch.setenv("HEAVY_EVAL", "1")
+    monkeypatch.setattr(s14_60, "STEP_CONTEXTS", (8, 16))
+    monkeypatch.setattr(s14_60, "NEW_TOKENS", (4,))
+    monkeypatch.setattr(s14_60, "REFERENCE_REPEATS", 1)
+    monkeypatch.setattr(s14_60, "REFERENCE_GENERATION_REPEATS", 1)
+    ref = s14_60.kv_reference(root=tmp_path)
+    assert list(ref["step_cost"].context) == [8, 16] and ref["generation_cost"].identical_tokens.all()
+    assert ref.machine["cores"] >= 1
+    monkeypatch.setattr(s14_57, "STEP_REPEATS", 1)
+    monkeypatch.setattr(s14_57, "STEP_WARMUP", 0)
+    steps = s14_57.step_reference(root=tmp_path)["steps"]
+    assert sorted(steps.model) == ["GPT", "LSTM"] and (steps.seconds > 0).all()

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..book.claims import claim, claim_source, require
 from ..text.metrics import repetition_rate
 from ..text.sampling import Temperature, apply_processors, build_processors, distribution_entropy
 from ._lm import followups, lm
@@ -165,3 +166,50 @@ def run(ctx):
         figs += ctx.save_plotly("decoding_explorer", explorer(gpt, tok))
     return {"next_char_distribution": dist, "temperature_entropy": ent, "samples": table,
             "temperature_sweep": sweep}, figs, notes
+
+
+# --- claims: the sentences of §14.58 that interpret its numbers ---------------------------------------------------
+
+#: the favourite's probability from which a distribution counts as close to greedy
+NEAR_GREEDY = 0.9
+
+
+@claim_source
+def temperature_claims(ent: pd.DataFrame, repetition: dict, temps: pd.DataFrame):
+    """Temperature on one distribution (``ent``), greedy against sampling (``repetition`` by strategy), and the
+    temperature rows of the decoding sweep (``temps``)."""
+    e = ent.sort_values("temperature")
+    top_lo = e.max_probability.iloc[0]
+    t = temps.sort_values("value")
+    both = t.distinct_3.is_monotonic_increasing and t.nll_judge.is_monotonic_increasing
+    coolest = t.iloc[0]
+    cool_best = coolest.nll_judge == t.nll_judge.min() and coolest.repetition_rate == t.repetition_rate.max()
+    g, s1 = repetition["greedy"], repetition["temperature 1.0"]
+    return [
+        require("t_monotone", e.entropy_nats.is_monotonic_increasing and e.max_probability.is_monotonic_decreasing,
+                entropy=e.entropy_nats.tolist()),
+        claim("t_near_greedy", top_lo >= NEAR_GREEDY, "already close to greedy",
+              f"still short of greedy: the other characters keep {1 - top_lo:.3f} of the probability",
+              top_probability=top_lo, threshold=NEAR_GREEDY),
+        claim("greedy_repeats", g > s1,
+              f"Greedy decoding repeats itself: {g:.0%} of its 8-character windows occurred earlier in the same "
+              f"text, against {s1:.0%} when sampling at τ = 1.",
+              f"Greedy decoding repeats itself no more than sampling here: {g:.0%} of its 8-character windows "
+              f"occurred earlier in the same text, against {s1:.0%} when sampling at τ = 1.",
+              greedy=g, sampled=s1),
+        claim("ts_trade", both, "both rise with every step of temperature: diversity is bought with plausibility",
+              "both rise overall but not at every step of temperature", distinct_3=t.distinct_3.tolist(),
+              nll=t.nll_judge.tolist()),
+        claim("ts_cool", cool_best,
+              "The coolest samples are the most plausible because they repeat safe phrases "
+              f"({coolest.repetition_rate:.3f} of their 8-grams are repeats, the most of any temperature),",
+              "The coolest samples are not both the most plausible and the most repetitive "
+              f"({coolest.repetition_rate:.3f} of their 8-grams are repeats),",
+              nll=t.nll_judge.tolist(), repetition=t.repetition_rate.tolist()),
+    ]
+
+
+@claim_source
+def library_checks(**same):
+    """The page's own sampling code against seqlab's: each ``name=True`` says the two gave the same result."""
+    return [require(f"same_as_library_{name}", ok, equal=ok) for name, ok in same.items()]

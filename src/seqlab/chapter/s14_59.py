@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..book.claims import claim, claim_source
 from ..text.sampling import MinP, TopK, TopP, apply_processors, distribution_entropy
 from ._lm import followups, lm
 from .base import section
@@ -52,7 +53,9 @@ def at_matched_diversity(summary: pd.DataFrame, on: str = MATCH_ON[0], levels=MA
             g = g.sort_values(on)
             x = g[on].to_numpy()
             row = dict(held=on, target=target, knob=knob, setting=float(np.interp(target, x, g.value.to_numpy())))
-            for col in ("nll_judge", "nll_gpt", "repetition_rate", "distinct_3", "entropy", "tokens_kept"):
+            # the standard error is interpolated too: an upper bound on that of the interpolated mean
+            for col in ("nll_judge", "nll_judge_se", "nll_gpt", "repetition_rate", "distinct_3", "entropy",
+                        "tokens_kept"):
                 row[col] = float(np.interp(target, x, g[col].to_numpy()))
             rows.append(row)
     return pd.DataFrame(rows)
@@ -65,6 +68,25 @@ def rank_rules(matched: pd.DataFrame) -> pd.DataFrame:
         nll = g.set_index("knob").nll_judge
         rows.append(dict(target=target, best=nll.idxmin(), best_nll=nll.min(), worst=nll.idxmax(),
                          worst_nll=nll.max()))
+    return pd.DataFrame(rows)
+
+
+#: a difference in mean NLL counts as settled when it exceeds this many standard errors of the difference
+SETTLED_SE = 2.0
+
+
+def against(matched: pd.DataFrame, base: str = "temperature") -> pd.DataFrame:
+    """At each level of :func:`at_matched_diversity`: every other knob's NLL minus ``base``'s, with the standard
+    error of that difference (the two means' errors combined as independent) and whether it is settled."""
+    rows = []
+    for target, g in matched.groupby("target", sort=True):
+        g = g.set_index("knob")
+        for knob in g.index.drop(base):
+            diff = g.nll_judge[knob] - g.nll_judge[base]
+            se = float(np.hypot(g.nll_judge_se[knob], g.nll_judge_se[base]))
+            rows.append(dict(held=g.held.iloc[0], target=target, knob=knob, nll=g.nll_judge[knob],
+                             nll_base=g.nll_judge[base], difference=diff, se=se,
+                             settled=bool(abs(diff) > SETTLED_SE * se)))
     return pd.DataFrame(rows)
 
 
@@ -122,3 +144,150 @@ def run(ctx):
         figs = ctx.save("diversity_quality", *tradeoff_figure(sweep))
     return {"filtered_distribution": dist, "tokens_kept": kept, "tradeoff": summary, "kept_by_context": by_context,
             "decoding_sweep": sweep, "matched_diversity": matched, "matched_entropy": matched_entropy}, figs, notes
+
+
+# --- claims: the sentences of §14.59 that interpret its numbers ---------------------------------------------------
+
+def mean_difference(vs: pd.DataFrame, knob: str) -> dict:
+    """One knob's NLL minus the base's averaged over the levels of :func:`against`, with its standard error
+    (the levels' errors combined as independent) and whether the mean is settled (> ``SETTLED_SE`` errors)."""
+    g = vs[vs.knob == knob]
+    mean, se = float(g.difference.mean()), float(np.sqrt((g.se ** 2).sum()) / len(g))
+    return dict(mean=mean, se=se, settled=bool(abs(mean) > SETTLED_SE * se), lo=float(g.difference.min()),
+                hi=float(g.difference.max()))
+
+
+def _first_reversal(nll: pd.Series):
+    """The first pair of neighbouring settings (sorted) where the NLL falls as the setting widens, or None."""
+    nll = nll.sort_index()
+    for (a, x), (b, y) in zip(nll.items(), list(nll.items())[1:]):
+        if y < x:
+            return a, x, b, y
+    return None
+
+
+@claim_source
+def kept_claims(kept: pd.DataFrame, k: int = 10):
+    """The kept sets after a confident and an uncertain context: is a fixed k too loose, then too tight?"""
+    t = kept.set_index(["context", "strategy"])
+    rules = [r for r in kept.strategy.unique() if r not in ("full", f"top-k {k}")]
+    conf = {r: int(t.tokens_kept["confident", r]) for r in rules}
+    unc = {r: int(t.tokens_kept["uncertain", r]) for r in rules}
+    rest = t.mass_kept["confident", f"top-k {k}"] - t.top_probability["confident", "full"]
+    loose = all(v < k for v in conf.values())
+    tight = all(v > k for v in unc.values())
+    return [
+        claim("s59_k_loose", loose,
+              f"while top-k keeps its {k}, {k - 1} of them implausible: together they hold {rest:.4f} of the "
+              "probability, what the favourite leaves",
+              f"and top-k keeps its {k}, no more than the adaptive rules keep here",
+              confident=conf, k=k, rest=rest),
+        claim("s59_k_fixed", loose and tight,
+              f"A fixed k is too loose for the first context and too tight for the second; that is the case for "
+              "the adaptive rules.",
+              f"So a fixed k of {k} is not both too loose for the first context and too tight for the second here.",
+              confident=conf, uncertain=unc, k=k),
+    ]
+
+
+@claim_source
+def topp_claims(old: pd.Series, new: pd.DataFrame, vs_text: pd.DataFrame, vs_draw: pd.DataFrame):
+    """The chapter's reading of top-p (it trades diversity for plausibility as temperature does), checked.
+
+    ``old``: the chapter's four-sample NLL by p; ``new``: the larger sweep's top-p rows (value, nll_judge,
+    distinct_3); ``vs_text`` / ``vs_draw``: :func:`against` at matched distinct-3 and matched entropy.
+    """
+    rev = _first_reversal(old)
+    n = new.sort_values("value")
+    monotone = n.nll_judge.is_monotonic_increasing and n.distinct_3.is_monotonic_increasing
+    m_text, m_draw = mean_difference(vs_text, "top_p"), mean_difference(vs_draw, "top_p")
+    same = not m_text["settled"] and not m_draw["settled"]
+    out = [
+        claim("s59_old_reversal", rev is not None,
+              (f"In the chapter's four-sample table the narrower nucleus scored worse: an NLL of {rev[1]:.3f} at "
+               f"p = {rev[0]:g} against {rev[3]:.3f} at p = {rev[2]:g}." if rev else "unused"),
+              "In the chapter's four-sample table the NLL rises with every step of p.",
+              old=old.to_dict()),
+        claim("s59_new_monotone", monotone,
+              "In the larger sweep, eight samples of 400 characters per setting, both the NLL and distinct-3 rise "
+              "with every step of p: along its own knob top-p does trade plausibility for diversity.",
+              "In the larger sweep, eight samples of 400 characters per setting, the NLL and distinct-3 do not both "
+              "rise with every step of p either.",
+              nll=n.nll_judge.tolist(), distinct_3=n.distinct_3.tolist()),
+        claim("s59_topp_like_temperature", same,
+              f"Held at equal diversity, top-p's NLL minus temperature's averages {m_text['mean']:+.3f} nats over "
+              f"the three distinct-3 levels and {m_draw['mean']:+.3f} over the three entropy levels, each within "
+              f"two standard errors ({m_text['se']:.3f} and {m_draw['se']:.3f}): this sweep cannot tell the two "
+              "rules apart, and the chapter's reading stands.",
+              f"Held at equal diversity, top-p's NLL minus temperature's averages {m_text['mean']:+.3f} nats over "
+              f"the three distinct-3 levels (standard error {m_text['se']:.3f}) and {m_draw['mean']:+.3f} over the "
+              f"three entropy levels ({m_draw['se']:.3f}); at least one exceeds two standard errors, so top-p does "
+              "not trade diversity for plausibility the way temperature does.",
+              text=m_text, draw=m_draw),
+    ]
+    return out
+
+
+@claim_source
+def matched_claims(vs_text: pd.DataFrame, matched: pd.DataFrame, by_entropy: pd.DataFrame):
+    """At equal diversity: do the adaptive rules beat temperature at each level, which rule is last, and does
+    temperature win at equal entropy while repeating more at equal distinct-3?"""
+    out = []
+    levels = sorted(vs_text.target.unique())
+    both_everywhere = True
+    for i, target in enumerate(levels, start=1):
+        g = vs_text[vs_text.target == target].set_index("knob")
+        base = g.nll_base.iloc[0]
+
+        def part(knob, name):
+            d, se = g.difference[knob], g.se[knob]
+            side = "lower" if d < 0 else "higher"
+            how = "by more than two standard errors" if g.settled[knob] else "within two standard errors"
+            return f"{name} {g.nll[knob]:.3f} ({side}, {how})"
+
+        both = bool((g.difference[["top_p", "min_p"]] < 0).all())
+        both_everywhere &= both
+        detail = f"{part('top_p', 'top-p')} and {part('min_p', 'min-p')} against temperature's {base:.3f}"
+        out.append(claim(f"s59_adaptive_{i}", both,
+                         f"At distinct-3 {target:.3f} both adaptive rules give more plausible text than temperature: "
+                         f"{detail}.",
+                         f"At distinct-3 {target:.3f} the adaptive rules do not both beat temperature: {detail}.",
+                         target=target, difference=g.difference.to_dict(), se=g.se.to_dict()))
+    adaptive = vs_text[vs_text.knob.isin(["top_p", "min_p"])]
+    ahead = adaptive.assign(ahead=adaptive.difference < 0).groupby("target").ahead.sum()
+    n_one, n_none = int((ahead == 1).sum()), int((ahead == 0).sum())
+    n_settled = int(adaptive.settled.sum())
+    out.append(claim("s59_adaptive_all", both_everywhere,
+                     "Measured on the text, the adaptive truncation rules give the more plausible samples at every "
+                     f"level; {n_settled} of the {len(adaptive)} differences from temperature exceed two standard "
+                     "errors.",
+                     "So measured on the text the adaptive truncation rules do not give the more plausible samples "
+                     f"at every level: at {n_one} of the {len(levels)} levels only one of them is ahead of "
+                     f"temperature, at {n_none} neither is, and {n_settled} of the {len(adaptive)} differences from "
+                     "temperature exceed two standard errors.",
+                     levels=levels, ahead=ahead.to_dict(), settled=n_settled))
+    worst = set(rank_rules(matched).worst) | set(rank_rules(by_entropy).worst)
+    settled_k = int(vs_text[vs_text.knob == "top_k"].settled.sum())
+    out.append(claim("s59_topk_last", worst == {"top_k"},
+                     f"The least plausible rule in every comparison is top-k, at equal distinct-3 more than two "
+                     f"standard errors above temperature at {settled_k} of {len(levels)} levels: a fixed k is the "
+                     "worst way to cut the tail, as the kept sets above predicted.",
+                     "No single rule is the least plausible in every comparison: the least plausible is "
+                     + " or ".join(sorted(KNOB_NAMES[w] for w in worst)) + ".",
+                     worst=sorted(worst), settled=settled_k))
+    ent_best = set(rank_rules(by_entropy).best)
+    rep = matched.pivot(index="target", columns="knob", values="repetition_rate")
+    repeats_more = bool((rep.temperature >= rep[["top_p", "min_p"]].max(axis=1)).all())
+    mid = rep.index[len(rep) // 2]
+    out.append(claim("s59_temperature_entropy", ent_best == {"temperature"} and repeats_more,
+                     "At equal entropy temperature gives the most plausible text at every level, yet at equal "
+                     "distinct-3 it repeats more than either adaptive rule at every level "
+                     f"({rep.temperature[mid]:.4f} of its 8-grams repeat at the middle level, against "
+                     f"{rep.top_p[mid]:.4f} for top-p and {rep.min_p[mid]:.4f} for min-p). Per draw, temperature "
+                     "spreads its entropy thinly over the whole vocabulary and so looks diverse while mostly "
+                     "picking the favourite: equal diversity is not one thing.",
+                     "Temperature is not both the most plausible rule at every entropy level and the most repetitive "
+                     f"at every distinct-3 level (at the middle level {rep.temperature[mid]:.4f} of its 8-grams "
+                     f"repeat, against {rep.top_p[mid]:.4f} for top-p and {rep.min_p[mid]:.4f} for min-p).",
+                     best_at_equal_entropy=sorted(ent_best), repetition=rep.to_dict()))
+    return out

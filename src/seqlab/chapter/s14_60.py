@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pandas as pd
 import torch
 
-from ..analysis.complexity import time_call
+from ..book.claims import claim, claim_source
 from ..nn import GPT, GPTConfig, KVCache
 from ..text.generation import generate
 from ..threads import single_threaded
@@ -29,19 +30,24 @@ def cost_model(seed: int = SEED) -> GPT:
                          bias=False)).eval()
 
 
-def generation_cost(new_tokens=NEW_TOKENS, seed: int = SEED) -> pd.DataFrame:
-    """Seconds to generate with and without the cache from one model, after a ``PROMPT_LEN``-token prompt."""
+def generation_cost(new_tokens=NEW_TOKENS, seed: int = SEED, repeats: int = 1) -> pd.DataFrame:
+    """Seconds to generate greedily with and without the cache from one model, after a ``PROMPT_LEN``-token prompt.
+
+    Each time is the median of ``repeats`` runs, the cached and the recomputing run taking turns.
+    """
     model = cost_model(seed)
     prompt = torch.randint(0, VOCAB, (1, PROMPT_LEN), generator=torch.Generator().manual_seed(seed))
     rows = []
     for n in new_tokens:
-        out, secs = {}, {}
-        for cached in (True, False):
-            t0 = time.perf_counter()
-            out[cached] = generate(model, prompt, n, greedy=True, use_cache=cached)
-            secs[cached] = time.perf_counter() - t0
-        rows.append(dict(new_tokens=n, context_at_end=PROMPT_LEN + n, seconds_with_cache=secs[True],
-                         seconds_without_cache=secs[False], speedup=secs[False] / secs[True],
+        out, secs = {}, {True: [], False: []}
+        for _ in range(repeats):
+            for cached in (True, False):
+                t0 = time.perf_counter()
+                out[cached] = generate(model, prompt, n, greedy=True, use_cache=cached)
+                secs[cached].append(time.perf_counter() - t0)
+        med = {c: float(np.median(v)) for c, v in secs.items()}
+        rows.append(dict(new_tokens=n, context_at_end=PROMPT_LEN + n, seconds_with_cache=med[True],
+                         seconds_without_cache=med[False], speedup=med[False] / med[True],
                          identical_tokens=bool(torch.equal(out[True], out[False]))))
     return pd.DataFrame(rows)
 
@@ -55,15 +61,16 @@ def flops_per_step(t: int, d: int = D_MODEL, layers: int = LAYERS, cached: bool 
 
 
 @torch.no_grad()
-def step_cost(contexts=STEP_CONTEXTS, seed: int = SEED, repeats: int = REPEATS, passes: int = 2) -> pd.DataFrame:
-    """Seconds for one new token at each context length ``t``, with and without the cache (one thread).
+def step_cost(contexts=STEP_CONTEXTS, seed: int = SEED, repeats: int = REPEATS, calls: int = 10) -> pd.DataFrame:
+    """Seconds for one new token at each context length ``t``, with and without the cache: medians of ``repeats``.
 
     With the cache the step feeds one token and attends over ``t - 1`` cached keys
-    and values (a copy of the cache is restored before each repeat); without it the
-    whole ``t``-token context is run through the model again. Each time is the best of
-    ``repeats`` calls (ten times as many for the cheap cached step), taken over
-    ``passes`` sweeps through the contexts, up and then down, so that a stretch of
-    competing work on the machine does not land on one context only.
+    and values (a copy of the cache is restored before each call); without it the
+    whole ``t``-token context is run through the model again. One repeat times
+    ``calls`` cached steps (the cheap path) or two recomputed ones and takes the
+    time per call; the repeats sweep through the contexts up, then down, so that a
+    stretch of competing work does not land on one context only, and each time is
+    the median over the repeats.
     """
     model = cost_model(seed)
     setups = {}
@@ -72,24 +79,83 @@ def step_cost(contexts=STEP_CONTEXTS, seed: int = SEED, repeats: int = REPEATS, 
         cache = KVCache()
         model(ids[:, :-1], cache=cache)
         setups[t] = (ids, cache)
-    best = {t: [float("inf"), float("inf")] for t in contexts}
-    for k in range(passes):
+    times = {t: ([], []) for t in contexts}
+    for k in range(repeats + 1):  # the first sweep warms up and is not kept
         for t in (contexts if k % 2 == 0 else tuple(reversed(contexts))):
             ids, cache = setups[t]
 
             def cached_step(ids=ids, cache=cache):
                 model(ids[:, -1:], cache=KVCache(keys=list(cache.keys), values=list(cache.values)))
 
-            best[t][0] = min(best[t][0], time_call(cached_step, 10 * repeats))
-            best[t][1] = min(best[t][1], time_call(lambda ids=ids: model(ids), repeats))
+            s_cached = _per_call(cached_step, calls)
+            s_full = _per_call(lambda ids=ids: model(ids), 2)
+            if k:
+                times[t][0].append(s_cached)
+                times[t][1].append(s_full)
     rows = []
     for t in contexts:
-        s_cached, s_full = best[t]
+        s_cached, s_full = (float(np.median(v)) for v in times[t])
         rows.append(dict(context=t, seconds_with_cache=s_cached, seconds_without_cache=s_full,
                          speedup=s_full / s_cached, flops_with_cache=flops_per_step(t, cached=True),
                          flops_without_cache=flops_per_step(t, cached=False),
                          cache_kb=2 * LAYERS * t * D_MODEL * 4 / 1024))
     return pd.DataFrame(rows)
+
+
+def _per_call(fn, calls: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - t0) / calls
+
+
+#: the stored reference: repeats of the per-step curve and of the end-to-end runs
+REFERENCE_REPEATS, REFERENCE_GENERATION_REPEATS = 9, 3
+#: the quick measurement a build takes on its own machine, beside the reference
+HERE_CONTEXTS, HERE_REPEATS = (64, 1024), 3
+
+
+def reference_config() -> dict:
+    """Every setting the stored KV-cache timing depends on."""
+    return dict(d_model=D_MODEL, layers=LAYERS, heads=HEADS, vocab=VOCAB, window=WINDOW, prompt=PROMPT_LEN,
+                seed=SEED, contexts=list(STEP_CONTEXTS), new_tokens=list(NEW_TOKENS), repeats=REFERENCE_REPEATS,
+                generation_repeats=REFERENCE_GENERATION_REPEATS, threads=1, statistic="median")
+
+
+def _measure_reference() -> dict:
+    with single_threaded():
+        steps = step_cost(STEP_CONTEXTS, SEED, REFERENCE_REPEATS)
+        cost = generation_cost(NEW_TOKENS, SEED, REFERENCE_GENERATION_REPEATS)
+    return {"step_cost": steps, "generation_cost": cost}
+
+
+def kv_reference(root=None):
+    """The stored KV-cache timing (artifact set ``timing_kv_cache``): tables ``step_cost`` and ``generation_cost``.
+
+    Measured on a quiet machine, one thread, medians of repeats; ``HEAVY_EVAL=1`` measures it again.
+    """
+    from ..experiments.timing import reference
+
+    return reference("kv_cache", _measure_reference, reference_config(), root)
+
+
+def kv_speedup(root=None) -> dict:
+    """The reference's headline numbers, for any page that quotes them: the per-step speed-up at the longest
+    context, how much the cached step grows over the curve, and the end-to-end speed-up at the most tokens."""
+    ref = kv_reference(root)
+    s = ref["step_cost"].set_index("context")
+    g = ref["generation_cost"].set_index("new_tokens")
+    lo, hi = int(s.index.min()), int(s.index.max())
+    return dict(context_lo=lo, context_hi=hi, step_speedup=float(s.speedup[hi]),
+                cached_rise=float(s.seconds_with_cache[hi] / s.seconds_with_cache[lo]),
+                new_tokens=int(g.index.max()), generation_speedup=float(g.speedup[g.index.max()]),
+                identical_tokens=bool(g.identical_tokens.all()), machine=ref.machine_line())
+
+
+def quick_step_cost(contexts=HERE_CONTEXTS, repeats: int = HERE_REPEATS) -> pd.DataFrame:
+    """A short measurement of the per-step curve on the machine running it (one thread), to set beside the reference."""
+    with single_threaded():
+        return step_cost(contexts, SEED, repeats)
 
 
 def step_cost_figure(steps: pd.DataFrame):
@@ -108,9 +174,8 @@ def step_cost_figure(steps: pd.DataFrame):
 
 @section("14.60", "Caching keys and values: the cost of generation")
 def run(ctx):
-    with single_threaded():
-        cost = generation_cost(seed=ctx.seed(SEED))
-        steps = step_cost(seed=ctx.seed(SEED))
+    ref = kv_reference()
+    cost, steps = ref["generation_cost"], ref["step_cost"]
     d, L = D_MODEL, LAYERS
     flops = pd.DataFrame([dict(step_context=T, attention_flops_per_step_without_cache=L * (8 * T * d * d + 4 * T * T * d),
                                attention_flops_per_step_with_cache=L * (8 * d * d + 4 * T * d)) for T in (64, 256, 1024)])
@@ -122,7 +187,8 @@ def run(ctx):
         "cache the prefix's keys and values are kept and each step projects one token and attends over the cache: "
         "O(d^2 + t d) per layer. Generating n tokens costs O(n^2 d^2 + n^3 d) without and O(n d^2 + n^2 d) with it: "
         "the d^2 part becomes linear in n, the attention part stays quadratic.",
-        f"Measured per step (table `step_cost`, one thread): from t = {lo} to t = {hi} the cached step goes from "
+        f"Timing reference ({ref.machine_line()}), medians of {REFERENCE_REPEATS} repeats.",
+        f"Per step (table `step_cost`, one thread): from t = {lo} to t = {hi} the cached step goes from "
         f"{1e3 * s.seconds_with_cache[lo]:.2f} to {1e3 * s.seconds_with_cache[hi]:.2f} ms and the recomputed one from "
         f"{1e3 * s.seconds_without_cache[lo]:.2f} to {1e3 * s.seconds_without_cache[hi]:.2f} ms.",
         f"End to end (untrained model of the chapter's width): {last.new_tokens} tokens after a "
@@ -134,3 +200,65 @@ def run(ctx):
     if ctx.figures:
         figs = ctx.save("kv_cache_step_cost", *step_cost_figure(steps))
     return {"generation_cost": cost, "flops_per_step": flops, "step_cost": steps}, figs, notes
+
+
+# --- claims: the sentences of §14.60 that interpret its numbers ---------------------------------------------------
+
+#: the cached step counts as flat over the short contexts when it grows by less than this factor there
+FLAT = 1.25
+
+
+@claim_source
+def kv_claims(steps: pd.DataFrame, cost: pd.DataFrame):
+    """The per-step curve and the end-to-end runs of the timing reference."""
+    c = steps.sort_values("context").set_index("context")
+    lo, hi = c.index.min(), c.index.max()
+    cached = c.seconds_with_cache
+    short = cached.iloc[min(2, len(cached) - 1)] / cached.iloc[0]  # the first three contexts
+    rise = cached[hi] / cached[lo]
+    flops_rise = c.flops_with_cache[hi] / c.flops_with_cache[lo]
+    flat, upward = short < FLAT, rise > FLAT
+    speed, last = c.speedup[hi], cost.sort_values("new_tokens").iloc[-1]
+    return [
+        claim("kv_shape", flat and upward,
+              "At short contexts the cached step is dominated by the fixed cost of running four layers on one "
+              "token, in operations and even more in per-call overhead, so the curve is flat at first (it grows "
+              f"{short:.3g} times over the first three contexts) and turns upward as the attention term takes over.",
+              f"The cached curve is not flat at first and then rising here: it grows {short:.3g} times over the "
+              f"first three contexts and {rise:.3g} times over the whole range.",
+              short_rise=short, rise=rise),
+        claim("kv_slower_than_flops", rise < flops_rise,
+              f"{rise:.3g} times, less than the {flops_rise:.3g} times by which the operation count of "
+              "the cached step rises",
+              f"{rise:.3g} times, no less than the {flops_rise:.3g} times by which the operation count of the "
+              "cached step rises", rise=rise, flops_rise=flops_rise),
+        claim("kv_faster", speed > 1, f"At the longest context the cache makes a step {speed:.3g} times faster.",
+              f"At the longest context the cache does not make a step faster ({speed:.3g} times).", speedup=speed),
+        claim("kv_same", bool(cost.identical_tokens.all()),
+              "The tokens agree in every run", "The tokens do not agree in every run",
+              identical=cost.identical_tokens.tolist()),
+        claim("kv_gen_vs_step", last.speedup < speed,
+              f"less than the per-step speed-up at the longest context, because these runs end at a context of "
+              f"{int(last.context_at_end)}, and the steps before it are shorter still",
+              "no less than the per-step speed-up at the longest context, although these runs end at a context "
+              f"of {int(last.context_at_end)}", generation=last.speedup, step=speed),
+        claim("kv_gen_faster", last.speedup > 1,
+              f"generating {int(last.new_tokens)} tokens is {last.speedup:.3g} times faster with the cache",
+              f"generating {int(last.new_tokens)} tokens is not faster with the cache ({last.speedup:.3g} times)",
+              speedup=last.speedup),
+    ]
+
+
+@claim_source
+def here_claims(reference: pd.DataFrame, here: pd.DataFrame):
+    """The quick per-step measurement on the machine building the page against the reference, at the contexts
+    both have: is the speed-up at the longest of them within a factor of two of the reference's?"""
+    ref, now = reference.set_index("context"), here.set_index("context")
+    t = max(set(ref.index) & set(now.index))
+    r, n = ref.speedup[t], now.speedup[t]
+    return [claim("kv_here", 0.5 <= n / r <= 2,
+                  f"On this machine the speed-up at a context of {t} is {n:.3g}, within a factor of two of the "
+                  f"reference's {r:.3g}.",
+                  f"On this machine the speed-up at a context of {t} is {n:.3g}, more than a factor of two away "
+                  f"from the reference's {r:.3g}: how much the cache saves depends on the machine.",
+                  context=t, here=n, reference=r)]
