@@ -190,3 +190,90 @@ def _s61_63_cases():
 
 CASES.update(_s61_63_cases())
 # --- end §14.61–§14.63 ---
+
+
+# --- §14.45–§14.49 (recurrence page) ---
+def _h4_cases():
+    import numpy as np
+    import pandas as pd
+
+    def grad_frame(g07, g095, g115):
+        lags = np.arange(60)
+        return pd.DataFrame([dict(rho=rho, lag=int(k), g=float(f(k))) for rho, f in
+                             ((0.7, g07), (0.95, g095), (1.15, g115)) for k in lags])
+
+    geometric = grad_frame(lambda k: 3 * 0.65 ** k, lambda k: 4 * 0.85 ** k, lambda k: 1 + 0.01 * k)
+    bent = grad_frame(lambda k: np.exp(-(k / 10) ** 2), lambda k: 4 * 0.99 ** k, lambda k: 1 + 0.01 * k)
+    exploding = grad_frame(lambda k: 3 * 0.75 ** k, lambda k: 4 * 0.85 ** k, lambda k: 1.15 ** k)
+    clip = lambda after, cos: pd.DataFrame([dict(norm_before=1e5, norm_after=after, cosine_between_directions=cos)])
+
+    def reach(rnn1, lstm1, ratio79):
+        return pd.DataFrame([dict(cell=c, lag=lag, g=v) for c, vals in
+                             (("RNN", (rnn1, 1e-9)), ("LSTM", (lstm1, 1e-9 * ratio79)), ("GRU", (lstm1, 1e-9 * ratio79)))
+                             for lag, v in zip((1, 79), vals)])
+
+    def gaps(narrow_above, wide_ok, ratios):
+        rows = [dict(width=8, lags_lstm_above=narrow_above, lstm_above_from_lag_40=False, ratio_at_last_lag=0.5)]
+        rows += [dict(width=w, lags_lstm_above=60, lstm_above_from_lag_40=wide_ok, ratio_at_last_lag=r)
+                 for w, r in zip((16, 32, 64), ratios)]
+        return pd.DataFrame(rows)
+
+    forget = lambda vals: pd.DataFrame(dict(forget_bias=[-1.0, 0.0, 1.0, 2.0][:len(vals)], lag_70=vals))
+
+    def formulas(gru, lstm, ok=True):
+        return pd.DataFrame(dict(cell=["RNN", "GRU", "LSTM"], parameters=[100, gru, lstm],
+                                 formula_value=[100, gru, lstm] if ok else [90, gru, lstm],
+                                 chapter_formula_value=[90, gru - 10, lstm - 10]))
+
+    steps = lambda gru, lstm: pd.DataFrame(dict(cell=["GRU", "LSTM"], median_ms=[gru, lstm]))
+
+    def sweep(tf, free, att_tf, att_free, fixed_tf_32=0.25):
+        rows = []
+        for i, T in enumerate((4, 8, 16, 32)):
+            rows.append(dict(sequence_length=T, attention="none", final_loss=1.0, copy_accuracy=tf[i],
+                             heldout_teacher_forced=fixed_tf_32 if T == 32 else 0.5, heldout_free_running=free[i]))
+            rows.append(dict(sequence_length=T, attention="general", final_loss=0.1, copy_accuracy=1.0,
+                             heldout_teacher_forced=att_tf, heldout_free_running=att_free))
+        return pd.DataFrame(rows)
+
+    good = sweep([1.0, 0.8, 0.5, 0.3], [0.9, 0.4, 0.2, 0.15], 0.99, 0.5)
+    bad = sweep([1.0, 0.8, 0.85, 0.3], [1.0, 0.4, 0.2, 0.15], 0.4, 0.35)
+    shown = lambda acc: dict(sequence_length=8, final_loss=1.0, copy_accuracy=acc, heldout_teacher_forced=0.5,
+                             heldout_free_running=0.4)
+
+    def controls(tr, un, on, later):
+        return pd.DataFrame(dict(weights=["trained", "untrained", "uniform"], sequences=[500] * 3,
+                                 weight_within_one_of_antidiagonal=[tr, un, 0.236],
+                                 argmax_on_antidiagonal=[on, 0.1, np.nan], argmax_one_step_later=[later, 0.1, np.nan]))
+
+    rev = lambda acc, tf, free: dict(final_loss=0.05, token_accuracy=acc, heldout_teacher_forced=tf,
+                                     heldout_free_running=free)
+    return {
+        "seqlab.chapter.s14_45.length_claims": [lambda: (({5: 99, 5000: 99},), {}),
+                                                 lambda: (({5: 99, 5000: 100},), {})],
+        "seqlab.chapter.s14_46.count_claims": [lambda: ((352, 16, 4), {}), lambda: ((336, 16, 4), {})],
+        "seqlab.chapter.s14_46_1.gradient_claims": [lambda: ((geometric,), {}), lambda: ((bent,), {}),
+                                                     lambda: ((exploding,), {})],
+        "seqlab.chapter.s14_46_1.clipping_claims": [lambda: ((clip(1.0, 1.0),), {}),
+                                                     lambda: ((clip(1.0, 0.9),), {})],
+        "seqlab.chapter.s14_47.match_claims": [lambda: ((1e-7, "lstm"), {}), lambda: ((1e-3, "lstm"), {})],
+        "seqlab.chapter.s14_47.reach_claims": [
+            lambda: ((reach(2.0, 1.0, 100.0), gaps(0, True, [2, 5, 9]), forget([1e-9, 1e-7, 1e-5, 1e-3])), {}),
+            lambda: ((reach(2.0, 1.0, 0.5), gaps(0, False, [9, 5, 2]), forget([1e-5, 1e-7, 1e-5, 1e-9])), {}),
+            lambda: ((reach(2.0, 1e-12, 0.5), gaps(0, True, [2, 5, 9]), forget([1e-9, 1e-7, 1e-5, 1e-3])), {}),
+            lambda: ((reach(1.0, 2.0, 100.0), gaps(0, True, [2, 5, 9]), forget([1e-9, 1e-7, 1e-5, 1e-3])), {})],
+        "seqlab.chapter.s14_47_1.count_claims": [lambda: ((formulas(300, 400),), {}),
+                                                  lambda: ((formulas(350, 400),), {}),
+                                                  lambda: ((formulas(300, 400, ok=False),), {})],
+        "seqlab.chapter.s14_47_1.step_time_claims": [lambda: ((steps(20.0, 30.0),), {}),
+                                                      lambda: ((steps(33.0, 24.0),), {})],
+        "seqlab.chapter.s14_48.copy_claims": [lambda: ((good, shown(0.8)), {}), lambda: ((bad, shown(0.8)), {}),
+                                               lambda: ((good, shown(0.7)), {})],
+        "seqlab.chapter.s14_49.reversal_claims": [
+            lambda: ((rev(0.99, 0.95, 0.15), controls(0.7, 0.25, 0.2, 0.7), 0.99), {}),
+            lambda: ((rev(0.90, 0.50, 0.30), controls(0.3, 0.25, 0.7, 0.2), 0.6), {}),
+            lambda: ((rev(0.99, 0.99, 0.95), controls(0.7, 0.25, 0.2, 0.7), 0.99), {})],
+    }
+
+
+CASES.update(_h4_cases())

@@ -47,3 +47,113 @@ def test_bad_arguments():
         random_tokens(3, 1, 8)
     with pytest.raises(ValueError):
         fit_seq2seq(Seq2Seq(5, 4, 4), random_tokens(2, 3, 4), random_tokens(2, 3, 4), epochs=0, lr=0.1)
+
+
+# ------------------------------------------------------------ the recurrence page's own model (§14.48-§14.49)
+
+def _page_model():
+    """The cell of the recurrence page that defines EncoderDecoder, train and accuracy, run on its own."""
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    from seqlab.book.build import PAGES
+    from seqlab.book.cells import code_cells
+
+    cell, = [c for c in code_cells(PAGES / "recurrence.md") if "class EncoderDecoder" in c.source]
+    assert cell.visible
+    names = {"torch": torch, "nn": nn, "F": F}
+    exec(cell.source, names)
+    return names
+
+
+@pytest.mark.parametrize("attention", [None, "general"])
+def test_page_copy_model_is_the_library_copy_experiment(attention):
+    from seqlab.experiments.seq2seq import copy_experiment
+
+    page = _page_model()
+    lib = copy_experiment(6, attention, 41, n_train=32, epochs=20, n_test=16)
+    torch.manual_seed(41)
+    X = torch.randint(1, 9, (32, 6))
+    m = page["EncoderDecoder"](9, 16, 24, attention=attention is not None)
+    loss = page["train"](m, X, X, 20, 5e-3)
+    X_new = torch.randint(1, 9, (16, 6), generator=torch.Generator().manual_seed(1041))
+    acc = page["accuracy"]
+    with torch.no_grad():
+        got = dict(final_loss=loss, copy_accuracy=acc(m(X, X)[0].argmax(-1), X),
+                   heldout_teacher_forced=acc(m(X_new, X_new)[0].argmax(-1), X_new),
+                   heldout_free_running=acc(m.generate(X_new, 6), X_new))
+    for k, v in got.items():
+        assert v == pytest.approx(lib[k], rel=1e-5, abs=1e-6), k
+
+
+def test_page_reversal_model_is_the_library_reversal_experiment():
+    import copy
+
+    import numpy as np
+
+    from seqlab.chapter import s14_49
+    from seqlab.experiments.seq2seq import reversal_experiment
+
+    page = _page_model()
+    lib = reversal_experiment(53, T=5, n=20, epochs=10)
+    torch.manual_seed(53)
+    X = torch.randint(1, 11, (20, 5))
+    m = page["EncoderDecoder"](11, s14_49.REVERSAL_EMBED, s14_49.REVERSAL_HIDDEN, attention=True,
+                               start_from_encoder=False)
+    untrained = copy.deepcopy(m)
+    loss = page["train"](m, X, X.flip(1), 10, 3e-3)
+    X_new = torch.randint(1, 11, (20, 5), generator=torch.Generator().manual_seed(1053))
+    with torch.no_grad():
+        np.testing.assert_allclose(m(X_new, X_new.flip(1))[1].numpy(), lib["heldout_alpha"], atol=1e-6)
+        np.testing.assert_allclose(untrained(X_new, X_new.flip(1))[1].numpy(), lib["heldout_alpha_untrained"],
+                                   atol=1e-6)
+        assert page["accuracy"](m.generate(X_new, 5), X_new.flip(1)) == pytest.approx(lib["heldout_free_running"])
+    assert loss == pytest.approx(lib["final_loss"], rel=1e-5)
+
+
+def test_reversal_settings_are_the_experiments_defaults():
+    import inspect
+
+    from seqlab.chapter import s14_49
+    from seqlab.experiments.seq2seq import reversal_experiment
+
+    d = {k: p.default for k, p in inspect.signature(reversal_experiment).parameters.items()}
+    assert (d["seed"], d["T"], d["vocab"], d["n"], d["epochs"], d["lr"]) == (
+        s14_49.REVERSAL_SEED, s14_49.REVERSAL_T, s14_49.REVERSAL_VOCAB, s14_49.REVERSAL_N, s14_49.REVERSAL_EPOCHS,
+        s14_49.REVERSAL_LR)
+
+
+def test_alignment_controls_by_hand():
+    import numpy as np
+
+    from seqlab.chapter import s14_49
+
+    T = 4
+    anti = np.zeros((2, T, T))
+    anti[:, np.arange(T), T - 1 - np.arange(T)] = 1.0  # perfect reversal alignment
+    later = np.zeros((1, T, T))
+    later[0, 0, T - 1] = 1.0
+    later[0, np.arange(1, T), T - np.arange(1, T)] = 1.0  # one step later from the second output on
+    c = s14_49.alignment_controls({"anti": anti, "later": later, "uniform": None}).set_index("weights")
+    assert c.loc["anti", "weight_within_one_of_antidiagonal"] == 1.0
+    assert c.loc["anti", "argmax_on_antidiagonal"] == 1.0 and c.loc["anti", "argmax_one_step_later"] == 0.0
+    assert c.loc["later", "argmax_one_step_later"] == 1.0 and c.loc["later", "weight_within_one_of_antidiagonal"] == 1.0
+    # uniform: rows 0 and T-1 have two band cells, the others three
+    assert c.loc["uniform", "weight_within_one_of_antidiagonal"] == pytest.approx((2 * 2 + 3 * (T - 2)) / T / T)
+    assert np.isnan(c.loc["uniform", "argmax_on_antidiagonal"])
+    assert s14_49.sequences_above(anti, np.full((2, T, T), 1 / T)) == 1.0
+
+
+def test_step_times_measures_both_cells():
+    from seqlab.chapter import s14_47_1
+
+    times = s14_47_1.step_times(d_h=8, d_in=4, batch=2, T=5, steps=1, repeats=2)
+    summary = s14_47_1.step_time_summary(times)
+    assert list(summary.cell) == ["GRU", "LSTM"] and (summary.repeats == 2).all() and (summary.median_ms > 0).all()
+
+
+def test_surface_gap_table_reads_the_surface():
+    from seqlab.chapter import s14_47
+
+    gaps = s14_47.surface_gap_table(seed=31, widths=(8, 32))
+    assert list(gaps.width) == [8, 32] and (gaps.lags_lstm_above <= 80).all()

@@ -5,6 +5,7 @@ import pandas as pd
 import torch
 
 from ..analysis.params import count_parameters
+from ..book.claims import claim_source, require
 from ..nn.problem_shapes import AlignedManyToMany, ManyToOne, OneToMany, UnalignedManyToMany
 from ._util import shape_str
 from .base import section
@@ -13,6 +14,13 @@ from .base import section
 B, T, T_OUT, D_IN, D_H, D_OUT = 8, 25, 10, 4, 16, 3
 SEED = 45
 LENGTHS = (5, 50, 5000)
+
+
+@claim_source
+def length_claims(parameters_by_length: dict) -> list:
+    """The many-to-one module holds the same parameters whatever the length it is given."""
+    counts = set(parameters_by_length.values())
+    return [require("s45_params_fixed", len(counts) == 1, counts=parameters_by_length)]
 
 
 @section("14.45", "The sequence-modelling problem class")

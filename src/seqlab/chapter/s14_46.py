@@ -6,10 +6,20 @@ import torch
 import torch.nn as nn
 
 from ..analysis.params import count_parameters, recurrent_parameters
+from ..book.claims import claim_source, require
 from ._util import shape_str
 from .base import section
 
 SEED = 11
+
+
+@claim_source
+def count_claims(counted: int, d_h: int, d_in: int) -> list:
+    """PyTorch's RNN holds d(d+m) weights and two bias vectors, not the one bias of the equation."""
+    return [require("s46_two_biases", counted == recurrent_parameters("rnn", d_h, d_in, bias_vectors=2)
+                    != recurrent_parameters("rnn", d_h, d_in, bias_vectors=1), counted=counted,
+                    two_biases=recurrent_parameters("rnn", d_h, d_in, bias_vectors=2),
+                    one_bias=recurrent_parameters("rnn", d_h, d_in, bias_vectors=1))]
 
 
 @section("14.46", "Recurrent networks")

@@ -6,6 +6,7 @@ import pandas as pd
 import torch
 
 from ..analysis.gradients import grad_by_lag
+from ..book.claims import claim, claim_source, require
 from ._util import wide_by_lag
 from .base import section
 
@@ -56,6 +57,44 @@ def decay_per_step(df: pd.DataFrame, rho: float) -> float:
     """Geometric decay factor per step: exp of the slope of log g against lag."""
     sub = df[df.rho == rho]
     return float(np.exp(np.polyfit(sub.lag, np.log(sub.g), 1)[0]))
+
+
+def log_linear_fit(df: pd.DataFrame, rho: float) -> float:
+    """R² of the straight-line fit of log g against lag for ``rho`` (1 = exactly geometric decay)."""
+    sub = df[df.rho == rho]
+    y = np.log(sub.g.to_numpy())
+    resid = y - np.polyval(np.polyfit(sub.lag, y, 1), sub.lag)
+    return float(1 - resid.var() / y.var())
+
+
+@claim_source
+def gradient_claims(vg: pd.DataFrame) -> list:
+    """Geometric decay at rho = 0.7, what is left at rho = 0.95, and the errata's premises."""
+    at = lambda rho, lag: float(vg[(vg.rho == rho) & (vg.lag == lag)].g.iloc[0])
+    r2 = log_linear_fit(vg, 0.7)
+    left = at(0.95, 55) / at(0.95, 0)
+    g115 = vg[vg.rho == 1.15].g
+    return [
+        claim("s461_straight", r2 > 0.99 and decay_per_step(vg, 0.7) < 1,
+              f"so the curve is a straight line on the log scale (a line fits log g with R² = {r2:.4f}), "
+              "the signature of geometric decay",
+              f"yet the curve is not a straight line on the log scale (a line fits log g with R² = {r2:.4f} "
+              "only), so the decay is not simply geometric", r2=r2),
+        claim("s461_little_left", left < 0.01, f"only {left:.2g} of its value at lag 0 is left at lag 55",
+              f"still {left:.2g} of its value at lag 0 is left at lag 55", fraction=left),
+        require("s461_erratum_lag40", at(0.7, 40) > 1e-8 and first_lag_below(vg, 0.7, 1e-8) is not None,
+                g_lag40=at(0.7, 40), first_below=first_lag_below(vg, 0.7, 1e-8)),
+        require("s461_erratum_no_explosion", g115.max() < 10 * at(1.15, 0),
+                max_g=float(g115.max()), g_lag0=at(1.15, 0)),
+    ]
+
+
+@claim_source
+def clipping_claims(clip: pd.DataFrame) -> list:
+    """Clipping sets the norm to one and keeps the direction (cosine one to 1e-6)."""
+    c = clip.iloc[0]
+    return [require("s461_clip_direction", abs(c.norm_after - 1) < 1e-4 and abs(c.cosine_between_directions - 1) < 1e-6,
+                    norm_after=float(c.norm_after), cosine=float(c.cosine_between_directions))]
 
 
 def figure(vg: pd.DataFrame):

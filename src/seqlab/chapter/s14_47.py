@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.gradients import input_gradient_reach
+from ..book.claims import claim, claim_source, require
 from ..plotting.theme import PALETTE
 from ._util import wide_by_lag
 from .base import section
@@ -38,6 +39,84 @@ def forget_bias_table(seed: int = FORGET_SEED, biases=FORGET_BIASES) -> pd.DataF
         g = input_gradient_reach("lstm", T=T, d=32, seed=seed, forget_bias=fb)
         rows.append(dict(forget_bias=fb, grad_at_lag_40=float(g[39]), grad_at_lag_70=float(g[9])))
     return pd.DataFrame(rows)
+
+
+def surface_gap_table(seed: int = SEED, widths=WIDTHS) -> pd.DataFrame:
+    """The 3D surface in numbers: for each width, where the LSTM's input gradient is above the RNN's.
+
+    Columns: width, the first lag at which the LSTM is above (NaN: never within T steps), whether it is
+    above at every lag from 40 on, how many of the T lags it is above at, and the ratio LSTM/RNN at lag T-1.
+    """
+    rows = []
+    for d in widths:
+        rnn = np.maximum(input_gradient_reach("rnn", T=T, d=d, seed=seed)[::-1], 1e-30)  # index = lag
+        lstm = np.maximum(input_gradient_reach("lstm", T=T, d=d, seed=seed)[::-1], 1e-30)
+        above = lstm > rnn
+        rows.append(dict(width=d, first_lag_lstm_above=int(np.argmax(above)) if above.any() else np.nan,
+                         lstm_above_from_lag_40=bool(above[40:].all()), lags_lstm_above=int(above.sum()),
+                         ratio_at_last_lag=float(lstm[-1] / rnn[-1])))
+    return pd.DataFrame(rows)
+
+
+@claim_source
+def match_claims(max_difference: float, cell: str) -> list:
+    """The hand-written cell equals PyTorch's to float rounding (1e-5)."""
+    return [claim(f"s47_{cell}_match", max_difference < 1e-5,
+                  f"the hand-written cell and PyTorch's fused kernel agree to {max_difference:.1e}, float rounding",
+                  f"the hand-written cell and PyTorch's fused kernel differ by up to {max_difference:.1e}, more "
+                  "than float rounding: they do not compute the same function", max_difference=max_difference)]
+
+
+@claim_source
+def reach_claims(reach: pd.DataFrame, gaps: pd.DataFrame, forget: pd.DataFrame) -> list:
+    """The gated cells reach further at the longest lag; all three still decay; the erratum's premises; the bias."""
+    g = reach.set_index(["cell", "lag"]).g
+    last = int(reach.lag.max())
+    lstm_r, gru_r = g[("LSTM", last)] / g[("RNN", last)], g[("GRU", last)] / g[("RNN", last)]
+    decays = {c: bool(g[(c, last)] < g[(c, 1)]) for c in ("RNN", "LSTM", "GRU")}
+    narrow, wide = gaps.iloc[0], gaps.iloc[1:]
+    gain = float(forget.lag_70.iloc[-1] / forget.lag_70.iloc[0])
+    lo, hi = float(forget.forget_bias.iloc[0]), float(forget.forget_bias.iloc[-1])
+    rising = bool((np.diff(forget.lag_70.to_numpy()) > 0).all())
+    return [
+        claim("s47_reach", lstm_r > 1 and gru_r > 1, "the gated cells reach further",
+              "the gated cells do not reach further than the plain RNN here", lstm_over_rnn=lstm_r,
+              gru_over_rnn=gru_r),
+        claim("s47_decay", all(decays.values()),
+              f"All three still decay: each cell's gradient at lag {last} is below its gradient at lag 1",
+              f"Not every cell decays: at least one cell's gradient at lag {last} is not below its gradient at "
+              "lag 1", **{f"{c}_decays": v for c, v in decays.items()}),
+        require("s47_erratum_short_lags", g[("RNN", 1)] > g[("LSTM", 1)] and narrow.lags_lstm_above == 0,
+                rnn_lag1=g[("RNN", 1)], lstm_lag1=g[("LSTM", 1)], narrow_width=narrow.width,
+                narrow_lags_lstm_above=narrow.lags_lstm_above),
+        claim("s47_wide_above", bool(wide.lstm_above_from_lag_40.all()),
+              f"From width {int(wide.width.iloc[0])} up the LSTM is above the RNN at every lag from 40 on",
+              f"Even from width {int(wide.width.iloc[0])} up the LSTM is not above the RNN at every lag from 40 on",
+              widths=wide.width.tolist(), above=wide.lstm_above_from_lag_40.tolist()),
+        claim("s47_gap_widens", bool((np.diff(wide.ratio_at_last_lag.to_numpy()) > 0).all()),
+              "and its lead at the longest lag grows with every step up in width",
+              "but its lead at the longest lag does not grow steadily with width",
+              ratios=wide.ratio_at_last_lag.tolist()),
+        claim("s47_forget_bias", rising and gain > 1,
+              f"Each step up in the bias, from {lo:g} to {hi:g}, raises the gradient at lag 70, by a factor of "
+              f"{gain:.3g} in all: a forget gate near σ(2) ≈ 0.88 instead of σ(0) = 0.5 per step compounds over "
+              "seventy steps",
+              f"Raising the bias from {lo:g} to {hi:g} does not raise the gradient at lag 70 at every step "
+              f"(a factor of {gain:.3g} in all)",
+              gain=gain, rising=rising),
+    ]
+
+
+def reach_surface_figure(z_lstm: np.ndarray, z_rnn: np.ndarray, widths=WIDTHS):
+    """3D: log10 input-gradient magnitude over lag and hidden width, the LSTM's surface and the RNN's."""
+    from ..plotting import surface_figure
+
+    lags = np.arange(z_lstm.shape[1])
+    return surface_figure(
+        [dict(x=lags, y=widths, z=z_lstm, name="LSTM", colorscale="Blues"),
+         dict(x=lags, y=widths, z=z_rnn, name="RNN", colorscale="Reds")],
+        title="Gradient reach over lag and hidden width: LSTM (blue) vs RNN (red)",
+        xlab="Lag (steps back)", ylab="Hidden width", zlab="log10 input-gradient magnitude", log_y=True)
 
 
 def figure(gt: pd.DataFrame):
@@ -79,16 +158,8 @@ def run(ctx):
     ]
     figs = []
     if ctx.figures:
-        from ..plotting import surface_figure
-
         figs = ctx.save("grad_through_time", *figure(gt))
-        lags = np.arange(T)
-        fig3 = surface_figure(
-            [dict(x=lags, y=WIDTHS, z=z_lstm, name="LSTM", colorscale="Blues"),
-             dict(x=lags, y=WIDTHS, z=z_rnn, name="RNN", colorscale="Reds")],
-            title="Gradient reach over lag and hidden width: LSTM (blue) vs RNN (red)",
-            xlab="Lag (steps back)", ylab="Hidden width", zlab="log10 input-gradient magnitude", log_y=True)
-        figs += ctx.save_plotly("reach_surface_3d", fig3)
+        figs += ctx.save_plotly("reach_surface_3d", reach_surface_figure(z_lstm, z_rnn))
     tables = {"grad_through_time": gt, "grad_through_time_wide": wide, "forget_bias": forget,
               "reach_surface": surface}
     return tables, figs, notes

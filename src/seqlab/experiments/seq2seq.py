@@ -5,6 +5,7 @@ which trains it on first use and keeps one result per seed for the process.
 """
 from __future__ import annotations
 
+import copy
 import functools
 
 import torch
@@ -55,18 +56,27 @@ def reversal_experiment(seed: int = 53, T: int = 12, vocab: int = 10, n: int = 5
     """§14.49's reversal task: GRU encoder-decoder with scaled general attention; the decoder starts at zero.
 
     Returns the final loss, the teacher-forced training accuracy (the chapter's
-    number), held-out free-running accuracy, the attention weights of the first
-    training example and the loss curve.
+    number), held-out teacher-forced and free-running accuracy, the attention weights of the first
+    training example, the loss curve, and the controls for the alignment: the
+    teacher-forced attention weights on every held-out sequence, of the trained
+    model (``heldout_alpha``) and of the same model before training
+    (``heldout_alpha_untrained``, same initial weights), each (n, T, T).
     """
     torch.manual_seed(seed)
     X = random_tokens(n, T, vocab)
     Y = X.flip(1)
     model = Seq2Seq(vocab + 1, 24, 32, attention="general", init_decoder_from_encoder=False)
+    untrained = copy.deepcopy(model).eval()  # copying draws nothing: the training run is unchanged
     fit = fit_seq2seq(model, X, Y, epochs, lr)
     X_test = random_tokens(n, T, vocab, torch.Generator().manual_seed(seed + 1000))
+    Y_test = X_test.flip(1)
     with torch.no_grad():
         logits, alpha = model(X, Y)
         free, _ = model.greedy_decode(X_test, T)
+        heldout_logits, heldout_alpha = model(X_test, Y_test)
+        heldout_alpha_untrained = untrained(X_test, Y_test)[1]
     return dict(final_loss=fit.final_loss, token_accuracy=token_accuracy(logits.argmax(-1), Y),
-                heldout_free_running=token_accuracy(free, X_test.flip(1)), alpha=alpha[0].numpy(),
-                losses=fit.losses)
+                heldout_teacher_forced=token_accuracy(heldout_logits.argmax(-1), Y_test),
+                heldout_free_running=token_accuracy(free, Y_test), alpha=alpha[0].numpy(),
+                losses=fit.losses, heldout_alpha=heldout_alpha.numpy(),
+                heldout_alpha_untrained=heldout_alpha_untrained.numpy())
