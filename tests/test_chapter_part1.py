@@ -96,3 +96,22 @@ def test_14_49_attention(section_results):
     # pinned erratum: the learned alignment is the anti-diagonal shifted one input later, not the literal one
     assert align.argmax_one_step_later >= 0.6 > align.argmax_on_antidiagonal
     assert align.weight_within_one_of_antidiagonal > 0.5
+
+
+def test_14_49_alignment_against_its_controls(section_results):
+    """Measured: 64.7% of the held-out weight within one step of the anti-diagonal, 23.6% untrained and uniform."""
+    c = table(section_results, "14.49", "alignment_controls").set_index("weights")
+    near = c.weight_within_one_of_antidiagonal
+    assert list(c.index) == ["trained", "untrained", "uniform"] and c.sequences["trained"] == 500
+    assert near["trained"] > near["untrained"] + 0.2 and near["trained"] > near["uniform"] + 0.2
+    assert near["uniform"] == pytest.approx((2 * 2 + 10 * 3) / 144)
+    assert c.argmax_one_step_later["trained"] > c.argmax_on_antidiagonal["trained"]
+
+
+def test_14_47_1_step_timing_reference_is_stored():
+    from seqlab.chapter import s14_47_1
+
+    ref = s14_47_1.step_reference()  # verified against its manifest, never re-measured without HEAVY_EVAL
+    summary = s14_47_1.step_time_summary(ref["step_times"])
+    assert list(summary.cell) == ["GRU", "LSTM"] and (summary.repeats == s14_47_1.STEP_REPEATS).all()
+    assert ref.machine["cores"] >= 1 and ref.measured_at

@@ -79,3 +79,41 @@ def run(ctx):
                  f"Changing positions {CHANGE_FROM + 1}.. moves the earlier outputs by "
                  f"{leak.max_change_before[0]:.3g} with the mask and by {leak.max_change_before[1]:.3g} without it."]
         return {"causal_weights": weights_table(W), "causal_checks": checks, "future_leak": leak}, [], notes
+
+
+# ----------------------------------------------------------------------------------------------- claims
+from ..book.claims import claim, claim_source, require  # noqa: E402
+
+
+@claim_source
+def mask_claims(W: torch.Tensor, checks: pd.DataFrame, leak: pd.DataFrame) -> list:
+    """The mask zeroes the future and keeps rows normalised; masking after the softmax does not; no leak."""
+    T = W.size(0)
+    on_diag = int((W.argmax(-1) == torch.arange(T)).sum())
+    c = checks.iloc[0]
+    post, fused = float(c.mask_after_softmax_row_sum_min), float(c.fused_vs_explicit_max_abs)
+    masked, unmasked = float(leak.max_change_before[0]), float(leak.max_change_before[1])
+    diag_lo = float(W.diagonal()[1:].min())
+    return [
+        require("s502_zero_future", c.max_above_diagonal == 0 and abs(c.row_sums_min - 1) < 1e-6
+                and abs(c.row_sums_max - 1) < 1e-6, above=float(c.max_above_diagonal)),
+        claim("s502_diagonal", on_diag == T,
+              f"The diagonal holds the largest weight in every row (its smallest value after the first row is "
+              f"{diag_lo:.3f})",
+              f"The diagonal holds the largest weight in {on_diag} of the {T} rows (its smallest value after the "
+              f"first row is {diag_lo:.3f})", rows_on_diagonal=on_diag, rows=T),
+        claim("s502_post", post < 0.99,
+              f"Zeroing after normalisation leaves rows that sum to as little as {post:.3f}, so each output is "
+              "shrunk by a factor that depends on how much weight the future happened to attract.",
+              f"Zeroing after normalisation leaves every row summing to at least {post:.3f} here, only because "
+              "the future happened to attract almost no weight.", post_min=post),
+        claim("s502_fused", fused < 1e-5,
+              f"PyTorch's fused kernel, which never forms the weight matrix, agrees with the explicit "
+              f"computation to {fused:.3g}.",
+              f"PyTorch's fused kernel, which never forms the weight matrix, differs from the explicit "
+              f"computation by {fused:.3g}, more than rounding.", fused=fused),
+        claim("s502_no_leak", masked < 1e-6 and unmasked > 1e-3,
+              f"With the mask the earlier outputs move by {masked:.3g}; without it by {unmasked:.3g}.",
+              f"With the mask the earlier outputs move by {masked:.3g} and without it by {unmasked:.3g}: the "
+              "test does not separate the two here.", masked=masked, unmasked=unmasked),
+    ]

@@ -316,3 +316,79 @@ def run(ctx):
                                                                                   seed=ctx.seed(TRAIN_SEEDS[0]))))
         return {"head_parameters": heads, "head_diversity": diversity, "head_weights": long,
                 "offset_accuracy": acc, "offset_accuracy_summary": summary, "offset_attention": by_offset}, figs, notes
+
+
+# ----------------------------------------------------------------------------------------------- claims
+from ..book.claims import claim, claim_source, require  # noqa: E402
+
+#: the chapter's printed head-diversity numbers (mean and largest pairwise correlation)
+CHAPTER_CORRELATIONS = (0.0618, 0.202)
+
+
+@claim_source
+def parameter_claims(params: pd.DataFrame, div: pd.DataFrame, chapter=CHAPTER_CORRELATIONS) -> list:
+    """Every head count holds 4 d_model^2 parameters; the untrained correlations are the chapter's."""
+    mean, top = float(div.mean_pairwise_correlation[0]), float(div.max_pairwise_correlation[0])
+    return [
+        require("s51_params_fixed", params.parameters.nunique() == 1
+                and (params.parameters == params.formula_4_d_model_sq).all(), counts=params.parameters.tolist()),
+        claim("s51_chapter_corr", abs(mean - chapter[0]) < 5e-5 and abs(top - chapter[1]) < 5e-4,
+              f"The mean correlation between pairs of heads is {mean:.3g} and the largest is {top:.3g}, the "
+              "values the chapter prints.",
+              f"The mean correlation between pairs of heads is {mean:.3g} and the largest is {top:.3g}, not the "
+              f"chapter's {chapter[0]} and {chapter[1]}.", mean=mean, largest=top),
+    ]
+
+
+@claim_source
+def heads_claims(summary: pd.DataFrame, split: pd.DataFrame, roles: pd.DataFrame, offsets=OFFSETS) -> list:
+    """One head fails and two suffice; how the single head splits its weight; how the heads share the offsets."""
+    by_h = summary.set_index("n_heads").sort_index()
+    one, two, many = int(by_h.index[0]), int(by_h.index[1]), int(by_h.index[-1])
+    w = split[["weight_first_offset", "weight_second_offset"]].to_numpy()
+    a = split[["accuracy_first_target", "accuracy_second_target"]].to_numpy()
+    favoured = int((w.argmax(1) == a.argmax(1)).sum())
+    n = len(split)
+    two_r, many_r = roles[roles.n_heads == two], roles[roles.n_heads == many]
+    n_a, n_b = int((many_r.main_offset == offsets[0]).sum()), int((many_r.main_offset == offsets[1]).sum())
+    worst_two = float(by_h.worst_accuracy_both[two])
+    accs = (f"With one head, both targets are right at only {by_h.mean_accuracy_both[one]:.1%} of held-out "
+            f"positions on average, and no seed does better than {by_h.best_accuracy_both[one]:.1%}. With two "
+            f"heads the worst seed reaches {worst_two:.1%}, and with {many} heads the worst seed reaches "
+            f"{by_h.worst_accuracy_both[many]:.1%}.")
+    split_ok = bool(((a.max(1) > 0.5) & (a.min(1) < 0.5)).all())
+    return [
+        claim("s51_one_fails", by_h.best_accuracy_both[one] < min(worst_two, by_h.worst_accuracy_both[many]) - 0.5,
+              accs, accs.replace("With one head, both targets are right at only", "With one head, both targets "
+                                 "are right at") + " One head is not clearly worse here.",
+              summary=by_h.to_dict()),
+        claim("s51_one_of_two", split_ok,
+              "The per-target columns show how one head fails: it gets one of the two tokens mostly right and the "
+              "other mostly wrong.",
+              "The per-target columns show no single way of failing: not every one-head model gets one token "
+              "mostly right and the other mostly wrong.", accuracies=a.tolist()),
+        claim("s51_spreads", bool((w > 0.3).all()),
+              f"The single head spreads its weight over both offsets, between {w.min():.2f} and {w.max():.2f} on "
+              "each, just as the argument predicts it must in order to fetch both.",
+              f"The single head does not spread its weight over both offsets: it puts between {w.min():.2f} and "
+              f"{w.max():.2f} on each.", weights=w.tolist()),
+        claim("s51_heavier_wins", favoured == n,
+              f"In {favoured} of {n} seeds, the token it recovers is the one at the offset it weighs more; the "
+              f"lighter token is right at most {a.min(1).max():.1%} of the time.",
+              f"In only {favoured} of {n} seeds is the token it recovers the one at the offset it weighs more.",
+              favoured=favoured, seeds=n),
+        claim("s51_two_split", two_r.main_offset.nunique() == 2 and two_r.main_weight.min() > 0.9,
+              f"Each head of the two-head model puts at least {two_r.main_weight.min():.3g} of its weight on a "
+              "single offset, and the two heads take different offsets.",
+              f"The two heads of the two-head model do not each take one offset (the smallest main weight is "
+              f"{two_r.main_weight.min():.3g}).", main_offsets=two_r.main_offset.tolist(),
+              main_weights=two_r.main_weight.tolist()),
+        claim("s51_many_share", n_a >= 1 and n_b >= 1,
+              f"In the {many}-head model the heads share out the two offsets, {n_a} on t−{offsets[0]} and {n_b} "
+              f"on t−{offsets[1]}, so the work is done with room to spare.",
+              f"In the {many}-head model the heads do not cover both offsets: {n_a} on t−{offsets[0]} and {n_b} "
+              f"on t−{offsets[1]}.", on_first=n_a, on_second=n_b),
+        claim("s51_two_enough", worst_two > 0.95,
+              "on it two heads are already enough, and a model with more heads partly duplicates its heads",
+              "on it even two heads are not enough for every seed", worst_two=worst_two),
+    ]
