@@ -5,7 +5,7 @@ import pandas as pd
 import torch
 
 from ..analysis.params import count_parameters
-from ..book.claims import claim_source, require
+from ..claims import claim_source, require
 from ..nn.problem_shapes import AlignedManyToMany, ManyToOne, OneToMany, UnalignedManyToMany
 from ._util import shape_str
 from .base import section

@@ -6,7 +6,7 @@ import torch
 import torch.nn as nn
 
 from ..analysis.params import count_parameters, recurrent_parameters
-from ..book.claims import claim_source, require
+from ..claims import claim_source, require
 from ._util import shape_str
 from .base import section
 

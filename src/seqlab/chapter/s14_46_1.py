@@ -6,7 +6,7 @@ import pandas as pd
 import torch
 
 from ..analysis.gradients import grad_by_lag
-from ..book.claims import claim, claim_source, require
+from ..claims import claim, claim_source, require
 from ._util import wide_by_lag
 from .base import section
 

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.gradients import input_gradient_reach
-from ..book.claims import claim, claim_source, require
+from ..claims import claim, claim_source, require
 from ..plotting.theme import PALETTE
 from ._util import wide_by_lag
 from .base import section

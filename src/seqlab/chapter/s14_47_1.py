@@ -9,7 +9,7 @@ import torch
 import torch.nn as nn
 
 from ..analysis.params import GATE_BLOCKS, count_parameters, recurrent_parameters
-from ..book.claims import claim, claim_source, require
+from ..claims import claim, claim_source, require
 from ..threads import single_threaded
 from .base import section
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..book.claims import claim, claim_source, require
+from ..claims import claim, claim_source, require
 from ..experiments.seq2seq import copy_experiment
 from ..parallel import run_calls
 from .base import section

@@ -6,7 +6,7 @@ import pandas as pd
 import torch
 
 from ..analysis.params import count_parameters
-from ..book.claims import claim, claim_source, require
+from ..claims import claim, claim_source, require
 from ..experiments.seq2seq import reversal_experiment_cached
 from ..nn.attention import AdditiveAttention, dot_attention
 from ._util import shape_str

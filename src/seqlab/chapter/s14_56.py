@@ -6,7 +6,7 @@ from collections import Counter
 
 import pandas as pd
 
-from ..book.claims import claim, claim_source
+from ..claims import claim, claim_source
 from ..text import BPETokenizer, CharTokenizer, WordTokenizer
 from ..text.corpus import load_tinyshakespeare
 from ..text.tokenizers import PRE_SPLIT

@@ -9,7 +9,7 @@ import pandas as pd
 import torch
 
 from ..analysis.params import count_parameters
-from ..book.claims import claim, claim_source, require
+from ..claims import claim, claim_source, require
 from ..experiments.lm import CHAPTER_TRAIN, SWEEP_ITERS, chapter_gpt_config, chapter_lstm_config
 from ..nn import GPT, LSTMLanguageModel
 from ..text.training import make_optimizer

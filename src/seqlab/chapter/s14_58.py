@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..book.claims import claim, claim_source, require
+from ..claims import claim, claim_source, require
 from ..text.metrics import repetition_rate
 from ..text.sampling import Temperature, apply_processors, build_processors, distribution_entropy
 from ._lm import followups, lm

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..book.claims import claim, claim_source
+from ..claims import claim, claim_source
 from ..text.sampling import MinP, TopK, TopP, apply_processors, distribution_entropy
 from ._lm import followups, lm
 from .base import section

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..book.claims import claim, claim_source
+from ..claims import claim, claim_source
 from ..nn import GPT, GPTConfig, KVCache
 from ..text.generation import generate
 from ..threads import single_threaded
