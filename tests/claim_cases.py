@@ -520,3 +520,70 @@ def _h4_attention_cases():
 
 
 CASES.update(_h4_attention_cases())
+
+
+# --- §14.64 (the summary) ---
+def _s64_cases() -> dict:
+    import pandas as pd
+
+    from seqlab.chapter.s14_50 import SCALED, UNSCALED
+
+    P = "seqlab.chapter.s14_64."
+
+    def spread(ok):
+        d = [8, 512]
+        sd = [2.83, 22.6] if ok else [2.83, 30.0]
+        return pd.DataFrame({"d_k": d, "sd_unscaled": sd, "sqrt_d_k": [2.828, 22.63],
+                             "sd_scaled": [1.0, 1.01] if ok else [1.0, 1.3]})
+
+    def saturation(saturates):
+        return pd.DataFrame({"d_k": [512, 512], "scaled": [UNSCALED, SCALED],
+                             "max_attention_weight": [1.0 if saturates else 0.6, 0.4],
+                             "logit_gradient_norm": [0.01 if saturates else 0.3, 0.2]})
+
+    def cross(early):
+        return pd.DataFrame({"d": [32, 64], "flop_T_star": [64, 128],
+                             "measured_T_star": [32 if early else 128, 256], "training_T_star": [128, None]})
+
+    def matched(gain):
+        return pd.DataFrame({"knob": ["temperature", "top_p", "min_p"],
+                             "nll_judge": [1.3, 1.3 - gain, 1.35]})
+
+    def verdict(naive_all, ahead):
+        sets = ["A", "B", "C"]
+        return pd.DataFrame({"dataset": sets + ["A"], "scope": ["official hold-out"] * 3 + ["all windows"],
+                             "neural_beats_seasonal_naive": [True, True, naive_all, True],
+                             "neural_beats_best_classical": [i < ahead for i in range(3)] + [False]})
+
+    def coverage(nearer):
+        conf = (0.81, 0.95) if nearer else (0.6, 0.7)
+        return pd.DataFrame({"kind": ["conformal", "conformal", "native", "native"], "level": [80, 95, 80, 95],
+                             "mean": [*conf, 0.64, 0.79]})
+
+    return {
+        P + "problem_class_claims": [
+            lambda: (({5: 100, 5000: 100}, {5: (2, 3), 5000: (2, 3)}), {}),
+            lambda: (({5: 100, 5000: 120}, {5: (2, 3), 5000: (2, 3)}), {})],
+        P + "gradient_claims": [
+            lambda: (({0.7: 0.65, 1.15: 0.97},), {}),
+            lambda: (({0.7: 0.75, 1.15: 1.05},), {})],
+        P + "gating_claims": [lambda: ((5500.0, 40.0), {}), lambda: ((0.5, 2.0), {"lag": 79})],
+        P + "bottleneck_claims": [lambda: ((0.91, 0.25, 0.87), {}), lambda: ((0.91, 0.88, 0.9), {})],
+        P + "scaling_claims": [lambda: ((spread(True), saturation(True)), {}),
+                               lambda: ((spread(False), saturation(False)), {})],
+        P + "multihead_claims": [lambda: (({1: 7616, 4: 7616}, 0.3, 0.99), {}),
+                                 lambda: (({1: 7616, 4: 7700}, 0.9, 0.95), {})],
+        P + "positional_claims": [lambda: ((1e-7, 0.5), {}), lambda: ((0.1, 0.001), {})],
+        P + "cost_claims": [lambda: ((cross(False),), {}), lambda: ((cross(True),), {})],
+        P + "decoding_claims": [lambda: ((0.0, 0.3, True, matched(0.1), 0.02), {}),
+                                lambda: ((0.1, 0.3, False, matched(0.01), 0.02), {})],
+        P + "forecast_claims": [lambda: ((verdict(True, 2), coverage(True)), {}),
+                                lambda: ((verdict(False, 1), coverage(False)), {})],
+        P + "exercise_bound_claims": [
+            lambda: (({"a": {"bound": 0.03, "gradient": 0.006}},), {}),
+            lambda: (({"a": {"bound": 0.00515, "gradient": 0.00646}},), {})],
+    }
+
+
+CASES.update(_s64_cases())
+# --- end §14.64 ---

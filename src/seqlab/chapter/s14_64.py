@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..book.claims import claim, claim_source, require
-from ..book.page import fmt
+from ..claims import claim, claim_source, fmt, require
 from .base import section
 from .s14_50 import SCALED, UNSCALED
 
@@ -307,16 +306,14 @@ def exercise_bound_claims(rows: dict) -> list:
 # --------------------------------------------------------------------------------------------------------------
 # the errata, found where they are shown
 
-_SECTION = re.compile(r"^#{2,3} .*\(§(14\.[\d.]+)\)\s*$")
+_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```\s*$", re.S | re.M)
 
 
 def errata_index(pages: Path | None = None) -> pd.DataFrame:
     """Every Erratum box of the chapter's pages: section, page and what the chapter says (from the page sources).
 
-    An erratum whose claim is computed, not written out, is listed with an empty ``chapter_says``.
+    An erratum whose chapter sentence is computed, not written out, is listed with an empty ``chapter_says``.
     """
-    from ..book.cells import code_cells
-
     if pages is None:
         pages = Path(__file__).resolve().parents[1] / "book" / "pages"
     rows = []
@@ -324,25 +321,17 @@ def errata_index(pages: Path | None = None) -> pd.DataFrame:
         if path.stem in ("index", "summary"):
             continue
         text = path.read_text(encoding="utf-8")
-        cells = iter(code_cells(text))
-        sec = None
-        in_cell = False
-        for line in text.splitlines():
-            if line.startswith("```{code-cell}"):
-                in_cell = True
-                cell = next(cells)
-                for node in ast.walk(ast.parse(cell.source)):
-                    if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "erratum" and node.args:
-                        first = node.args[0]
-                        says = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else ""
-                        rows.append(dict(section=sec, page=path.stem, chapter_says=says))
-                continue
-            if in_cell:
-                in_cell = not line.startswith("```")
-                continue
-            m = _SECTION.match(line)
-            if m:
-                sec = m.group(1)
+        heads = [(m.start(), m.group(1)) for m in re.finditer(r"^#{2,3} .*\(§(14\.[\d.]+)\)\s*$", text, re.M)]
+        for cell in _CELL.finditer(text):
+            source = "\n".join(line for line in cell.group(1).splitlines() if not line.startswith(":"))
+            sec = next((s for pos, s in reversed(heads) if pos < cell.start()), None)
+            for node in sorted(ast.walk(ast.parse(source)), key=lambda n: getattr(n, "lineno", 0)):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "erratum":
+                    kw = {k.arg: k.value for k in node.keywords}
+                    first = node.args[0] if node.args else kw.get("chapter_says")
+                    says = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else ""
+                    rows.append(dict(section=sec, page=path.stem, chapter_says=says))
+    rows.sort(key=lambda r: tuple(int(x) for x in (r["section"] or "0").split(".")))
     return pd.DataFrame(rows, columns=["section", "page", "chapter_says"])
 
 

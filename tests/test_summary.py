@@ -1,0 +1,86 @@
+"""§14.64: the first page lists the chapter's objectives and links each to its sections and its verdict;
+the summary's errata index finds every Erratum box; exercise 1's bound is required to hold."""
+import re
+
+import pytest
+from conftest import REPO
+
+from seqlab.chapter import s14_64
+from seqlab.claims import ClaimError
+
+PAGES = REPO / "src" / "seqlab" / "book" / "pages"
+SPEC = REPO.parent / "shared" / "seed" / "000_fdb5355aeee653b5.txt"
+
+
+def _labels() -> dict[str, str]:
+    """Every MyST label ``(name)=`` of the pages, with its page; each page's own name is a label too."""
+    found = {}
+    for page in PAGES.glob("*.md"):
+        for name in re.findall(r"^\((\S+)\)=\s*$", page.read_text(encoding="utf-8"), re.M):
+            found[name] = page.stem
+    return found
+
+
+def test_objectives_are_the_chapters_ten():
+    assert len(s14_64.OBJECTIVES) == 10
+    if SPEC.exists():  # the chapter's own list, word for word (its LaTeX written out)
+        spec = SPEC.read_text(encoding="utf-8")
+        block = spec[spec.index("After completing Part 3"):spec.index("Estimated time")]
+        plain = lambda s: re.sub(r"[^a-z]", "", s.lower())
+        for _, text, _ in s14_64.OBJECTIVES:
+            first = plain(text.split(",")[0])
+            assert first in plain(block), text
+
+
+def test_index_lists_every_objective_with_resolving_links():
+    index = (PAGES / "index.md").read_text(encoding="utf-8")
+    labels = _labels()
+    assert "(objectives)=" in index
+    items = re.findall(r"^\s*(\d+)\. (.+?)\n\s+Taught in (.+?); verdict: \{ref\}`summary <([\w-]+)>`\.$", index, re.M)
+    assert [int(i[0]) for i in items] == list(range(1, 11))
+    for (_, text, links, verdict), (name, _, sections) in zip(items, s14_64.OBJECTIVES):
+        assert verdict == f"summary-{name}" and labels.get(verdict) == "summary"
+        refs = re.findall(r"\{ref\}`§([\d.]+) <([\w-]+)>`", links)
+        assert [s for s, _ in refs] == list(sections)
+        for _, label in refs:
+            assert label in labels, f"index links {label!r}, which no page defines"
+
+
+def test_summary_objective_labels_exist_once():
+    summary = (PAGES / "summary.md").read_text(encoding="utf-8")
+    for name, _, _ in s14_64.OBJECTIVES:
+        assert summary.count(f"(summary-{name})=") == 1
+
+
+def test_errata_index_reads_every_erratum_call(tmp_path):
+    (tmp_path / "one.md").write_text(
+        "## First (§14.46.1)\n\n```{code-cell} ipython3\n:tags: [hide-input]\n"
+        "erratum(\"It is below 1e-8.\", f\"{x}\", \"why\")\n```\n\n### Sub (§14.47)\n\n"
+        "```{code-cell} ipython3\nif True:\n    erratum(chapter_says=\"A \" \"B.\", measured=\"m\")\n"
+        "erratum(f\"{y}\", \"m\")\n```\n", encoding="utf-8")
+    (tmp_path / "summary.md").write_text("```{code-cell} ipython3\nerratum('no', 'no')\n```\n", encoding="utf-8")
+    got = s14_64.errata_index(tmp_path)
+    assert got.to_dict("records") == [
+        {"section": "14.46.1", "page": "one", "chapter_says": "It is below 1e-8."},
+        {"section": "14.47", "page": "one", "chapter_says": "A B."},
+        {"section": "14.47", "page": "one", "chapter_says": ""}]
+
+
+def test_exercise_bound_is_required():
+    ok = s14_64.exercise_bound_claims({"sym": {"bound": 0.0291, "gradient": 0.00646}})
+    assert ok[0].holds and ok[0].required
+    with pytest.raises(ClaimError, match="s64_ex1_bound"):  # the old page's 0.00515 "bound" under 0.00646
+        s14_64.exercise_bound_claims({"sym": {"bound": 0.00515, "gradient": 0.00646}})
+
+
+def test_exercise_one_bound_bounds():
+    """The solution's arithmetic: ||(W^T)^k g0|| <= ||W||_2^k ||g0|| for the page's two matrices."""
+    import torch
+
+    torch.manual_seed(1)
+    A = torch.randn(32, 32, dtype=torch.float64)
+    for W in (A + A.T, A):
+        W = W * 0.9 / torch.linalg.eigvals(W).abs().max()
+        g0 = torch.ones(32, dtype=torch.float64)
+        g = torch.linalg.matrix_power(W.T, 50) @ g0
+        assert g.norm() <= torch.linalg.matrix_norm(W, 2) ** 50 * g0.norm()
