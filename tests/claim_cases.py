@@ -549,6 +549,9 @@ def _s64_cases() -> dict:
         return pd.DataFrame({"knob": ["temperature", "top_p", "min_p"],
                              "nll_judge": [1.3, 1.3 - gain, 1.35]})
 
+    def kv(same, speedup, rise):
+        return dict(identical_tokens=same, step_speedup=speedup, cached_rise=rise, context_lo=16, context_hi=1024)
+
     def verdict(naive_all, ahead):
         sets = ["A", "B", "C"]
         return pd.DataFrame({"dataset": sets + ["A"], "scope": ["official hold-out"] * 3 + ["all windows"],
@@ -575,8 +578,8 @@ def _s64_cases() -> dict:
                                  lambda: (({1: 7616, 4: 7700}, 0.9, 0.95), {})],
         P + "positional_claims": [lambda: ((1e-7, 0.5), {}), lambda: ((0.1, 0.001), {})],
         P + "cost_claims": [lambda: ((cross(False),), {}), lambda: ((cross(True),), {})],
-        P + "decoding_claims": [lambda: ((0.0, 0.3, True, matched(0.1), 0.02), {}),
-                                lambda: ((0.1, 0.3, False, matched(0.01), 0.02), {})],
+        P + "decoding_claims": [lambda: ((0.0, 0.3, matched(0.1), 0.02, kv(True, 18.8, 1.6)), {}),
+                                lambda: ((0.1, 0.3, matched(0.01), 0.02, kv(False, 18.8, 0.9)), {})],
         P + "forecast_claims": [lambda: ((verdict(True, 2), coverage(True)), {}),
                                 lambda: ((verdict(False, 1), coverage(False)), {})],
         P + "exercise_bound_claims": [
