@@ -27,12 +27,14 @@ def test_a_failed_png_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path,
     before = png.read_bytes()
     gg2, fig2 = pair()
 
-    def full(self, filename, *a, **k):
-        with open(filename, "wb") as f:
+    def full(self, fname, *a, **k):
+        with open(fname, "wb") as f:
             f.write(b"\x89PNG half")
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(type(gg2), "save", full)
+    from matplotlib.figure import Figure
+
+    monkeypatch.setattr(Figure, "savefig", full)
     with pytest.raises(FigureWriteError, match="No space left on device"):
         write_pair(gg2, fig2, tmp_path / "curve")
     assert png.read_bytes() == before

@@ -2,8 +2,11 @@
 
 Per page: a screenshot; no request leaves the machine (every loaded resource is a
 local file); math is typeset (MathJax containers present, no raw ``\\(`` or ``$$``
-left in the text); every plotly figure has drawn its SVG; every image loaded; and
-every explorer's slider is clicked, which must move it and change what is drawn.
+left in the text); every plotly figure has drawn its SVG; every image loaded; every
+explorer's slider is clicked, which must move it and change what is drawn; and every plotly figure's
+text (title, axis titles, tick labels, legend, annotations, colour bar, slider labels) lies inside
+its frame, clear of the toolbar, of the legend and of other text (:data:`_LAYOUT_PROBE`).
+:func:`figure_layout_problems` runs the same layout check on plotly figures outside the book.
 """
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ import json
 import time
 from pathlib import Path
 
-__all__ = ["check_site", "chromium_available"]
+__all__ = ["check_site", "chromium_available", "figure_layout_problems", "LAYOUT_WIDTHS"]
 
 CHROMIUM = "/usr/bin/chromium"
 DRIVER = "/usr/bin/chromedriver"
@@ -32,6 +35,121 @@ return JSON.stringify({
   mathjax_ready: !!(window.MathJax && window.MathJax.startup && window.MathJax.startup.promise),
 });
 """
+
+
+#: the widths (px) at which figures are checked outside the book: the chapter's content column, and a phone
+LAYOUT_WIDTHS = (720,)
+
+# One entry per plotly figure: {id, width, problems}. A text is every non-empty <text> of the figure's SVG
+# layers except hover labels; each is named by its role (title, axis title, tick, legend, annotation, colour
+# bar, slider). Problems: a text leaving the figure's frame (.svg-container); a text under the toolbar
+# (.modebar, laid out even while it is hidden); two texts overlapping; the legend's box over a text that is
+# not its own, or over the slider; a linear axis whose visible data are all integers showing a fractional tick.
+_LAYOUT_PROBE = r"""
+const only = arguments[0];
+const TOL = 1;
+const box = e => { const r = e.getBoundingClientRect(); return {x0: r.left, y0: r.top, x1: r.right, y1: r.bottom}; };
+const area = b => (b.x1 - b.x0) * (b.y1 - b.y0);
+const meets = (a, b) => Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0) > TOL && Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0) > TOL;
+const shown = e => { for (let n = e; n && n.nodeType === 1; n = n.parentNode) { const s = getComputedStyle(n);
+  if (s.display === 'none' || s.visibility === 'hidden' || parseFloat(s.opacity) === 0) return false; } return true; };
+const role = t => t.closest('.g-gtitle') ? 'title' : t.closest('.legend') ? 'legend' : t.closest('.slider-container') ? 'slider'
+  : t.closest('.colorbar') ? 'colour bar' : t.closest('.annotation') ? 'annotation'
+  : t.closest('[class$="tick"], [class*="tick "]') ? 'tick' : (t.getAttribute('class') || '').match(/title/) ? 'axis title' : 'text';
+const say = t => JSON.stringify(t.text.length > 50 ? t.text.slice(0, 49) + '…' : t.text);
+const out = [];
+const divs = Array.from(document.querySelectorAll('.plotly-graph-div')).filter(d => !only || d.id === only);
+for (const div of divs) {
+  const frame = div.querySelector('.svg-container');
+  if (!frame) { out.push({id: div.id, width: 0, problems: ['not drawn']}); continue; }
+  const F = box(frame), problems = [];
+  const texts = Array.from(div.querySelectorAll('svg text')).filter(t => !t.closest('.hoverlayer')
+      && t.textContent.trim() && shown(t)).map(t => ({el: t, b: box(t), role: role(t), text: t.textContent.trim()}))
+    .filter(t => area(t.b) > 0);
+  for (const t of texts) {
+    const cut = [['left', F.x0 - t.b.x0], ['right', t.b.x1 - F.x1], ['top', F.y0 - t.b.y0], ['bottom', t.b.y1 - F.y1]]
+      .filter(([, past]) => past > TOL).map(([side]) => side);
+    if (cut.length) problems.push(`${t.role} ${say(t)} is clipped at the ${cut.join(' and ')} of the frame`);
+  }
+  const bar = div.querySelector('.modebar');
+  if (bar && area(box(bar)) > 0) {
+    for (const t of texts) if (meets(t.b, box(bar))) problems.push(`${t.role} ${say(t)} lies under the toolbar`);
+  }
+  for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++) {
+    const a = texts[i], b = texts[j];
+    if (!a.el.contains(b.el) && !b.el.contains(a.el) && meets(a.b, b.b))
+      problems.push(`${a.role} ${say(a)} overlaps ${b.role} ${say(b)}`);
+  }
+  for (const legend of div.querySelectorAll('.legend')) {
+    const bg = legend.querySelector('rect.bg') || legend, L = box(bg);
+    if (area(L) <= 0) continue;
+    for (const t of texts) if (t.role !== 'legend' && meets(t.b, L)) problems.push(`the legend covers ${t.role} ${say(t)}`);
+    for (const s of div.querySelectorAll('.slider-container')) if (meets(box(s), L)) problems.push('the legend overlaps the slider');
+  }
+  const gd = div, full = gd._fullLayout || {};
+  for (const key of Object.keys(full).filter(k => /^[xy]axis\d*$/.test(k))) {
+    const ax = full[key];
+    if (!ax || ax.type !== 'linear' || !ax._vals || !ax.visible) continue;
+    const letter = key[0], id = ax._id;
+    const vals = [];
+    for (const tr of gd._fullData || []) {
+      if (tr.visible !== true || (tr[letter + 'axis'] || letter) !== id || !tr[letter]) continue;
+      for (const v of Array.from(tr[letter])) if (typeof v === 'number' && isFinite(v)) vals.push(v);
+    }
+    if (!vals.length || !vals.every(v => Number.isInteger(v))) continue;
+    const frac = ax._vals.map(v => v.x).filter(x => Math.abs(x - Math.round(x)) > 1e-9);
+    if (frac.length) problems.push(`${key} holds integers but has the fractional tick ${frac[0]}`);
+  }
+  out.push({id: div.id, width: Math.round(F.x1 - F.x0), problems: Array.from(new Set(problems))});
+}
+return JSON.stringify(out);
+"""
+
+
+def _wait_drawn(drv, timeout_s: float = 20.0) -> None:
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        if drv.execute_script("return Array.from(document.querySelectorAll('.plotly-graph-div'))"
+                              ".every(d => d.querySelector('svg.main-svg') && d._fullLayout);"):
+            return
+        time.sleep(0.2)
+
+
+def layout_problems(drv, div_id: str | None = None) -> list[dict]:
+    """The layout probe on the page open in ``drv``: ``[{id, width, problems}]`` per plotly figure."""
+    return json.loads(drv.execute_script(_LAYOUT_PROBE, div_id))
+
+
+def figure_layout_problems(figures: dict, folder: Path, widths=LAYOUT_WIDTHS, height: int = 1400,
+                           shots: bool = False) -> dict[str, list[str]]:
+    """Draw each plotly figure of ``figures`` (name -> Figure) in Chromium in a column ``width`` pixels wide, as
+    the book embeds it, and return name -> problems found by the layout probe (each prefixed by the width).
+    The pages (and with ``shots`` their screenshots) are left in ``folder``."""
+    import plotly.offline
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "plotly.min.js").write_text(plotly.offline.get_plotlyjs(), encoding="utf-8")
+    found: dict[str, list[str]] = {name: [] for name in figures}
+    drv = _driver(width=max(widths) + 200, height=height)
+    try:
+        for width in widths:
+            for name, fig in figures.items():
+                div = fig.to_html(full_html=False, include_plotlyjs=False, config={"responsive": True}, div_id=name)
+                page = folder / f"{name}-{width}.html"
+                page.write_text(f"<!doctype html><html><head><meta charset='utf-8'><script src='plotly.min.js'>"
+                                f"</script></head><body style='margin:20px'><div style='width:{width}px'>{div}</div>"
+                                "</body></html>", encoding="utf-8")
+                drv.get(page.as_uri())
+                _wait_drawn(drv)
+                time.sleep(0.3)
+                if shots:
+                    drv.save_screenshot(str(page.with_suffix(".png")))
+                for entry in layout_problems(drv, name):
+                    found[name].extend(f"at {width} px: {p}" for p in entry["problems"])
+    finally:
+        drv.quit()
+    return found
 
 
 def chromium_available() -> bool:
@@ -77,6 +195,7 @@ def check_site(site: Path, shots: Path, settle_s: float = 2.0) -> dict[str, dict
                                          if not r.startswith(("file://", "data:", "blob:", "about:"))]
             del info["resources"]
             drv.save_screenshot(str(shots / f"{page.stem}.png"))
+            info["figure_layout"] = {e["id"]: e["problems"] for e in layout_problems(drv) if e["problems"]}
             info["sliders"] = drive_sliders(drv)
             findings[page.stem] = info
     finally:
@@ -125,5 +244,5 @@ if __name__ == "__main__":
     out = check_site(site, site.parent / "screenshots")
     print(json.dumps(out, indent=1))
     bad = {p: f for p, f in out.items() if f["external_requests"] or f["broken_images"] or f["raw_math"]
-           or f["plots_drawn"] != f["plots"] or not all(s["moved"] and s["changed"] for s in f["sliders"])}
+           or f["plots_drawn"] != f["plots"] or f["figure_layout"] or not all(s["moved"] and s["changed"] for s in f["sliders"])}
     sys.exit(1 if bad else 0)

@@ -142,7 +142,7 @@ def surface_3d(Z: np.ndarray, ridge: pd.DataFrame, dk_grid=SURFACE_DK, divisors=
     fig.update_layout(scene=dict(xaxis=dict(tickvals=[4, 16, 64, 256, 512]),
                                  yaxis=dict(tickvals=[0.3, 1, 3, 10]),
                                  camera=dict(eye=dict(x=1.5, y=-1.7, z=0.8))),
-                      margin=dict(l=10, r=10, t=60, b=10))
+                      margin=dict(l=10, r=10, b=10))
     return fig
 
 
@@ -168,8 +168,8 @@ def softmax_explorer(frame: pd.DataFrame, T: int = T):
     fig = slider_figure(steps, title="Softmax of Q K^T / divisor, one key dimension at a time",
                         subtitle=f"T = {T} random queries and keys; move the slider to change d_k",
                         xlab="Logit divisor (log scale)", ylab="Fraction", slider_label="d_k = ",
-                        log_x=True, yrange=(0, 1.05), active=3)
-    fig.update_layout(legend=dict(orientation="v", x=0.99, xanchor="right", y=0.5, yanchor="middle",
+                        log_x=True, yrange=(-0.05, 1.05), active=3)
+    fig.update_layout(legend=dict(orientation="v", x=0.99, xanchor="right", y=0.5, yanchor="middle", yref="paper",
                                   bgcolor="rgba(255,255,255,0.85)"))
     return fig
 

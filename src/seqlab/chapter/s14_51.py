@@ -272,7 +272,7 @@ def head_explorer(maps: pd.DataFrame):
         wide = part.pivot(index="query", columns="key", values="weight")
         steps.append((f"{_heads_label(h)}: head {i}",
                       [go.Heatmap(z=wide.values, x=wide.columns, y=wide.index, colorscale="Inferno", zmin=0, zmax=1,
-                                  colorbar=dict(title="weight"))]))
+                                  colorbar=dict(title=dict(text="weight", side="right")))]))
     fig = slider_figure(steps, title="Trained heads on the offset task",
                         subtitle="Mean attention over held-out sequences; move the slider to pick a model and a head",
                         xlab="Key position", ylab="Query position", slider_label="")

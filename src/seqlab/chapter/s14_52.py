@@ -185,8 +185,6 @@ def similarity_explorer(PE: torch.Tensor, positions=EXPLORER_POSITIONS):
                         subtitle="Dot product of the sinusoidal codes of query position m and every position n",
                         xlab="Key position n", ylab="PE[m] . PE[n]", slider_label="m = ", active=4)
     fig.update_xaxes(tickmode="linear", dtick=10)
-    fig.update_layout(legend=dict(orientation="h", x=0.99, xanchor="right", y=1.0, yanchor="bottom"),
-                      margin=dict(t=110))
     return fig
 
 

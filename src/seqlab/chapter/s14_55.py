@@ -350,15 +350,24 @@ def ratio_figure(grid: pd.DataFrame, training: pd.DataFrame):
 
 
 def ratio_surface(grid: pd.DataFrame):
-    """3D: log10 of the measured attention/LSTM forward-time ratio over T and d."""
-    from ..plotting import surface_figure
+    """3D: the measured attention/LSTM forward-time ratio over T and d, on a log scale (height and colour).
 
-    Z = np.log10(grid.pivot(index="d", columns="T", values="ratio_attention_to_lstm").values)
-    return surface_figure([dict(x=list(T_GRID), y=list(D_GRID), z=Z, colorscale="RdBu_r",
-                                colorbar="log10 time ratio")],
-                          title="Measured attention / LSTM time ratio over T and d (0 = equal cost)",
-                          xlab="Sequence length T", ylab="Model width d", zlab="log10(attention / LSTM)",
-                          log_x=True, log_y=True)
+    The colour scale diverges around a ratio of 1: white is equal cost, red attention the dearer layer, blue the
+    LSTM; ticks are labelled as ratios."""
+    from ..plotting import surface_figure
+    from ..plotting.figures import log_ratio_ticks
+
+    wide = grid.pivot(index="d", columns="T", values="ratio_attention_to_lstm")
+    Z = np.log10(wide.values)
+    ticks = log_ratio_ticks(np.nanmin(Z), np.nanmax(Z))
+    fig = surface_figure([dict(x=list(wide.columns), y=list(wide.index), z=Z, colorscale="RdBu_r", cmid=0.0,
+                                colorbar="attention / LSTM", colorbar_ticks=ticks)],
+                         title="Measured attention / LSTM time ratio over T and d",
+                         subtitle="Log scale; white = equal cost, red = attention dearer, blue = LSTM dearer",
+                         xlab="Sequence length T", ylab="Model width d", zlab="attention / LSTM",
+                         log_x=True, log_y=True)
+    fig.update_layout(scene_zaxis=dict(tickmode="array", tickvals=ticks[0], ticktext=ticks[1]))
+    return fig
 
 
 def _notes(grid, training, cross, parts, threads, memory) -> list[str]:

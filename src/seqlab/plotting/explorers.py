@@ -6,6 +6,8 @@ slider in headless Chromium and checks that the drawn data changes.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import InvalidParameterError
 
 __all__ = ["slider_figure"]
@@ -36,11 +38,19 @@ def slider_figure(steps: list[tuple[str, list]], *, title: str, subtitle: str = 
     for i, (label, _) in enumerate(steps):
         visible = [j // per == i for j in range(per * len(steps))]
         buttons.append(dict(method="update", label=label, args=[{"visible": visible}]))
-    fig.update_layout(**plotly_layout(title, subtitle))
+    # top to bottom: title (below the toolbar), the legend in one row, the plot, the x-axis title, the slider with
+    # its current value: nothing is placed over anything else, whatever the figure's height
+    layout = plotly_layout(title, subtitle)
+    legend_row = 28
+    layout["margin"].update(t=layout["margin"]["t"] + legend_row, b=150)
+    layout["legend"] = dict(orientation="h", x=0, xanchor="left", y=1, yanchor="bottom", yref="paper")
+    fig.update_layout(**layout, height=520)
     fig.update_layout(sliders=[dict(active=active, steps=buttons, currentvalue=dict(prefix=slider_label),
-                                    pad=dict(t=50))], margin=dict(l=60, r=30, t=80, b=110))
+                                    y=0, yanchor="top", pad=dict(t=56))])
     fig.update_xaxes(title_text=xlab, type="log" if log_x else None)
     fig.update_yaxes(title_text=ylab, type="log" if log_y else None)
     if yrange is not None:
         fig.update_yaxes(range=list(yrange))
+        if log_y and yrange[1] - yrange[0] > 3:  # a tick every k decades, about six, written as powers of ten
+            fig.update_yaxes(dtick=int(np.ceil((yrange[1] - yrange[0]) / 6)), exponentformat="power")
     return fig

@@ -9,9 +9,9 @@ import pandas as pd
 
 from ..errors import SeqlabError
 from ..store import atomic_write
-from .theme import plotly_layout, theme_seqlab
+from .theme import plotly_layout, static_labels, theme_seqlab, wrap
 
-__all__ = ["line_pair", "heatmap_pair", "surface_figure", "write_pair", "write_plotly", "FigureWriteError"]
+__all__ = ["line_pair", "heatmap_pair", "surface_figure", "write_pair", "write_plotly", "save_png", "FigureWriteError"]
 
 
 def _plain_numbers(values) -> list[str]:
@@ -34,6 +34,50 @@ def spaced_log_breaks(values, min_gap: float = 0.06) -> list:
     return kept + [v[-1]]
 
 
+def integer_valued(values) -> bool:
+    """Whether ``values`` are numbers that are all whole (a count, a step, a position): such an axis gets whole
+    ticks only."""
+    v = pd.Series(values).dropna()
+    return bool(len(v) and pd.api.types.is_numeric_dtype(v) and not pd.api.types.is_bool_dtype(v)
+                and np.all(np.mod(v.to_numpy(dtype=float), 1) == 0))
+
+
+def integer_breaks(lo: float, hi: float, n: int = 6) -> list[int]:
+    """At most about ``n`` whole-number ticks between ``lo`` and ``hi`` at a step of 1, 2 or 5 times a power of ten."""
+    span = max(hi - lo, 1)
+    step = 1
+    for power in range(0, 12):
+        for m in (1, 2, 5):
+            step = m * 10 ** power
+            if span / step <= n:
+                break
+        else:
+            continue
+        break
+    first = int(np.ceil(lo / step) * step)
+    return list(range(first, int(np.floor(hi)) + 1, step))
+
+
+def date_breaks(values, n: int = 5) -> tuple[list, str]:
+    """January ticks every 1, 2, 5, 10 ... years so that at most about ``n`` fit, labelled by the year alone."""
+    v = pd.to_datetime(pd.Series(values)).dropna()
+    first, last = v.min().year, v.max().year
+    step = next(s for s in (1, 2, 5, 10, 20, 50, 100) if (last - first) / s <= n)
+    years = range(int(np.ceil(first / step) * step), last + 1, step)
+    return [pd.Timestamp(year=y, month=1, day=1) for y in years], "%Y"
+
+
+def log_ratio_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
+    """Ticks for a ratio drawn as log10: the ratios 1, 2, 5 x 10^k (and 1 itself) between 10^lo and 10^hi,
+    returned as (log10 values, labels such as "0.5", "1", "2")."""
+    ratios = sorted({m * 10.0 ** k for k in range(int(np.floor(lo)) - 1, int(np.ceil(hi)) + 2) for m in (1, 2, 5)}
+                    | {1.0})
+    kept = [r for r in ratios if lo - 1e-9 <= np.log10(r) <= hi + 1e-9]
+    if len(kept) < 2:  # less than a factor of two: the two ends, to two figures
+        kept = sorted({float(f"{10 ** lo:.2g}"), float(f"{10 ** hi:.2g}"), *kept})
+    return [float(np.log10(r)) for r in kept], [f"{r:g}" for r in kept]
+
+
 def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str, subtitle: str = "",
               xlab: str = "", ylab: str = "", log_y: bool = False, log_x: bool = False, reverse_x: bool = False,
               colors: dict | None = None, points: bool = False, hline: float | None = None, facet: str | None = None):
@@ -49,8 +93,11 @@ def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str
         labs,
         scale_color_cmap_d,
         scale_color_manual,
+        scale_x_continuous,
+        scale_x_datetime,
         scale_x_log10,
         scale_x_reverse,
+        scale_y_continuous,
         scale_y_log10,
     )
 
@@ -60,29 +107,77 @@ def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str
     g += geom_line(size=0.9)
     if points:
         g += geom_point(size=2.4)
-    g += labs(title=title, subtitle=subtitle, x=xlab, y=ylab, color="")
+    g += labs(**static_labels(title, subtitle), x=xlab, y=wrap(ylab, 40), color="")
     if color:
         g += scale_color_manual(values=colors) if colors else scale_color_cmap_d("plasma")
+    panels = df[facet].nunique() if facet else 1
+    columns = int(np.ceil(np.sqrt(panels)))  # facet_wrap's layout
+    x_int = integer_valued(df[x]) and not log_x
+    x_breaks = integer_breaks(df[x].min(), df[x].max(), n=max(3, 7 - columns)) if x_int else None
+    x_dates = pd.api.types.is_datetime64_any_dtype(df[x])
     if log_y:
         g += scale_y_log10(labels=_plain_numbers)
+    elif integer_valued(df[y]) and not facet:
+        g += scale_y_continuous(breaks=integer_breaks(df[y].min(), df[y].max()))
+    log_breaks = spaced_log_breaks(df[x].unique(), 0.06 if columns == 1 else 0.08 * columns) if log_x else None
     if log_x:
-        g += scale_x_log10(breaks=spaced_log_breaks(df[x].unique()), labels=_plain_numbers)
-    if reverse_x:
-        g += scale_x_reverse()
+        g += scale_x_log10(breaks=log_breaks, labels=_plain_numbers)
+    elif reverse_x:
+        g += scale_x_reverse(breaks=x_breaks) if x_breaks else scale_x_reverse()
+    elif x_breaks:
+        g += scale_x_continuous(breaks=x_breaks)
+    elif x_dates:
+        breaks, label = date_breaks(df[x], n=max(2, 6 - 2 * (columns - 1)))
+        g += scale_x_datetime(breaks=breaks, date_labels=label)
     if facet:
         g += facet_wrap(facet, scales="free_y")
     g += theme_seqlab()
 
     fig = px.line(df, x=x, y=y, color=color, markers=points, log_y=log_y, log_x=log_x, facet_col=facet,
-                  color_discrete_map=colors or {}, labels={x: xlab, y: ylab})
+                  facet_col_wrap=columns if facet else 0, facet_row_spacing=0.16 if facet else None,
+                  facet_col_spacing=0.08 if facet else None, color_discrete_map=colors or {},
+                  labels={x: xlab, y: ylab})
+    fig.update_layout(legend_title_text="")
     if hline is not None:
         fig.add_hline(y=hline, line_dash="dash", line_color="#737373")
     if reverse_x:
         fig.update_xaxes(autorange="reversed")
+    if x_breaks:
+        fig.update_xaxes(tick0=x_breaks[0], dtick=x_breaks[1] - x_breaks[0] if len(x_breaks) > 1 else 1)
+    if log_x:
+        fig.update_xaxes(tickmode="array", tickvals=log_breaks, ticktext=_plain_numbers(log_breaks))
+    if log_y:  # plotly labels every digit of a short log range ("6 7 8 9"): 2 and 5 only, or powers of ten only
+        positive = df[y][df[y] > 0]
+        decades = np.log10(positive.max() / positive.min()) if len(positive) else 0
+        if decades > 3:  # a tick every k decades, about six in all, written as powers of ten
+            fig.update_yaxes(dtick=int(np.ceil(decades / 6)), exponentformat="power")
+        else:
+            fig.update_yaxes(dtick="D2")
+    if x_dates:
+        fig.update_xaxes(tickformat="%Y", dtick=f"M{12 * _year_step(date_breaks(df[x])[0])}")
+    if not log_y and integer_valued(df[y]) and not facet:
+        ticks = integer_breaks(df[y].min(), df[y].max())
+        fig.update_yaxes(tick0=ticks[0], dtick=ticks[1] - ticks[0] if len(ticks) > 1 else 1)
+    fig.update_layout(**plotly_layout(title, subtitle))
     if facet:
         fig.update_yaxes(matches=None, showticklabels=True)
-    fig.update_layout(**plotly_layout(title, subtitle))
+        fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))  # "window 1", not "window=window 1"
+        # one axis title per figure, as in the static figure, not one per panel
+        fig.for_each_xaxis(lambda ax: ax.update(title_text=""))
+        fig.for_each_yaxis(lambda ax: ax.update(title_text=""))
+        fig.add_annotation(text=xlab, x=0.5, xref="paper", y=0, yref="paper", yshift=-34, yanchor="top",
+                           showarrow=False, font=dict(size=14))
+        if ylab:
+            fig.add_annotation(text=wrap(ylab, 40, "<br>"), x=0, xref="paper", y=0.5, yref="paper", xshift=-58,
+                               xanchor="right", textangle=-90, showarrow=False, font=dict(size=14))
+        fig.update_layout(margin=dict(l=90, b=110), height=320 + 170 * int(np.ceil(panels / columns)))
+    else:
+        fig.update_yaxes(title_text=wrap(ylab, 40, "<br>"))
     return g, fig
+
+
+def _year_step(breaks) -> int:
+    return breaks[1].year - breaks[0].year if len(breaks) > 1 else 1
 
 
 def heatmap_pair(df: pd.DataFrame, x: str, y: str, fill: str, *, title: str, subtitle: str = "", xlab: str = "",
@@ -103,13 +198,19 @@ def heatmap_pair(df: pd.DataFrame, x: str, y: str, fill: str, *, title: str, sub
         scale_fill_gradient2,
         scale_x_continuous,
         scale_y_reverse,
+        theme,
     )
 
     def few(col):
         u = sorted(df[col].unique())
         return u if len(u) <= 16 else None
 
-    g = ggplot(df, aes(x, y, fill=fill)) + geom_tile() + labs(title=title, subtitle=subtitle, x=xlab, y=ylab, fill="")
+    # one square matrix: a figure about as wide as it is tall, so the title is not pushed off to the right
+    # (the square panel is centred, and the title starts at its axis labels: about 1.2 in from the left edge)
+    square = not facet and not diverging
+    size = (6.0, 5.4) if square else None
+    labels = static_labels(title, subtitle, size[0] - 1.2) if square else static_labels(title, subtitle)
+    g = ggplot(df, aes(x, y, fill=fill)) + geom_tile() + labs(**labels, x=xlab, y=ylab, fill="")
     g += scale_y_reverse(breaks=few(y)) if few(y) else scale_y_reverse()
     if few(x):
         g += scale_x_continuous(breaks=few(x))
@@ -122,6 +223,8 @@ def heatmap_pair(df: pd.DataFrame, x: str, y: str, fill: str, *, title: str, sub
     if not diverging:
         g += coord_fixed()
     g += theme_seqlab()
+    if size:
+        g += theme(figure_size=size)
 
     groups = list(df[facet].unique()) if facet else [None]
     fig = make_subplots(rows=1, cols=len(groups), subplot_titles=[str(gr) for gr in groups] if facet else None)
@@ -137,22 +240,36 @@ def heatmap_pair(df: pd.DataFrame, x: str, y: str, fill: str, *, title: str, sub
 
 
 def surface_figure(surfaces: list[dict], *, title: str, xlab: str, ylab: str, zlab: str, log_x: bool = False,
-                   log_y: bool = False, lines: list[dict] | None = None):
-    """An interactive 3D figure: each surface is a dict(x=, y=, z=, name=, colorscale=)."""
+                   log_y: bool = False, lines: list[dict] | None = None, subtitle: str = ""):
+    """An interactive 3D figure: each surface is a dict(x=, y=, z=, name=, colorscale=), optionally with ``cmid``
+    (the value the colour scale centres on, e.g. 0 for a diverging scale) and ``colorbar_ticks`` (values, labels)."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
     for s in surfaces:
+        colorbar = dict(title=dict(text=s.get("colorbar", zlab), side="right"))
+        if "colorbar_ticks" in s:
+            values, labels = s["colorbar_ticks"]
+            colorbar.update(tickmode="array", tickvals=list(values), ticktext=list(labels))
         fig.add_trace(go.Surface(x=np.asarray(s["x"]), y=np.asarray(s["y"]), z=np.asarray(s["z"]), name=s.get("name"),
                                  colorscale=s.get("colorscale", "Viridis"), opacity=s.get("opacity", 0.95),
-                                 showscale=s.get("showscale", len(surfaces) == 1),
-                                 colorbar=dict(title=s.get("colorbar", zlab))))
+                                 showscale=s.get("showscale", len(surfaces) == 1), cmid=s.get("cmid"),
+                                 colorbar=colorbar))
     for ln in lines or []:
         fig.add_trace(go.Scatter3d(x=ln["x"], y=ln["y"], z=ln["z"], mode="lines", name=ln.get("name"),
                                    line=dict(width=8, color=ln.get("color", "red"))))
-    fig.update_layout(**plotly_layout(title), scene=dict(
-        xaxis=dict(title=xlab, type="log" if log_x else "linear"),
-        yaxis=dict(title=ylab, type="log" if log_y else "linear"), zaxis=dict(title=zlab)), height=620)
+    def axis(label, log, values):
+        spec = dict(title=label, type="log" if log else "linear")
+        if log:  # the grid's own values as ticks, not plotly's 2 3 4 5 ... between decades
+            ticks = spaced_log_breaks(np.unique(np.concatenate([np.ravel(np.asarray(v)) for v in values])), 0.1)
+            spec.update(tickmode="array", tickvals=ticks, ticktext=_plain_numbers(ticks))
+        return spec
+
+    # the camera stands back far enough that the axis titles stay inside the frame at the book's width
+    fig.update_layout(**plotly_layout(title, subtitle), scene=dict(
+        xaxis=axis(xlab, log_x, [s["x"] for s in surfaces]), yaxis=axis(ylab, log_y, [s["y"] for s in surfaces]),
+        zaxis=dict(title=zlab), camera=dict(eye=dict(x=1.75, y=-1.75, z=1.0))), height=620)
+    fig.update_layout(margin=dict(l=10, r=10, b=10))  # no legend below a 3D scene: its room goes to the scene
     return fig
 
 
@@ -175,14 +292,38 @@ def write_plotly(fig, path: Path) -> Path:
     return _write_atomically(path, lambda tmp: fig.write_html(tmp, include_plotlyjs="directory", full_html=True))
 
 
-def write_pair(gg, fig, stem: Path, dpi: int = 110) -> list[Path]:
-    """Save the static PNG and the interactive HTML twin as ``stem.png`` and ``stem.html``, each atomically."""
+def save_png(gg, path, dpi: int = 110):
+    """Draw ``gg`` and save it as a PNG at ``path``; returns the drawn matplotlib figure (laid out as saved)."""
+    from plotnine._utils.context import plot_context
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # plotnine notes its own saving parameters
+        saved = gg.save_helper(filename=path, format="png", dpi=dpi, verbose=False)
+        with plot_context(gg).rc_context:
+            saved.figure.savefig(**saved.kwargs)
+    return saved.figure
+
+
+def write_pair(gg, fig, stem: Path, dpi: int = 110, check: bool = True) -> list[Path]:
+    """Save the static PNG and the interactive HTML twin as ``stem.png`` and ``stem.html``, each atomically.
+
+    With ``check`` (the default) the PNG's layout is then checked (:func:`seqlab.plotting.layout.static_problems`:
+    text clipped by the canvas, text over text, fractional ticks on an integer axis), and
+    :class:`~seqlab.plotting.layout.FigureLayoutError` is raised after both files are written, so the faulty PNG
+    can be looked at.
+    """
+    import matplotlib.pyplot as plt
+
+    from .layout import check_static
+
     stem = Path(stem)
     png = stem.with_suffix(".png")
-
-    def save_png(tmp):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # plotnine notes its own saving parameters
-            gg.save(tmp, format="png", dpi=dpi, verbose=False)
-
-    return [_write_atomically(png, save_png), write_plotly(fig, stem.with_suffix(".html"))]
+    drawn = []
+    paths = [_write_atomically(png, lambda tmp: drawn.append(save_png(gg, tmp, dpi))),
+             write_plotly(fig, stem.with_suffix(".html"))]
+    try:
+        if check:
+            check_static(drawn[0], gg, name=png.name)
+    finally:
+        plt.close(drawn[0])
+    return paths
