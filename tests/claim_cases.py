@@ -590,3 +590,237 @@ def _s64_cases() -> dict:
 
 CASES.update(_s64_cases())
 # --- end §14.64 ---
+
+
+# --- §14.53–§14.55 (the Transformer page) ---
+def _h1_frames():
+    import numpy as np
+    import pandas as pd
+
+    return np, pd
+
+
+def _s55_cross(fwd, trn, d=(32, 64)):
+    _, pd = _h1_frames()
+    return pd.DataFrame(dict(d=list(d), measured_T_star=[float(v) for v in fwd], training_T_star=[float(v) for v in trn],
+                             flop_T_star=[2.0 * v for v in d]))
+
+
+CASES["seqlab.chapter.s14_55.crossover_claims"] = [
+    lambda: ((_s55_cross([40, 90], [30, 100]),), {}),           # every crossover before 2d
+    lambda: ((_s55_cross([80, 200], [70, float("nan")]),), {}),  # every one after (one never)
+    lambda: ((_s55_cross([40, 200], [30, 300]),), {}),          # mixed
+]
+
+
+def _s55_equal(ratios):
+    _, pd = _h1_frames()
+    return pd.DataFrame(dict(T=[64, 128], d=[32, 64], attention_gflops=[10.0 / r for r in ratios],
+                             lstm_gflops=[10.0, 10.0], ratio_attention_to_lstm=list(ratios)))
+
+
+CASES["seqlab.chapter.s14_55.equal_work_claims"] = [
+    lambda: ((_s55_equal([1.5, 2.0]),), {}),
+    lambda: ((_s55_equal([0.5, 0.9]),), {}),
+    lambda: ((_s55_equal([1.5, 0.9]),), {}),
+]
+
+
+def _s55_parts(gain=3.0, rnn_us=5.0, core_rel=(0.3, 0.5), ns=None):
+    _, pd = _h1_frames()
+    n = len(core_rel)
+    d = [32 * 2 ** i for i in range(n)]
+    return pd.DataFrame(dict(T=256, d=d, d_k=[v // 4 for v in d], projections_gflops=[20.0] * n,
+                             core_gflops=[20.0 * r for r in core_rel], lstm_gflops=[10.0 * gain] * n,
+                             lstm_generic_gflops=[10.0] * n, rnn_gflops=[3.0] * n, lstm_us_per_step=[4.0] * n,
+                             lstm_generic_us_per_step=[12.0] * n, rnn_us_per_step=[rnn_us] * n,
+                             core_ns_per_score=ns if ns is not None else [2.0 + 0.1 * v // 4 for v in d]))
+
+
+CASES["seqlab.chapter.s14_55.parts_claims"] = [
+    lambda: ((_s55_parts(),), {}),                                      # fused gain, step overhead, slow core
+    lambda: ((_s55_parts(gain=1.2, rnn_us=2.0, core_rel=(0.9, 1.1)),), {}),  # core level with projections
+    lambda: ((_s55_parts(core_rel=(1.5, 2.0)),), {}),                   # core faster
+    lambda: ((_s55_parts(core_rel=(0.5, 1.0)),), {}),                   # mixed
+]
+
+CASES["seqlab.chapter.s14_55.score_claims"] = [
+    lambda: ((_s55_parts(core_rel=(1,) * 4, ns=[3 + 0.1 * k for k in (8, 16, 32, 64)]),), {}),    # line, a > 0
+    lambda: ((_s55_parts(core_rel=(1,) * 4, ns=[-0.5 + 0.2 * k for k in (8, 16, 32, 64)]),), {}),  # a < 0
+    lambda: ((_s55_parts(core_rel=(1,) * 4, ns=[2.0, 2.0, 2.0, 10.0]),), {}),                     # no line
+]
+
+
+def _s55_grid(ratios, T=(16, 64, 256), d=32):
+    _, pd = _h1_frames()
+    flop = [(8 * t * d * d + 4 * t * t * d) / (16 * t * d * d) for t in T]
+    return pd.DataFrame(dict(T=list(T), d=d, ratio_attention_to_lstm=list(ratios), flop_ratio_attention_to_lstm=flop))
+
+
+CASES["seqlab.chapter.s14_55.growth_claims"] = [
+    lambda: ((_s55_grid([0.5, 1.0, 20.0]),), {}),
+    lambda: ((_s55_grid([0.5, 0.6, 0.9]),), {}),
+]
+
+
+def _s55_verdict(fwd, trn, core_rel, ratios):
+    _, pd = _h1_frames()
+    grid = pd.concat([_s55_grid(ratios, d=32), _s55_grid(ratios, d=64)], ignore_index=True)
+    return (_s55_cross(fwd, trn), _s55_parts(core_rel=core_rel), grid), {}
+
+
+CASES["seqlab.chapter.s14_55.verdict_claims"] = [
+    lambda: _s55_verdict([40, 90], [30, 100], (0.3, 0.5), [0.5, 1.5, 3.0]),             # early, slow core, growing
+    lambda: _s55_verdict([40, 90], [30, 100], (0.9, 1.0), [0.5, 3.0, 1.5]),             # early, core keeps pace
+    lambda: _s55_verdict([80, float("nan")], [70, 300], (0.3, 0.5), [0.5, 0.8, 1.5]),  # late (one never)
+    lambda: _s55_verdict([40, 200], [30, 300], (0.3, 0.5), [0.5, 1.5, 3.0]),            # mixed
+]
+
+
+def _s55_threads(gauge, attn, lstm, share=0.01):
+    _, pd = _h1_frames()
+    rows = [("linear map (gauge)", "forward", gauge), ("self-attention", "forward", attn),
+            ("self-attention", "training", attn), ("LSTM", "forward", lstm), ("LSTM", "training", lstm)]
+    return pd.DataFrame([dict(layer=la, mode=m, d=64, T=256, one_thread_ms=s, two_threads_ms=1.0, speedup=s,
+                              others_share=share) for la, m, s in rows])
+
+
+CASES["seqlab.chapter.s14_55.thread_claims"] = [
+    lambda: ((_s55_threads(1.9, 1.6, 1.2),), {}),
+    lambda: ((_s55_threads(1.0, 0.95, 1.0, share=0.3),), {}),
+    lambda: ((_s55_threads(0.5, 0.95, 1.0, share=0.3),), {}),  # two threads slower than one
+]
+
+
+def _s55_memory(explicit, fused):
+    _, pd = _h1_frames()
+    rows = []
+    for i, T in enumerate((512, 2048)):
+        w = 4 * T * T * 4 / 2 ** 20
+        rows += [dict(T=T, d=64, path="explicit", peak_mb=explicit[i], weights_matrix_mb=w),
+                 dict(T=T, d=64, path="fused", peak_mb=fused[i], weights_matrix_mb=w),
+                 dict(T=T, d=64, path="LSTM", peak_mb=0.1 * (i + 1), weights_matrix_mb=0.0)]
+    return pd.DataFrame(rows)
+
+
+CASES["seqlab.chapter.s14_55.memory_claims"] = [
+    lambda: ((_s55_memory([4.5, 70.0], [0.5, 2.0]),), {}),    # quadratic vs linear
+    lambda: ((_s55_memory([4.5, 9.0], [0.5, 8.0]),), {}),     # neither
+    lambda: ((_s55_memory([4.5, 70.0], [0.5, 100.0]),), {}),  # fused above the weights: raises
+]
+
+
+def _s55_here(here_ratios, ref_ratios):
+    _, pd = _h1_frames()
+    T = [32, 64, 128, 256, 512]
+    here = pd.DataFrame(dict(T=T, d=64, ratio_attention_to_lstm=here_ratios))
+    grid = pd.DataFrame(dict(T=T, d=64, ratio_attention_to_lstm=ref_ratios))
+    return (here, grid), {}
+
+
+CASES["seqlab.chapter.s14_55.here_claims"] = [
+    lambda: _s55_here([0.2, 0.5, 1.5, 3, 6], [0.3, 0.6, 1.2, 2, 4]),     # both before 2d = 128
+    lambda: _s55_here([0.2, 0.5, 0.8, 0.9, 0.95], [0.3, 0.6, 1.2, 2, 4]),  # here: never within the lengths
+]
+
+
+def _s53_summary(post0, postw, pre0, post0_lo, acc0=0.13, n=3):
+    _, pd = _h1_frames()
+    rows = []
+    for lr, solved in ((0.01, {("post-LN", 0): post0_lo, ("post-LN", 10): n, ("pre-LN", 0): n, ("pre-LN", 10): n}),
+                       (0.03, {("post-LN", 0): post0, ("post-LN", 10): postw, ("pre-LN", 0): pre0,
+                               ("pre-LN", 10): n})):
+        for (norm, wu), k in solved.items():
+            rows.append(dict(lr=lr, norm=norm, warmup_steps=wu, seeds=n, seeds_solved=k,
+                             mean_heldout_free_running=acc0 if (lr, norm, wu) == (0.03, "post-LN", 0) else 1.0))
+    return pd.DataFrame(rows)
+
+
+CASES["seqlab.chapter.s14_53.warmup_claims"] = [
+    lambda: ((_s53_summary(0, 2, 3, 3), 10, 0.125), {}),
+    lambda: ((_s53_summary(0, 3, 3, 3), 10, 0.125), {}),                # warm-up rescues every seed
+    lambda: ((_s53_summary(2, 2, 1, 2, acc0=0.8), 10, 0.125), {}),     # not the classical picture
+]
+
+
+def _s53_spread(post, pre):
+    _, pd = _h1_frames()
+    return pd.DataFrame(dict(variant=["pre-LN", "post-LN"], last_over_first=[pre, post]))
+
+
+CASES["seqlab.chapter.s14_53.spread_claims"] = [
+    lambda: ((_s53_spread(1.25, 0.8),), {}),
+    lambda: ((_s53_spread(0.7, 0.8),), {}),
+]
+
+
+def _s53_steps(worst):
+    _, pd = _h1_frames()
+    return pd.DataFrame(dict(step=["LN(x)", "y"], shape=["2 x 10 x 64"] * 2, max_abs_difference=[1e-8, worst]))
+
+
+CASES["seqlab.chapter.s14_53.walkthrough_claims"] = [
+    lambda: ((_s53_steps(4e-7),), {}),
+    lambda: ((_s53_steps(1e-3),), {}),
+]
+
+
+def _s53_block(std_min, std_max, counted=100, diff=1e-7):
+    _, pd = _h1_frames()
+    ln = pd.DataFrame([dict(max_abs_difference=1e-7, largest_position_mean=1e-8, position_std_min=std_min,
+                            position_std_max=std_max)])
+    params = pd.DataFrame(dict(part=["a", "total"], parameters=[counted, 200], formula_value=[100, 200]))
+    same = pd.DataFrame(dict(variant=["pre-LN", "post-LN"], max_abs_difference_vs_torch=[diff, diff]))
+    return (ln, params, same), {}
+
+
+CASES["seqlab.chapter.s14_53.block_claims"] = [
+    lambda: _s53_block(0.999995, 0.999996),
+    lambda: _s53_block(0.95, 0.999),
+    lambda: _s53_block(0.999995, 0.999996, counted=101),
+]
+
+
+def _s54_masks(leak=0.0, padded=0.0):
+    _, pd = _h1_frames()
+    causal = pd.DataFrame([dict(future_leak_max_abs=leak, causal_weights_above_diagonal=0.0)])
+    checks = pd.DataFrame(dict(check=list("abcd"), max_abs_logit_change=[padded, 0.3, 0.0, 1.4]))
+    return (causal, checks), {}
+
+
+CASES["seqlab.chapter.s14_54.mask_claims"] = [
+    lambda: _s54_masks(),
+    lambda: _s54_masks(leak=1e-7),
+    lambda: _s54_masks(padded=1e-3),
+]
+
+
+def _s54_comparison(tf=1.0, gru=0.17, train_tf=0.99, heldout_tf=0.87, free=0.22):
+    _, pd = _h1_frames()
+    rows = []
+    for task in ("copy", "reverse"):
+        for T in (8, 32):
+            rows += [dict(task=task, model="GRU", sequence_length=T, heldout_free_running=gru,
+                          train_teacher_forced=0.5, heldout_teacher_forced=0.3),
+                     dict(task=task, model="GRU + attention", sequence_length=T, heldout_free_running=free,
+                          train_teacher_forced=train_tf, heldout_teacher_forced=heldout_tf),
+                     dict(task=task, model="Transformer", sequence_length=T, heldout_free_running=tf,
+                          train_teacher_forced=1.0, heldout_teacher_forced=1.0)]
+    return (pd.DataFrame(rows), 0.125), {}
+
+
+CASES["seqlab.chapter.s14_54.task_claims"] = [
+    lambda: _s54_comparison(),
+    lambda: _s54_comparison(tf=0.97, gru=0.6, heldout_tf=0.3),
+]
+# --- end §14.53–§14.55 ---
+
+
+def _s54_share(copy, rev):
+    import pandas as pd
+
+    return (pd.DataFrame(dict(task=["copy", "reverse"], aligned_weight=[copy, rev], uniform=[1 / 16, 1 / 16])),), {}
+
+
+CASES["seqlab.chapter.s14_54.alignment_claims"] = [lambda: _s54_share(0.9, 0.8), lambda: _s54_share(0.9, 0.3)]
+# --- end §14.54 alignment ---

@@ -265,6 +265,9 @@ def test_page_is_code_first_with_every_glue_defined_and_no_typed_numbers():
     defined = set(re.findall(r'glue\(\s*"([^"]+)"', cells))
     defined |= set(re.findall(r'"(\w+)"', cells)) & used  # names glued through a variable (a loop over literals)
     patterns = re.findall(r'glue\(\s*f"([^"]+)"', cells)  # names built in a loop
+    modules = Path(__file__).resolve().parents[1] / "src" / "seqlab" / "chapter"
+    for sid in ("s14_53", "s14_54", "s14_55"):  # claims said on the page (say(...)) glue their sentence by name
+        defined |= set(re.findall(r'(?:claim|require)\(\s*"(\w+)"', (modules / f"{sid}.py").read_text()))
     unresolved = {u for u in used - defined
                   if not any(re.fullmatch(re.sub(r"\\\{[^}]*\\\}", ".+", re.escape(p)), u) for p in patterns)}
     assert not unresolved, unresolved
@@ -286,22 +289,75 @@ def test_page_prose_is_long_enough_in_each_section():
         assert len(re.findall(r"[A-Za-z][A-Za-z'-]*", _prose("---\n---\n" + body))) >= 250, sid
 
 
-def test_thread_verdict_says_only_what_the_gauge_allows():
-    from seqlab.chapter.s14_55 import thread_summary, thread_verdict
+def test_time_call_median_and_cpu_clock():
+    from seqlab.analysis.complexity import time_call
 
-    def frame(rows, finished=True):
-        df = pd.DataFrame([dict(layer=l, mode="forward", d=128, T=512, one_thread_ms=a, two_threads_ms=b)
-                           for l, a, b in rows], columns=["layer", "mode", "d", "T", "one_thread_ms", "two_threads_ms"])
-        return df.assign(speedup=df.one_thread_ms / df.two_threads_ms, finished=finished)
+    calls = iter([0.0, 0.0, 0.0, 0.0, 0.0])
+    assert time_call(lambda: next(calls), repeats=4, stat="median", clock="cpu") >= 0
+    with pytest.raises(ValueError, match="stat"):
+        time_call(lambda: None, stat="mean")
+    with pytest.raises(ValueError, match="clock"):
+        time_call(lambda: None, clock="gpu")
+    with pytest.raises(ValueError, match="repeats"):
+        time_call(lambda: None, repeats=0)
 
-    ref = "linear map (reference)"
-    busy = frame([(ref, 1.0, 10.0)])
-    assert "busy" in thread_verdict(busy) and not thread_summary(busy).second_core_free.any()
-    free = frame([(ref, 2.0, 1.0), ("self-attention", 3.0, 1.6), ("LSTM", 3.0, 2.5), (ref, 2.0, 1.05)])
-    v = thread_verdict(free)
-    assert v.startswith("stayed free") and "attention gained more" in v and thread_summary(free).second_core_free.all()
-    late = frame([(ref, 2.0, 1.0), ("self-attention", 3.0, 1.6), ("LSTM", 3.0, 2.5), (ref, 2.0, 4.0)])
-    assert "busy by the end" in thread_verdict(late)
-    stopped = frame([(ref, 2.0, 1.0), ("self-attention", 3.0, 1.6)], finished=False)
-    assert "stopped" in thread_verdict(stopped) and not thread_summary(stopped).second_core_free.any()
-    assert "could not be tested" in thread_verdict(frame([], finished=False))
+
+def test_line_fit_through_every_point():
+    from seqlab.analysis.complexity import line_fit
+
+    f = line_fit([8, 16, 32, 64], [3 + 0.1 * k for k in (8, 16, 32, 64)])
+    assert f["a"] == pytest.approx(3) and f["b"] == pytest.approx(0.1) and f["r2"] == pytest.approx(1)
+    bent = line_fit([8, 16, 32, 64], [2.0, 2.0, 2.0, 10.0])
+    assert bent["r2"] < 0.9 and bent["max_rel_residual"] > 0.3
+    with pytest.raises(ValueError):
+        line_fit([1, 1], [2, 3])
+
+
+def test_crossover_last_is_where_attention_stays_dearer():
+    from seqlab.analysis.complexity import crossover
+
+    Ts, r = [16, 32, 64, 128], [1.5, 0.5, 2.0, 3.0]  # dearer at 16 (overhead), cheaper at 32, dearer from ~45
+    assert crossover(Ts, r) == 16.0
+    assert 32 < crossover(Ts, r, last=True) < 64
+    assert crossover(Ts, [0.5, 2.0, 0.9, 0.8], last=True) is None
+    assert crossover(Ts, [1.0, 2.0, 3.0, 4.0], last=True) == 16.0
+
+
+def test_walkthrough_equations_equal_the_block():
+    from seqlab.chapter import s14_53
+
+    steps, block, x = s14_53.block_walkthrough(s14_53.SEED)
+    assert len(steps) == 5 and (steps.max_abs_difference < 1e-5).all()
+    assert set(steps["shape"]) == {"2 x 10 x 64"}
+    assert s14_53.walkthrough_claims(steps)[0].holds
+
+
+def test_cost_reference_is_stored_and_complete():
+    from seqlab.chapter import s14_55
+
+    ref = s14_55.cost_reference()
+    assert set(ref.tables) == {"grid", "training", "parts", "threads"}
+    assert len(ref["grid"]) == len(s14_55.T_GRID) * len(s14_55.D_GRID)
+    assert len(ref["training"]) == len(s14_55.TRAIN_T_GRID) * len(s14_55.D_GRID)
+    assert set(ref["threads"].layer) == {s14_55.GAUGE, "self-attention", "LSTM"}
+    assert ref.machine["cores"] >= 2 and ref.machine_line()
+    cross = s14_55.crossovers(ref["grid"], ref["training"])
+    assert (cross.flop_T_star == 2 * cross.d).all()
+
+
+def test_quick_measurement_here_sits_beside_the_reference():
+    from seqlab.chapter import s14_55
+
+    here = s14_55.measure_here(lengths=(64, 128), repeats=1)
+    grid = pd.DataFrame(dict(T=[64, 128], d=[64, 64], ratio_attention_to_lstm=[0.5, 2.0]))
+    side = s14_55.here_beside_reference(here, grid)
+    assert side.reference_ratio.tolist() == [0.5, 2.0] and (side.here_ratio > 0).all()
+    assert s14_55.here_claims(here, grid)[0].name == "s55_here_side"
+
+
+def test_listing_words():
+    from seqlab.chapter.s14_55 import listing, span
+
+    assert listing([1, 2, 3], "d") == "1, 2 and 3" and listing([5.0], ".0f") == "5"
+    assert listing([1.0, float("nan")], never="beyond the grid") == "1 and beyond the grid"
+    assert span([3.0, 1.0, 2.0], ".2g") == "1 to 3"

@@ -9,7 +9,7 @@ from .params import GATE_BLOCKS
 
 __all__ = ["attention_flops", "attention_core_flops", "recurrent_flops", "flop_crossover",
            "gflops", "time_call", "time_training_step", "fused_rnn_kernels", "peak_cpu_memory",
-           "crossover"]
+           "crossover", "line_fit"]
 
 
 def attention_flops(T: int, d: int) -> int:
@@ -42,20 +42,39 @@ def gflops(flops: float, seconds: float) -> float:
     return flops / seconds / 1e9
 
 
-def time_call(fn, repeats: int = 3, warmup: int = 1) -> float:
-    """Best-of-``repeats`` wall-clock seconds of ``fn()`` (the minimum is the least noisy estimate)."""
+def time_call(fn, repeats: int = 3, warmup: int = 1, stat: str = "min", clock: str = "wall") -> float:
+    """Seconds of ``fn()`` over ``repeats`` calls after ``warmup`` untimed ones.
+
+    ``stat="min"`` returns the best call, ``stat="median"`` the median call (what a
+    stored reference uses: one slow call, or one lucky one, does not move it).
+    ``clock="wall"`` measures elapsed time; ``clock="cpu"`` the CPU time this process
+    used (``time.process_time``): for single-threaded work on a quiet machine the two
+    agree, and the CPU time does not count the moments another program held the core.
+    """
+    if stat not in ("min", "median"):
+        raise ValueError(f"stat must be 'min' or 'median', got {stat!r}")
+    if clock not in ("wall", "cpu"):
+        raise ValueError(f"clock must be 'wall' or 'cpu', got {clock!r}")
+    now = time.perf_counter if clock == "wall" else time.process_time
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, got {repeats}")
     for _ in range(warmup):
         fn()
-    best = float("inf")
+    times = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = now()
         fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+        times.append(now() - t0)
+    if stat == "min":
+        return min(times)
+    import statistics
+
+    return float(statistics.median(times))
 
 
-def time_training_step(module, x, repeats: int = 3, warmup: int = 1) -> float:
-    """Best-of-``repeats`` seconds of one forward and backward pass of ``module`` on ``x`` (loss: sum of outputs).
+def time_training_step(module, x, repeats: int = 3, warmup: int = 1, stat: str = "min", clock: str = "wall") -> float:
+    """Seconds of one forward and backward pass of ``module`` on ``x`` (loss: sum of outputs), by ``stat`` and
+    ``clock`` (see :func:`time_call`).
 
     Parameter gradients are cleared between calls; ``x`` needs no gradient.
     """
@@ -64,7 +83,26 @@ def time_training_step(module, x, repeats: int = 3, warmup: int = 1) -> float:
         out = module(x)
         (out[0] if isinstance(out, tuple) else out).sum().backward()
 
-    return time_call(step, repeats, warmup)
+    return time_call(step, repeats, warmup, stat, clock)
+
+
+def line_fit(x, y) -> dict:
+    """Least-squares line ``y = a + b x`` through every point, and how well it fits.
+
+    Returns ``a``, ``b``, ``r2`` (the share of ``y``'s variance the line explains) and
+    ``max_rel_residual`` (the largest ``|y - fit| / y`` over the points).
+    """
+    import numpy as np
+
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if len(x) < 2 or len(set(x.tolist())) < 2:
+        raise ValueError("a line needs at least two distinct x values")
+    b, a = np.polyfit(x, y, 1)
+    fit = a + b * x
+    ss_res = float(((y - fit) ** 2).sum())
+    ss_tot = float(((y - y.mean()) ** 2).sum())
+    r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0
+    return dict(a=float(a), b=float(b), r2=r2, max_rel_residual=float(np.max(np.abs(y - fit) / np.abs(y))))
 
 
 @contextmanager
@@ -109,15 +147,26 @@ def peak_cpu_memory(fn) -> int:
     return int(peak)
 
 
-def crossover(Ts, ratio) -> float | None:
-    """First T at which ``ratio`` (attention cost / recurrent cost) reaches 1, interpolated on log T."""
+def crossover(Ts, ratio, last: bool = False) -> float | None:
+    """T at which ``ratio`` (attention cost / recurrent cost) reaches 1, interpolated on log T.
+
+    ``last=False``: the first T where it reaches 1. ``last=True``: the last upward crossing,
+    beyond which the ratio stays at or above 1 at every T measured (``None`` if the longest T
+    is below 1; the first T if every point is at or above 1).
+    """
     import numpy as np
 
     Ts, ratio = np.asarray(Ts, float), np.asarray(ratio, float)
-    above = np.nonzero(ratio >= 1)[0]
-    if len(above) == 0:
-        return None
-    i = above[0]
+    if last:
+        if len(ratio) == 0 or ratio[-1] < 1:
+            return None
+        below = np.nonzero(ratio < 1)[0]
+        i = 0 if len(below) == 0 else below[-1] + 1
+    else:
+        above = np.nonzero(ratio >= 1)[0]
+        if len(above) == 0:
+            return None
+        i = above[0]
     if i == 0:
         return float(Ts[0])
     lt = np.log(Ts[i - 1 : i + 1])

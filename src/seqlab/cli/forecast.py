@@ -5,6 +5,7 @@ import argparse
 import sys
 import time
 
+from ..text.devices import DEVICES
 from ._common import UsageError, check_output_dir, float_in, int_at_least, positive_int
 
 __all__ = ["add_commands"]
@@ -114,14 +115,31 @@ class _Progress:
             self.bar = None
 
 
-def _models(args, names: list[str]) -> list:
+#: the models that train a network, and so take --device
+NEURAL_MODELS = ("GRU", "LSTM", "Transformer", "N-BEATS")
+
+
+def _device(args, names: list[str]) -> str:
+    """``--device`` (default auto), checked before any data is read: an unavailable device is one line, exit 2."""
+    from ..text.devices import resolve_device
+
+    if args.device is None:
+        return "auto"
+    if not any(n in NEURAL_MODELS for n in names):
+        raise UsageError(f"--device is an option of the neural models; add one of {', '.join(NEURAL_MODELS)} to "
+                         "--models")
+    resolve_device(args.device)
+    return args.device
+
+
+def _models(args, names: list[str], device: str = "auto") -> list:
     from ..forecast.nbeats import chapter_ensemble
 
     nbeats_options = {"max_steps": args.max_steps, "members": args.members}
     given = [f"--{k.replace('_', '-')}" for k, v in nbeats_options.items() if v is not None]
     if given and "N-BEATS" not in names:
         raise UsageError(f"{given[0]} is an N-BEATS option; add N-BEATS to --models")
-    return [chapter_ensemble(args.season, **nbeats_options) if n == "N-BEATS" else n for n in names]
+    return [chapter_ensemble(args.season, device=device, **nbeats_options) if n == "N-BEATS" else n for n in names]
 
 
 def _engine(args):
@@ -148,7 +166,8 @@ def _cmd_evaluate(args) -> int:
     for opt in ("calibration_windows", "calibration_step"):
         if getattr(args, opt) is not None and not levels:
             raise UsageError(f"--{opt.replace('_', '-')} needs --level (such as --level 80,95)")
-    models = _models(args, names)
+    device = _device(args, names)
+    models = _models(args, names, device)
     out_dir = check_output_dir(args.output, "--output") if args.output is not None else None
     df = read_series_csv(args.csv)
     step = args.step or args.horizon
@@ -156,7 +175,8 @@ def _cmd_evaluate(args) -> int:
     show = sys.stderr.isatty() if args.progress is None else args.progress
     progress = _Progress(show)
     try:
-        with Forecaster(models, freq=infer_freq(df), season_length=args.season, engine=_engine(args)) as fc:
+        with Forecaster(models, freq=infer_freq(df), season_length=args.season, engine=_engine(args),
+                        device=device) as fc:
             cv = fc.cross_validation(df, args.horizon, n_windows=args.windows, step_size=args.step,
                                      min_train_length=args.min_train_length, level=levels or None,
                                      intervals=args.intervals or "conformal",
@@ -253,6 +273,9 @@ def add_commands(sub, parser_class) -> None:
     e.add_argument("--members", type=int_at_least(1, 60), default=None, metavar="N",
                    help="N-BEATS members (default 6: generic and interpretable, inputs 2h, 3h, 4h; fewer keep the "
                         "first N of that order, more add seeds)")
+    e.add_argument("--device", choices=DEVICES, default=None,
+                   help="where the neural models (GRU, LSTM, Transformer, N-BEATS) train: auto (the default) is "
+                        "CUDA when present, then MPS, else the CPU")
     e.add_argument("--output", default=None, metavar="DIR",
                    help="also write cross_validation.csv, series_errors.csv, horizon_errors.csv and summary.csv there "
                         "(full precision, ISO dates)")

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InvalidParameterError, InvalidTypeError, SeqlabError
+from ..text.devices import resolve_device
 from .classical import CLASSICAL, Naive2, StatsForecastModel, is_statsforecast_model
 from .data import ForecastDataError, validate_long
 from .engines import make_engine
@@ -187,10 +188,12 @@ class Forecaster:
     cluster at ``address`` (HOST:PORT), or on a local one started on first use when no address is given; the numbers
     are those of the single-process run. The members of an N-BEATS ensemble (independent seeded jobs) run there
     too, with the same numbers as in local worker processes; the other neural models run here. :meth:`close` (or a
-    ``with`` block) releases the cluster.
+    ``with`` block) releases the cluster. ``device`` ("auto", the default: CUDA when present, then MPS, else the CPU;
+    "cpu", "cuda", "mps") is where the neural models named by string train; a model object keeps its own.
     """
 
-    def __init__(self, models, freq=1, season_length: int = 1, n_jobs: int = 1, *, engine=None, address=None):
+    def __init__(self, models, freq=1, season_length: int = 1, n_jobs: int = 1, *, engine=None, address=None,
+                 device: str = "auto"):
         if isinstance(models, (str, bytes)) or not hasattr(models, "__iter__"):
             raise InvalidParameterError(f"models must be a list of models, got {models!r}")
         models = list(models)
@@ -204,7 +207,8 @@ class Forecaster:
                 not (n_jobs >= 1 or n_jobs == -1):
             raise InvalidParameterError(f"n_jobs must be a whole number >= 1 (or -1: every core), got {n_jobs!r}")
         season_length, n_jobs = int(season_length), int(n_jobs)
-        self.freq, self.season_length, self.n_jobs = freq, season_length, n_jobs
+        resolve_device(device)  # an unknown or unavailable device is refused before any model is made
+        self.freq, self.season_length, self.n_jobs, self.device = freq, season_length, n_jobs, device
         self.models = [self._as_model(m) for m in models]
         seen = set()
         for m in self.models:
@@ -226,8 +230,8 @@ class Forecaster:
             if m == "Naive2":
                 return Naive2(self.season_length)
             if m == "N-BEATS":
-                return chapter_ensemble(self.season_length)
-            return NeuralForecaster(_NEURAL[m], season_length=self.season_length)
+                return chapter_ensemble(self.season_length, device=self.device)
+            return NeuralForecaster(_NEURAL[m], season_length=self.season_length, device=self.device)
         if is_statsforecast_model(m):
             return StatsForecastModel(m)
         name = getattr(m, "name", None)

@@ -24,7 +24,10 @@ validation windows that end before the hold-out.
 
 :class:`NBeatsForecaster` is an ensemble: one member per (input length, loss, seed),
 each an independent job with a fixed seed (run in worker processes by
-:func:`seqlab.parallel.run_calls`), combined by the median.
+:func:`seqlab.parallel.run_calls`), combined by the median. ``device`` (as in
+``seqlab lm train``: "auto", "cpu", "cuda", "mps") says where the members train and
+forecast; the weights are initialised and the windows drawn on the CPU, so only the
+arithmetic moves, and forecasts come back as CPU arrays.
 """
 from __future__ import annotations
 
@@ -37,6 +40,7 @@ import torch
 import torch.nn as nn
 
 from ..errors import InvalidParameterError
+from ..text.devices import resolve_device
 from .engines import make_engine
 from .neural import NeuralForecaster
 
@@ -375,30 +379,38 @@ def _cut_range(n: np.ndarray, h: int, c: NBeatsConfig):
     return lo, hi
 
 
+def _device(device) -> torch.device:
+    """A device name (see :func:`seqlab.text.devices.resolve_device`) or a ``torch.device``, as a torch.device."""
+    return device if isinstance(device, torch.device) else resolve_device(device)
+
+
 def _forecast(model, X, Mk):
     s = _input_scale(X, Mk)
+    device = next(model.parameters()).device
     with torch.no_grad():
-        f = model(torch.from_numpy(X / s[:, None]), torch.from_numpy(Mk)).numpy()
+        f = model(torch.from_numpy(X / s[:, None]).to(device), torch.from_numpy(Mk).to(device)).cpu().numpy()
     return f.astype(float) * s[:, None]
 
 
 def train_member(series: list[np.ndarray], h: int, season: int, config: NBeatsConfig,
-                 checkpoints: tuple[int, ...] = (), progress=None):
+                 checkpoints: tuple[int, ...] = (), progress=None, device="cpu"):
     """Train one member on every window of ``series`` that ends by the origin; return ``(model, forecasts)``.
 
     ``forecasts`` maps each step in ``checkpoints`` (and ``max_steps``) to the (N, h)
     forecasts from each series' end after that many steps. The learning rate is
     constant, so the model at step s of a longer run is the model a run of s steps
     ends with: one run gives the validation curve over step counts. ``progress(step)``, when
-    given, is called about a hundred times along the way and after the last step.
+    given, is called about a hundred times along the way and after the last step. ``device``: where the steps
+    run (the model is initialised on the CPU and moved there; the model returned stays there).
     """
     c = config
+    dev = _device(device)
     L = c.input_size(h)
     torch.manual_seed(c.seed)
     panel = Panel(series, L, season, c.short)
     lo, hi = _cut_range(panel.n, h, c)
     sampler = (UniformSeriesSampler if c.sampling == "series" else UniformWindowSampler)(lo, hi, c.seed)
-    model = build_model(c, h, season)
+    model = build_model(c, h, season).to(dev)
     loss_fn = LOSSES[c.loss]()
     opt = torch.optim.Adam(model.parameters(), lr=c.learning_rate)
     avg = _EMA(model, c.ema) if c.ema else None
@@ -411,8 +423,8 @@ def train_member(series: list[np.ndarray], h: int, season: int, config: NBeatsCo
         X, Mk, Y, q = panel.windows(i, t, L, h)
         s = _input_scale(X, Mk)
         w = np.where(q > 0, s / np.where(q > 0, q, 1), 1.0).astype(np.float32)  # s / q: scaled error -> MASE terms
-        f = model(torch.from_numpy(X / s[:, None]), torch.from_numpy(Mk))
-        loss = loss_fn(f, torch.from_numpy(Y / s[:, None]), torch.from_numpy(w))
+        f = model(torch.from_numpy(X / s[:, None]).to(dev), torch.from_numpy(Mk).to(dev))
+        loss = loss_fn(f, torch.from_numpy(Y / s[:, None]).to(dev), torch.from_numpy(w).to(dev))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -442,9 +454,9 @@ class _EMA:
 
 
 def member_forecasts(series: list[np.ndarray], h: int, season: int, config: NBeatsConfig,
-                     checkpoints: tuple[int, ...] = ()) -> dict[int, np.ndarray]:
+                     checkpoints: tuple[int, ...] = (), device="cpu") -> dict[int, np.ndarray]:
     """Only the forecasts of :func:`train_member` (small to send back from a worker process)."""
-    return train_member(series, h, season, config, checkpoints)[1]
+    return train_member(series, h, season, config, checkpoints, device=device)[1]
 
 
 def ensemble_median(forecasts: list[np.ndarray]) -> np.ndarray:
@@ -464,7 +476,7 @@ def chapter_ensemble(season_length: int = 1, max_steps: int | None = None, membe
     ``seqlab forecast evaluate --models N-BEATS`` use. ``max_steps`` replaces the 2,000 steps; ``members`` keeps
     the first that many members in the ensemble's order (generic 2h, 3h, 4h, then interpretable; past 6, more
     seeds, whose generic members all come before the interpretable ones); ``kw`` goes to
-    :class:`NBeatsForecaster` (``workers``, ``engine``).
+    :class:`NBeatsForecaster` (``workers``, ``engine``, ``device``).
     """
     steps = 2000 if max_steps is None else max_steps
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
@@ -487,9 +499,9 @@ MAX_MEMBERS = 60
 _SEED_MODULUS = 2 ** 63
 
 
-def _fit_member(series, h, season, config, report=None):
-    model, _ = train_member(series, h, season, config, progress=report)
-    return config, model.state_dict()
+def _fit_member(series, h, season, config, report=None, device="cpu"):
+    model, _ = train_member(series, h, season, config, progress=report, device=device)
+    return config, {k: v.cpu() for k, v in model.state_dict().items()}  # CPU tensors travel between processes
 
 
 def _member_report(progress, k: int, n: int, steps: int):
@@ -529,7 +541,10 @@ class NBeatsForecaster(NeuralForecaster):
     not depend on the number of workers), or on a cluster when an ``engine`` is given (an
     :class:`~seqlab.forecast.Engine` or "dask", "ray", "spark"; a
     :class:`~seqlab.forecast.Forecaster` with an engine hands it over): the same members,
-    the same numbers. ``predict(df, h)`` returns the median forecast.
+    the same numbers. ``predict(df, h)`` returns the median forecast. ``device``: "auto" (the default, as for
+    ``seqlab lm train``: CUDA when present, then MPS, else the CPU), "cpu", "cuda" or "mps"; every member trains and
+    forecasts there, and an unavailable device is an :class:`~seqlab.errors.InvalidParameterError` at once. On the
+    CPU the numbers do not depend on the option (the same arithmetic runs); a GPU's differ from them by rounding.
     """
 
     #: :class:`~seqlab.forecast.Forecaster` passes its engine to ``fit``
@@ -539,7 +554,7 @@ class NBeatsForecaster(NeuralForecaster):
 
     def __init__(self, config: NBeatsConfig | tuple | list | None = None, input_multiples=(2.0,), losses=("mase",),
                  seeds=(1,), season_length: int = 1, name: str = "N-BEATS", size: int | None = None,
-                 workers: int | None = None, engine=None):
+                 workers: int | None = None, engine=None, device: str = "auto"):
         configs = (config or NBeatsConfig(),) if config is None or isinstance(config, NBeatsConfig) else tuple(config)
         if not configs or not all(isinstance(c, NBeatsConfig) for c in configs):
             raise InvalidParameterError("config must be an NBeatsConfig or a non-empty sequence of them")
@@ -558,6 +573,8 @@ class NBeatsForecaster(NeuralForecaster):
         self.arch, self.name, self.season_length, self.workers = "nbeats", name, season_length, workers
         self.size = size
         self.engine = make_engine(engine)
+        resolve_device(device)  # an unknown or unavailable device is refused here, before any training
+        self.device = device
         self.model, self.members, self.history = None, [], []
 
     def member_configs(self) -> list[NBeatsConfig]:
@@ -594,23 +611,25 @@ class NBeatsForecaster(NeuralForecaster):
         """
         _, series = self._series(df)
         configs = self.member_configs()
+        device = resolve_device(self.device)
         engine = self.engine if engine is None else make_engine(engine)
         if engine is not None:
-            fitted = engine.run_calls([(_fit_member, (series, h, self.season_length, c)) for c in configs])
+            fitted = engine.run_calls([(_fit_member, (series, h, self.season_length, c, None, device.type))
+                                       for c in configs])
             for k, c in enumerate(configs):
                 if progress is not None:
                     progress(member=k + 1, members=len(configs), step=c.max_steps, steps=c.max_steps)
         else:
-            fitted = self._fit_here(series, h, configs, progress)
+            fitted = self._fit_here(series, h, configs, progress, device.type)
         self.members = []
         for c, state in fitted:
             net = build_model(c, h, self.season_length)
             net.load_state_dict(state)
-            self.members.append((c, net.eval()))
+            self.members.append((c, net.to(device).eval()))
         self.model, self.h = self.members[0][1], h
         return self
 
-    def _fit_here(self, series, h, configs, progress):
+    def _fit_here(self, series, h, configs, progress, device: str):
         """The members in this process or in local worker processes, with their progress when asked for."""
         import threading
 
@@ -619,10 +638,10 @@ class NBeatsForecaster(NeuralForecaster):
         args = (series, h, self.season_length)
         workers = default_workers() if self.workers is None else self.workers
         if progress is None:
-            return run_calls([(_fit_member, (*args, c)) for c in configs], workers=workers)
+            return run_calls([(_fit_member, (*args, c, None, device)) for c in configs], workers=workers)
         steps, n = [c.max_steps for c in configs], len(configs)
         if workers <= 1 or n <= 1:  # in this process: a plain callback
-            return run_calls([(_fit_member, (*args, c, _member_report(progress, k, n, steps[k])))
+            return run_calls([(_fit_member, (*args, c, _member_report(progress, k, n, steps[k]), device))
                               for k, c in enumerate(configs)], workers=1)
         from multiprocessing import get_context
 
@@ -632,8 +651,8 @@ class NBeatsForecaster(NeuralForecaster):
             queue = manager.Queue()
             drain = threading.Thread(target=_drain, args=(queue, progress, n, steps, stop), daemon=True)
             drain.start()
-            return run_calls([(_fit_member, (*args, c, _QueueReport(queue, k))) for k, c in enumerate(configs)],
-                             workers=workers)
+            return run_calls([(_fit_member, (*args, c, _QueueReport(queue, k), device))
+                              for k, c in enumerate(configs)], workers=workers)
         finally:
             stop.set()
             manager.shutdown()

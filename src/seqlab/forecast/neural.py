@@ -4,7 +4,9 @@ Each training example is a window of ``input_size`` past values and the next
 ``h`` values of one series, divided by the mean absolute value of its input
 window (per-series, per-window scaling), so series of any level share one model.
 The last ``h`` points of every series' training part are held out for early
-stopping; training windows end before them (no look-ahead).
+stopping; training windows end before them (no look-ahead). ``device`` ("auto", "cpu",
+"cuda", "mps", as in ``seqlab lm train``) says where the network trains and predicts;
+it is initialised and its batches drawn on the CPU, and forecasts come back as CPU arrays.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import torch.nn as nn
 
 from ..errors import InvalidParameterError
 from ..nn.transformer import EncoderLayer
+from ..text.devices import resolve_device
 
 __all__ = ["NeuralConfig", "NeuralForecaster", "make_windows"]
 
@@ -97,12 +100,18 @@ class _Attention(nn.Module):
 
 
 class NeuralForecaster:
-    """A global model with a statsforecast-like life cycle: ``fit(df, h)`` then ``predict(df, h)``."""
+    """A global model with a statsforecast-like life cycle: ``fit(df, h)`` then ``predict(df, h)``.
+
+    ``device``: "auto" (the default, as for ``seqlab lm train``: CUDA when present, then MPS, else the CPU), "cpu",
+    "cuda" or "mps"; an unavailable device is an :class:`~seqlab.errors.InvalidParameterError` at once.
+    """
 
     def __init__(self, arch: str = "gru", name: str | None = None, config: NeuralConfig | None = None,
-                 season_length: int = 1):
+                 season_length: int = 1, device: str = "auto"):
         if arch not in ("gru", "lstm", "transformer"):
             raise InvalidParameterError(f"arch must be gru, lstm or transformer, got {arch!r}")
+        resolve_device(device)  # an unknown or unavailable device is refused here, before any training
+        self.device = device
         self.arch, self.config, self.season_length = arch, config or NeuralConfig(), season_length
         self.name = name or {"gru": "GRU", "lstm": "LSTM", "transformer": "Transformer"}[arch]
         self.model, self.history = None, []
@@ -126,16 +135,17 @@ class NeuralForecaster:
         Xv = np.array([y[-h - L : -h] for y in val_series], dtype=np.float32)
         Yv = np.array([y[-h:] for y in val_series], dtype=np.float32)
         st, sv = _scale(Xt), _scale(Xv)
-        Xt, Yt, Xv, Yv = (torch.from_numpy(a) for a in (Xt / st, Yt / st, Xv / sv, Yv / sv))
+        dev = resolve_device(self.device)
+        Xt, Yt, Xv, Yv = (torch.from_numpy(a).to(dev) for a in (Xt / st, Yt / st, Xv / sv, Yv / sv))
         torch.manual_seed(c.seed)
-        g = torch.Generator().manual_seed(c.seed)
-        model = self._build(h, L)
+        g = torch.Generator().manual_seed(c.seed)  # on the CPU: the same batches on every device
+        model = self._build(h, L).to(dev)
         opt = torch.optim.Adam(model.parameters(), lr=c.learning_rate)
         best, best_state, bad = float("inf"), None, 0
         self.history = []
         for step in range(1, c.max_steps + 1):
             model.train()
-            idx = torch.randint(len(Xt), (c.batch_size,), generator=g)
+            idx = torch.randint(len(Xt), (c.batch_size,), generator=g).to(dev)
             loss = (model(Xt[idx]) - Yt[idx]).abs().mean()  # MAE on the scaled windows
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -167,5 +177,6 @@ class NeuralForecaster:
             rows.append(_pad(g["y"].to_numpy(float), self.L)[-self.L:])
         X = np.array(rows, dtype=np.float32)
         s = _scale(X)
-        yhat = self.model(torch.from_numpy(X / s)).numpy() * s
+        device = next(self.model.parameters()).device
+        yhat = self.model(torch.from_numpy(X / s).to(device)).cpu().numpy() * s
         return dict(zip(ids, yhat))
