@@ -87,7 +87,8 @@ class NBeatsPlan:
         d = self.like.get(dataset, dataset)
         return NBeatsForecaster(tuple(replace(c, max_steps=int(steps)) for c in self.configs),
                                 input_multiples=self.inputs[d],
-                                losses=self.losses, seeds=self.seeds, season_length=season, size=size, **kw)
+                                losses=self.losses, seeds=self.seeds, season_length=season, size=size,
+                                **{"device": "cpu", **kw})  # the stored results are the CPU's
 
     def grid(self, dataset: str) -> tuple:
         return tuple(self.steps[self.like.get(dataset, dataset)])
@@ -200,7 +201,8 @@ def _load(key: str):
 # ---------------------------------------------------------------------------------------------------------------
 def _global_job(arch: str, name: str, config: NeuralConfig, season: int, frame: pd.DataFrame, h: int):
     t0 = time.perf_counter()
-    preds = NeuralForecaster(arch, name=name, config=config, season_length=season).fit(frame, h).predict(frame, h)
+    preds = NeuralForecaster(arch, name=name, config=config, season_length=season,
+                             device="cpu").fit(frame, h).predict(frame, h)  # the stored results are the CPU's
     return preds, time.perf_counter() - t0
 
 
