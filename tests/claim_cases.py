@@ -512,8 +512,9 @@ def _h4_attention_cases():
         "seqlab.chapter.s14_51.parameter_claims": [lambda: ((params([262144] * 3), div(0.0618, 0.202)), {}),
                                                     lambda: ((params([262144] * 3), div(0.1, 0.3)), {}),
                                                     lambda: ((params([262144, 1]), div(0.0618, 0.202)), {})],
-        "seqlab.chapter.s14_51.heads_claims": [lambda: (heads(True), {"offsets": (1, 3)}),
-                                                lambda: (heads(False), {"offsets": (1, 3)})],
+        "seqlab.chapter.s14_51.heads_claims": [
+            lambda: (heads(True), {"offsets": (1, 3)}), lambda: (heads(False), {"offsets": (1, 3)}),
+            lambda: ((heads(True)[0].assign(parameters=[100, 200, 300]), *heads(True)[1:]), {"offsets": (1, 3)})],
         "seqlab.chapter.s14_52.order_claims": [lambda: (order(True), {}), lambda: (order(False), {})],
         "seqlab.chapter.s14_52.ablation_claims": [lambda: (ablation(True), {}), lambda: (ablation(False), {})],
     }

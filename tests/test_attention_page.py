@@ -149,10 +149,19 @@ def test_position_explorer_slider_redraws():
 
 # --------------------------------------------------------------------------- the page source
 
-def test_page_glues_every_quoted_name_and_drops_show():
-    text = (REPO / "src" / "seqlab" / "book" / "pages" / "attention.md").read_text(encoding="utf-8")
+@pytest.mark.parametrize("page", ["attention", "recurrence"])
+def test_page_glues_every_quoted_name_and_drops_show(page):
+    """Every quoted name is glued on the page (glue, glue_all) or is a claim its sections' sources make."""
+    text = (REPO / "src" / "seqlab" / "book" / "pages" / f"{page}.md").read_text(encoding="utf-8")
     quoted = set(re.findall(r"\{glue:text\}`([A-Za-z0-9_]+)", text))
     defined = set(re.findall(r'glue\("([A-Za-z0-9_]+)"', text))
+    defined |= set(re.findall(r'"([A-Za-z0-9_]+)": ', "".join(re.findall(r"glue_all\(\{.*?\}", text, re.S))))
+    modules = set(re.findall(r"say\((s14_\w+)\.", text))
+    for m in modules:
+        source = (REPO / "src" / "seqlab" / "chapter" / f"{m}.py").read_text(encoding="utf-8")
+        defined |= set(re.findall(r'(?:claim|require)\(f?"([A-Za-z0-9_{}]+)"', source))
+    defined |= {f"s47_{cell}_match" for cell in ("lstm", "gru")}  # named by the cell (s14_47.match_claims)
     assert quoted and quoted <= defined, quoted - defined
     assert "show(" not in text
     assert "erratum(" in text and text.count("```{code-cell}") >= 20
+    assert "(eq-" not in text.replace("$$ (eq-", "")  # equation labels are referenced with {eq}, not printed

@@ -68,7 +68,7 @@ def copy_claims(results: pd.DataFrame, shown: dict) -> list:
               attention=a_tf, fixed=f_tf, margin=0.3),
         claim("s48_attention_free", a_free < a_tf - 0.2,
               f"Free-running accuracy still drops, to {a_free:.3f}: once one guess is wrong, every later step is "
-              "conditioned on a prefix that no training sequence contained.",
+              "conditioned on a wrong prefix, which teacher-forced training never showed the decoder.",
               f"Free-running accuracy stays close to it, at {a_free:.3f}: the model's own guesses are good enough "
               "to feed back.", attention_free=a_free, attention_teacher_forced=a_tf),
     ]

@@ -358,6 +358,7 @@ def heads_claims(summary: pd.DataFrame, split: pd.DataFrame, roles: pd.DataFrame
             f"{by_h.worst_accuracy_both[many]:.1%}.")
     split_ok = bool(((a.max(1) > 0.5) & (a.min(1) < 0.5)).all())
     return [
+        require("s51_same_params", summary.parameters.nunique() == 1, parameters=summary.parameters.tolist()),
         claim("s51_one_fails", by_h.best_accuracy_both[one] < min(worst_two, by_h.worst_accuracy_both[many]) - 0.5,
               accs, accs.replace("With one head, both targets are right at only", "With one head, both targets "
                                  "are right at") + " One head is not clearly worse here.",
