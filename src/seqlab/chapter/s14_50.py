@@ -213,7 +213,7 @@ def run(ctx):
 
 
 # ----------------------------------------------------------------------------------------------- claims
-from ..book.claims import claim, claim_source, require  # noqa: E402
+from ..claims import claim, claim_source, require  # noqa: E402
 
 
 @claim_source

@@ -224,7 +224,7 @@ def run(ctx):
 
 
 # ----------------------------------------------------------------------------------------------- claims
-from ..book.claims import claim, claim_source  # noqa: E402
+from ..claims import claim, claim_source  # noqa: E402
 
 
 @claim_source

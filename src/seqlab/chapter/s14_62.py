@@ -8,8 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..forecast import Forecaster, air_passengers, competition, evaluate, per_horizon, rolling_origin_splits, summarize
-from ..book.claims import claim, claim_source
-from ..book.page import fmt
+from ..claims import claim, claim_source, fmt
 from .base import section
 
 H, SEASON, WINDOWS = 12, 12, 4

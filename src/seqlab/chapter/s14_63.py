@@ -17,8 +17,7 @@ from ..experiments.forecast import (
     nbeats_results,
     validation_units,
 )
-from ..book.claims import claim, claim_source, require
-from ..book.page import fmt
+from ..claims import claim, claim_source, fmt, require
 from .base import section
 from .s14_62 import REFERENCE, REPRODUCED
 
