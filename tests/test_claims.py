@@ -20,7 +20,7 @@ from seqlab.claims import SOURCES, ClaimError, claim, require
 for _m in pkgutil.iter_modules(seqlab.chapter.__path__):
     importlib.import_module(f"seqlab.chapter.{_m.name}")
 
-from claim_cases import CASES  # noqa: E402  (tests/claim_cases.py: the inputs, one entry per source)
+from claim_cases import CASES
 
 
 def test_claim_picks_the_true_text():

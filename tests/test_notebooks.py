@@ -14,7 +14,7 @@ require("myst_nb")
 nbclient = require("nbclient")
 nbformat = require("nbformat")
 
-from seqlab.book.build import available_pages, export_notebooks  # noqa: E402
+from seqlab.book.build import available_pages, export_notebooks
 
 
 @pytest.fixture(scope="module")

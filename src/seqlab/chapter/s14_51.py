@@ -319,7 +319,7 @@ def run(ctx):
 
 
 # ----------------------------------------------------------------------------------------------- claims
-from ..claims import claim, claim_source, require  # noqa: E402
+from ..claims import claim, claim_source, require
 
 #: the chapter's printed head-diversity numbers (mean and largest pairwise correlation)
 CHAPTER_CORRELATIONS = (0.0618, 0.202)

@@ -224,7 +224,7 @@ def run(ctx):
 
 
 # ----------------------------------------------------------------------------------------------- claims
-from ..claims import claim, claim_source  # noqa: E402
+from ..claims import claim, claim_source
 
 
 @claim_source
