@@ -3,7 +3,8 @@
 README's first command (`seqlab chapter build`) is what this runs, from a folder outside the checkout, writing
 only under the test's temporary folders (site, cache, screenshots). Every page is checked in the
 browser (no external request, math typeset, figures drawn, images loaded, every explorer's slider
-clicked and redrawn), and numbers the prose quotes are compared with `seqlab run`.
+clicked and redrawn, no figure text clipped by its frame or covered), and numbers the prose quotes are
+compared with `seqlab run`.
 """
 import json
 import subprocess
@@ -101,6 +102,7 @@ def test_pages_in_a_browser(site, tmp_path):
         assert page["external_requests"] == [], name
         assert page["raw_math"] == 0 and page["broken_images"] == [], name
         assert page["plots_drawn"] == page["plots"], name
+        assert page["figure_layout"] == {}, (name, page["figure_layout"])  # no figure text clipped or covered
         assert all(s["moved"] and s["changed"] for s in page["sliders"]), (name, page["sliders"])
     sliders = sum(len(p["sliders"]) for p in found.values())
     assert sliders >= 3, f"only {sliders} explorers in the chapter"

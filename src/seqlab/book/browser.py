@@ -37,8 +37,9 @@ return JSON.stringify({
 """
 
 
-#: the widths (px) at which figures are checked outside the book: the chapter's content column, and a phone
-LAYOUT_WIDTHS = (720,)
+#: the widths (px) at which figures are checked outside the book: a little narrower than the chapter's content
+#: column (676 px in a 1280-px window), where the book draws its interactive figures
+LAYOUT_WIDTHS = (660,)
 
 # One entry per plotly figure: {id, width, problems}. A text is every non-empty <text> of the figure's SVG
 # layers except hover labels; each is named by its role (title, axis title, tick, legend, annotation, colour

@@ -252,18 +252,13 @@ def warmup_study() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
 
 def gradient_figure(grads: pd.DataFrame):
     """Gradient norm by block, log scale, one integer tick per block."""
-    from plotnine import scale_x_continuous
-
     from ..plotting import line_pair
 
-    gg, fig = line_pair(grads, "layer", "grad_norm", "variant", points=True, log_y=True,
-                        title="Gradient by depth at initialization: pre-LN vs post-LN",
-                        subtitle=f"{DEPTH} blocks, d_model = {D_MODEL}; norm of each block's parameter gradient",
-                        xlab="Block (1 = nearest the input)", ylab="Gradient norm (log scale)",
-                        colors={"pre-LN": "#3B7DD8", "post-LN": "#D8433B"})
-    gg += scale_x_continuous(breaks=list(range(1, DEPTH + 1)))
-    fig.update_xaxes(dtick=1)
-    return gg, fig
+    return line_pair(grads, "layer", "grad_norm", "variant", points=True, log_y=True,
+                     title="Gradient by depth at initialization: pre-LN vs post-LN",
+                     subtitle=f"{DEPTH} blocks, d_model = {D_MODEL}; norm of each block's parameter gradient",
+                     xlab="Block (1 = nearest the input)", ylab="Gradient norm (log scale)",
+                     colors={"pre-LN": "#3B7DD8", "post-LN": "#D8433B"}, x_breaks=list(range(1, DEPTH + 1)))
 
 
 def warmup_figure(curves: pd.DataFrame):

@@ -45,8 +45,10 @@ def slider_figure(steps: list[tuple[str, list]], *, title: str, subtitle: str = 
     layout["margin"].update(t=layout["margin"]["t"] + legend_row, b=150)
     layout["legend"] = dict(orientation="h", x=0, xanchor="left", y=1, yanchor="bottom", yref="paper")
     fig.update_layout(**layout, height=520)
+    # the step labels are centred on their ticks: inset the rail by half the longest so the end labels fit
+    inset = 10 + 4 * max(len(label) for label, _ in steps)
     fig.update_layout(sliders=[dict(active=active, steps=buttons, currentvalue=dict(prefix=slider_label),
-                                    y=0, yanchor="top", pad=dict(t=56))])
+                                    y=0, yanchor="top", pad=dict(t=56, l=inset, r=inset))])
     fig.update_xaxes(title_text=xlab, type="log" if log_x else None)
     fig.update_yaxes(title_text=ylab, type="log" if log_y else None)
     if yrange is not None:

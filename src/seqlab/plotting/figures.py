@@ -80,8 +80,10 @@ def log_ratio_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
 
 def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str, subtitle: str = "",
               xlab: str = "", ylab: str = "", log_y: bool = False, log_x: bool = False, reverse_x: bool = False,
-              colors: dict | None = None, points: bool = False, hline: float | None = None, facet: str | None = None):
-    """Lines of ``y`` against ``x`` per ``color`` group."""
+              colors: dict | None = None, points: bool = False, hline: float | None = None, facet: str | None = None,
+              x_breaks: list | None = None):
+    """Lines of ``y`` against ``x`` per ``color`` group. An integer ``x`` gets whole-number ticks (``x_breaks``
+    sets them), a date ``x`` January ticks spaced by the panel's width, a log axis the data's own values."""
     import plotly.express as px
     from plotnine import (
         aes,
@@ -113,7 +115,8 @@ def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str
     panels = df[facet].nunique() if facet else 1
     columns = int(np.ceil(np.sqrt(panels)))  # facet_wrap's layout
     x_int = integer_valued(df[x]) and not log_x
-    x_breaks = integer_breaks(df[x].min(), df[x].max(), n=max(3, 7 - columns)) if x_int else None
+    if x_breaks is None and x_int:
+        x_breaks = integer_breaks(df[x].min(), df[x].max(), n=max(3, 7 - columns))
     x_dates = pd.api.types.is_datetime64_any_dtype(df[x])
     if log_y:
         g += scale_y_log10(labels=_plain_numbers)

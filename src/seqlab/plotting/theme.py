@@ -9,8 +9,8 @@ FONT = "DejaVu Sans"
 FIGURE_SIZE = (7.5, 4.6)
 
 #: characters per line before a title or subtitle wraps: the static figure is 7.5 in wide at 110 dpi (825 px);
-#: the interactive one is drawn in the book's content column (about 720 px). ``layout.static_problems`` and the
-#: browser's layout probe check that the wrapped lines fit.
+#: the interactive one is drawn in the book's content column (676 px in a 1280-px window).
+#: ``layout.static_problems`` and the browser's layout probe check that the wrapped lines fit.
 STATIC_TITLE_CHARS, STATIC_SUBTITLE_CHARS = 64, 92
 PLOTLY_TITLE_CHARS, PLOTLY_SUBTITLE_CHARS = 58, 92
 #: the toolbar (modebar) sits in the top 44 px of an interactive figure; the title starts below it
