@@ -119,18 +119,6 @@ def reach_surface_figure(z_lstm: np.ndarray, z_rnn: np.ndarray, widths=WIDTHS):
         xlab="Lag (steps back)", ylab="Hidden width", zlab="log10 input-gradient magnitude", log_y=True)
 
 
-def reach_surface_figure(z_lstm: np.ndarray, z_rnn: np.ndarray, widths=WIDTHS):
-    """3D: log10 input-gradient magnitude over lag and hidden width, the LSTM's surface and the RNN's."""
-    from ..plotting import surface_figure
-
-    lags = np.arange(z_lstm.shape[1])
-    return surface_figure(
-        [dict(x=lags, y=widths, z=z_lstm, name="LSTM", colorscale="Blues"),
-         dict(x=lags, y=widths, z=z_rnn, name="RNN", colorscale="Reds")],
-        title="Gradient reach over lag and hidden width: LSTM (blue) vs RNN (red)",
-        xlab="Lag (steps back)", ylab="Hidden width", zlab="log10 input-gradient magnitude", log_y=True)
-
-
 def figure(gt: pd.DataFrame):
     from ..plotting import line_pair
 
