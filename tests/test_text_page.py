@@ -208,13 +208,16 @@ def test_matched_diversity_interpolates_along_each_knob():
     rows = []
     for knob, slope in (("temperature", 1.0), ("top_p", 0.5)):
         for value, ent in ((0.5, 1.0), (1.0, 2.0)):
-            rows.append(dict(knob=knob, value=value, entropy=ent, nll_judge=slope * ent, nll_gpt=ent,
-                             repetition_rate=0.0, distinct_3=ent / 2, tokens_kept=3.0))
+            rows.append(dict(knob=knob, value=value, entropy=ent, nll_judge=slope * ent, nll_judge_se=0.1 * slope,
+                             nll_gpt=ent, repetition_rate=0.0, distinct_3=ent / 2, tokens_kept=3.0))
     m = s14_59.at_matched_diversity(pd.DataFrame(rows), on="entropy", levels=(0.5,)).set_index("knob")
     assert np.allclose(m.target, 1.5) and np.allclose(m.setting, 0.75)
     assert m.nll_judge["temperature"] == pytest.approx(1.5) and m.nll_judge["top_p"] == pytest.approx(0.75)
     rank = s14_59.rank_rules(m.reset_index()).iloc[0]
     assert rank.best == "top_p" and rank.worst == "temperature"
+    vs = s14_59.against(m.reset_index()).iloc[0]  # top-p minus temperature, errors combined
+    assert vs.knob == "top_p" and vs.difference == pytest.approx(-0.75)
+    assert vs.se == pytest.approx(math.hypot(0.05, 0.1)) and vs.settled
 
 
 def test_explorer_is_an_offline_slider():

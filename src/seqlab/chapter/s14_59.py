@@ -216,8 +216,9 @@ def topp_claims(old: pd.Series, new: pd.DataFrame, vs_text: pd.DataFrame, vs_dra
               nll=n.nll_judge.tolist(), distinct_3=n.distinct_3.tolist()),
         claim("s59_topp_like_temperature", same,
               f"Held at equal diversity, top-p's NLL minus temperature's averages {m_text['mean']:+.3f} nats over "
-              f"the three distinct-3 levels and {m_draw['mean']:+.3f} over the three entropy levels, each within "
-              f"two standard errors ({m_text['se']:.3f} and {m_draw['se']:.3f}): this sweep cannot tell the two "
+              f"the three distinct-3 levels and {m_draw['mean']:+.3f} over the three entropy levels, each less "
+              f"than two of its standard errors ({m_text['se']:.3f} and {m_draw['se']:.3f}) from zero: this sweep "
+              "cannot tell the two "
               "rules apart, and the chapter's reading stands.",
               f"Held at equal diversity, top-p's NLL minus temperature's averages {m_text['mean']:+.3f} nats over "
               f"the three distinct-3 levels (standard error {m_text['se']:.3f}) and {m_draw['mean']:+.3f} over the "
@@ -279,15 +280,22 @@ def matched_claims(vs_text: pd.DataFrame, matched: pd.DataFrame, by_entropy: pd.
     rep = matched.pivot(index="target", columns="knob", values="repetition_rate")
     repeats_more = bool((rep.temperature >= rep[["top_p", "min_p"]].max(axis=1)).all())
     mid = rep.index[len(rep) // 2]
-    out.append(claim("s59_temperature_entropy", ent_best == {"temperature"} and repeats_more,
-                     "At equal entropy temperature gives the most plausible text at every level, yet at equal "
-                     "distinct-3 it repeats more than either adaptive rule at every level "
-                     f"({rep.temperature[mid]:.4f} of its 8-grams repeat at the middle level, against "
-                     f"{rep.top_p[mid]:.4f} for top-p and {rep.min_p[mid]:.4f} for min-p). Per draw, temperature "
-                     "spreads its entropy thinly over the whole vocabulary and so looks diverse while mostly "
-                     "picking the favourite: equal diversity is not one thing.",
-                     "Temperature is not both the most plausible rule at every entropy level and the most repetitive "
-                     f"at every distinct-3 level (at the middle level {rep.temperature[mid]:.4f} of its 8-grams "
-                     f"repeat, against {rep.top_p[mid]:.4f} for top-p and {rep.min_p[mid]:.4f} for min-p).",
-                     best_at_equal_entropy=sorted(ent_best), repetition=rep.to_dict()))
+    vs_draw = against(by_entropy)
+    leads = vs_draw[vs_draw.knob.isin(["top_p", "min_p"])]
+    n_lead = int((leads.settled & (leads.difference > 0)).sum())
+    n_settled_draw = int(leads.settled.sum())
+    best_names = ", ".join(KNOB_NAMES[b] for b in rank_rules(by_entropy).best)
+    reps = (f"{rep.temperature[mid]:.4f} of its 8-grams repeat at the middle level, against "
+            f"{rep.top_p[mid]:.4f} for top-p and {rep.min_p[mid]:.4f} for min-p")
+    out.append(claim("s59_temperature_entropy", ent_best == {"temperature"} and repeats_more and n_lead > 0,
+                     "At equal entropy temperature has the lowest mean NLL at every level (by more than two "
+                     f"standard errors in {n_lead} of its {len(leads)} comparisons with the adaptive rules), yet at "
+                     f"equal distinct-3 it repeats more than either adaptive rule at every level ({reps}). Per "
+                     "draw, temperature spreads its entropy thinly over the whole vocabulary and so looks diverse "
+                     "while mostly picking the favourite: equal diversity is not one thing.",
+                     f"At equal entropy the lowest mean NLL belongs, level by level, to {best_names}, and "
+                     f"{n_settled_draw} of the {len(leads)} differences between temperature and the adaptive rules "
+                     f"there exceed two standard errors; at equal distinct-3 temperature repeats "
+                     f"{'more' if repeats_more else 'not always more'} than the adaptive rules ({reps}).",
+                     best_at_equal_entropy=sorted(ent_best), settled_leads=n_lead, repetition=rep.to_dict()))
     return out

@@ -218,20 +218,21 @@ def kv_claims(steps: pd.DataFrame, cost: pd.DataFrame):
     rise = cached[hi] / cached[lo]
     flops_rise = c.flops_with_cache[hi] / c.flops_with_cache[lo]
     flat, upward = short < FLAT, rise > FLAT
+    fixed = flops_per_step(0, cached=True) / c.flops_with_cache[lo]
     speed, last = c.speedup[hi], cost.sort_values("new_tokens").iloc[-1]
     return [
         claim("kv_shape", flat and upward,
-              "At short contexts the cached step is dominated by the fixed cost of running four layers on one "
-              "token, in operations and even more in per-call overhead, so the curve is flat at first (it grows "
+              "At short contexts the cached step is dominated by the fixed cost of running the layers on one "
+              f"token ({fixed:.0%} of its operations at t = {lo} are projections and MLP), so the curve is flat at "
+              "first (it grows "
               f"{short:.3g} times over the first three contexts) and turns upward as the attention term takes over.",
               f"The cached curve is not flat at first and then rising here: it grows {short:.3g} times over the "
               f"first three contexts and {rise:.3g} times over the whole range.",
               short_rise=short, rise=rise),
         claim("kv_slower_than_flops", rise < flops_rise,
-              f"{rise:.3g} times, less than the {flops_rise:.3g} times by which the operation count of "
-              "the cached step rises",
-              f"{rise:.3g} times, no less than the {flops_rise:.3g} times by which the operation count of the "
-              "cached step rises", rise=rise, flops_rise=flops_rise),
+              f"{rise:.3g} times, less than the {flops_rise:.3g} times by which its operation count rises",
+              f"{rise:.3g} times, no less than the {flops_rise:.3g} times by which its operation count rises",
+              rise=rise, flops_rise=flops_rise),
         claim("kv_faster", speed > 1, f"At the longest context the cache makes a step {speed:.3g} times faster.",
               f"At the longest context the cache does not make a step faster ({speed:.3g} times).", speedup=speed),
         claim("kv_same", bool(cost.identical_tokens.all()),
@@ -239,7 +240,7 @@ def kv_claims(steps: pd.DataFrame, cost: pd.DataFrame):
               identical=cost.identical_tokens.tolist()),
         claim("kv_gen_vs_step", last.speedup < speed,
               f"less than the per-step speed-up at the longest context, because these runs end at a context of "
-              f"{int(last.context_at_end)}, and the steps before it are shorter still",
+              f"{int(last.context_at_end)} and most of their steps attend over less",
               "no less than the per-step speed-up at the longest context, although these runs end at a context "
               f"of {int(last.context_at_end)}", generation=last.speedup, step=speed),
         claim("kv_gen_faster", last.speedup > 1,
@@ -260,5 +261,5 @@ def here_claims(reference: pd.DataFrame, here: pd.DataFrame):
                   f"On this machine the speed-up at a context of {t} is {n:.3g}, within a factor of two of the "
                   f"reference's {r:.3g}.",
                   f"On this machine the speed-up at a context of {t} is {n:.3g}, more than a factor of two away "
-                  f"from the reference's {r:.3g}: how much the cache saves depends on the machine.",
+                  f"from the reference's {r:.3g}.",
                   context=t, here=n, reference=r)]
