@@ -396,7 +396,7 @@ def _text_cases():
             lambda: ((bpe_results([1.3, 4.0], [1.9, 1.8], [1e6, 3e6]),), {}),
             lambda: ((bpe_results([1.3, 4.0], [1.9, 2.0], [1e6, 3e6]),), {})],
         p + "s14_57.budget_claims": [
-            lambda: ((summary(1.62, 1.57), steps(0.13, 0.12)), {}),
+            lambda: ((summary(1.62, 1.57), steps(0.15, 0.12)), {}),
             lambda: ((summary(1.50, 1.57, 900, 800), steps(0.12, 0.13)), {}),
             lambda: ((summary(1.50, 1.57, iters=(750, 700)), steps(0.12, 0.13)), {})],
         p + "s14_57.here_claims": [lambda: ((steps(0.13, 0.12), steps(0.5, 0.4)), {}),
@@ -405,7 +405,7 @@ def _text_cases():
             lambda: ((sweep([2.0, 1.62, 1.56], [2.05, 1.57, 1.51]), cross(237.0, "GPT", "LSTM"),
                       dict(cross(20.0, "GPT", "LSTM"), by="seconds"), 1.62, 1.02), {}),
             lambda: ((sweep([2.0, 1.62, 1.66], [2.05, 1.67, 1.61], 0.12, 0.13), cross(float("nan"), "LSTM", "LSTM"),
-                      dict(cross(float("nan"), "LSTM", "LSTM"), by="seconds"), 1.70, 1.1), {})],
+                      dict(cross(float("nan"), "LSTM", "LSTM"), by="seconds"), 1.70, 1.6), {})],
         p + "s14_58.temperature_claims": [
             lambda: ((ent([0.95, 0.5, 0.2]), {"greedy": 0.66, "temperature 1.0": 0.0},
                       temps([0.5, 0.7, 0.9], [0.9, 1.3, 2.6], [0.08, 0.01, 0.0])), {}),
