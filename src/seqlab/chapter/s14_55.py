@@ -803,8 +803,9 @@ def ratio_surface(grid: pd.DataFrame):
     wide = grid.pivot(index="d", columns="T", values="ratio_attention_to_lstm")
     Z = np.log10(wide.values)
     ticks = log_ratio_ticks(np.nanmin(Z), np.nanmax(Z))
+    reach = float(np.nanmax(np.abs(Z)))  # the colour bar is symmetric about 1: ticks over all of it
     fig = surface_figure([dict(x=list(wide.columns), y=list(wide.index), z=Z, colorscale="RdBu_r", cmid=0.0,
-                                colorbar="attention / LSTM", colorbar_ticks=ticks)],
+                                colorbar="attention / LSTM", colorbar_ticks=log_ratio_ticks(-reach, reach))],
                          title="Measured attention / LSTM time ratio over T and d",
                          subtitle="Log scale; white = equal cost, red = attention dearer, blue = LSTM dearer",
                          xlab="Sequence length T", ylab="Model width d", zlab="attention / LSTM",
