@@ -20,7 +20,7 @@ def cpu_model() -> str:
 
 
 def describe() -> dict:
-    """CPU model, logical cores usable by this process, torch version and its thread count, OS and Python."""
+    """CPU model, logical cores usable by this process, torch version, torch's default thread count, OS and Python."""
     import torch
 
     try:

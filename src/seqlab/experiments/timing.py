@@ -40,9 +40,9 @@ class TimingReference:
         return self.tables[table]
 
     def machine_line(self) -> str:
+        """CPU, cores, torch version and date; how many threads a measurement used is the measurement's to say."""
         m = self.machine
-        return (f"{m['cpu']}, {m['cores']} cores, torch {m['torch']} "
-                f"({m['torch_threads']} threads), measured {self.measured_at[:10]}")
+        return f"{m['cpu']}, {m['cores']} cores, torch {m['torch']}, measured {self.measured_at[:10]}"
 
 
 def reference(name: str, measure: Callable[[], dict[str, pd.DataFrame]], config: dict,
