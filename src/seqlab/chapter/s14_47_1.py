@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 import pandas as pd
 import torch
 import torch.nn as nn

@@ -82,7 +82,7 @@ def run(ctx):
 
 
 # ----------------------------------------------------------------------------------------------- claims
-from ..claims import claim, claim_source, require  # noqa: E402
+from ..claims import claim, claim_source, require
 
 
 @claim_source

@@ -183,7 +183,7 @@ def kept_claims(kept: pd.DataFrame, k: int = 10):
               f"and top-k keeps its {k}, no more than the adaptive rules keep here",
               confident=conf, k=k, rest=rest),
         claim("s59_k_fixed", loose and tight,
-              f"A fixed k is too loose for the first context and too tight for the second; that is the case for "
+              "A fixed k is too loose for the first context and too tight for the second; that is the case for "
               "the adaptive rules.",
               f"So a fixed k of {k} is not both too loose for the first context and too tight for the second here.",
               confident=conf, uncertain=unc, k=k),
@@ -241,7 +241,7 @@ def matched_claims(vs_text: pd.DataFrame, matched: pd.DataFrame, by_entropy: pd.
         base = g.nll_base.iloc[0]
 
         def part(knob, name):
-            d, se = g.difference[knob], g.se[knob]
+            d = g.difference[knob]
             side = "lower" if d < 0 else "higher"
             how = "by more than two standard errors" if g.settled[knob] else "within two standard errors"
             return f"{name} {g.nll[knob]:.3f} ({side}, {how})"
