@@ -550,6 +550,10 @@ def _s64_cases() -> dict:
         return pd.DataFrame({"knob": ["temperature", "top_p", "min_p"],
                              "nll_judge": [1.3, 1.3 - gain, 1.35]})
 
+    def levels(diffs):  # §14.59's against(): each rule minus temperature at each level, with its error
+        return pd.DataFrame({"knob": ["top_p"] * len(diffs) + ["min_p"] * len(diffs),
+                             "difference": list(diffs) + [0.01] * len(diffs), "se": [0.01] * (2 * len(diffs))})
+
     def kv(same, speedup, rise):
         return dict(identical_tokens=same, step_speedup=speedup, cached_rise=rise, context_lo=16, context_hi=1024)
 
@@ -579,8 +583,10 @@ def _s64_cases() -> dict:
                                  lambda: (({1: 7616, 4: 7700}, 0.9, 0.95), {})],
         P + "positional_claims": [lambda: ((1e-7, 0.5), {}), lambda: ((0.1, 0.001), {})],
         P + "cost_claims": [lambda: ((cross(False),), {}), lambda: ((cross(True),), {})],
-        P + "decoding_claims": [lambda: ((0.0, 0.3, matched(0.1), 0.02, kv(True, 18.8, 1.6)), {}),
-                                lambda: ((0.1, 0.3, matched(0.01), 0.02, kv(False, 18.8, 0.9)), {})],
+        P + "decoding_claims": [lambda: ((0.0, 0.3, matched(0.1), 0.02, kv(True, 18.8, 1.6)),
+                                         {"levels": levels([-0.06, 0.04, 0.03])}),
+                                lambda: ((0.1, 0.3, matched(0.01), 0.02, kv(False, 18.8, 0.9)),
+                                         {"levels": levels([-0.06, -0.05, -0.07])})],
         P + "forecast_claims": [lambda: ((verdict(True, 2), coverage(True)), {}),
                                 lambda: ((verdict(False, 1), coverage(False)), {})],
         P + "exercise_bound_claims": [

@@ -61,9 +61,20 @@ def test_errata_index_reads_every_erratum_call(tmp_path):
     (tmp_path / "summary.md").write_text("```{code-cell} ipython3\nerratum('no', 'no')\n```\n", encoding="utf-8")
     got = s14_64.errata_index(tmp_path)
     assert got.to_dict("records") == [
-        {"section": "14.46.1", "page": "one", "chapter_says": "It is below 1e-8."},
-        {"section": "14.47", "page": "one", "chapter_says": "A B."},
-        {"section": "14.47", "page": "one", "chapter_says": ""}]
+        {"section": "14.46.1", "page": "one", "chapter_says": "It is below 1e-8.", "conditional": False},
+        {"section": "14.47", "page": "one", "chapter_says": "A B.", "conditional": True},
+        {"section": "14.47", "page": "one", "chapter_says": "", "conditional": False}]
+    # a box drawn only when its claim fails is listed only when the build draws it
+    assert list(s14_64.errata_index(tmp_path, shown={"14.47": False}).chapter_says) == ["It is below 1e-8.", ""]
+    assert len(s14_64.errata_index(tmp_path, shown={"14.47": True})) == 3
+    with pytest.raises(ValueError, match="14.47"):
+        s14_64.errata_index(tmp_path, shown={})
+
+
+def test_errata_index_marks_the_conditional_top_p_box():
+    """§14.59's box is drawn only when its reading of top-p fails: the index knows it is conditional."""
+    got = s14_64.errata_index()
+    assert set(got.section[got.conditional]) == {"14.59"}
 
 
 def test_exercise_bound_is_required():

@@ -240,12 +240,14 @@ def cost_claims(cross: pd.DataFrame, level: float = COST_LEVEL) -> list:
 
 @claim_source
 def decoding_claims(leak_masked: float, leak_unmasked: float, matched: pd.DataFrame, se: float, kv: dict,
-                    rounding: float = ROUNDING, n_se: float = DECODING_SE) -> list:
+                    rounding: float = ROUNDING, n_se: float = DECODING_SE, levels: pd.DataFrame | None = None) -> list:
     """The causal mask hides the future; a truncation rule against temperature; the cache's tokens and cost.
 
+    ``matched`` is one diversity level of §14.59 (the middle one on the page); ``levels`` (§14.59's
+    ``against`` over all its levels) adds whether the best rule of that level leads across every level.
     ``kv`` is §14.60's ``kv_speedup()``: identical_tokens, step_speedup, cached_rise, context_lo, context_hi.
     """
-    from .s14_59 import KNOB_NAMES
+    from .s14_59 import KNOB_NAMES, SETTLED_SE, mean_difference
 
     nll = matched.set_index("knob").nll_judge
     best = nll.drop("temperature").idxmin()
@@ -253,7 +255,22 @@ def decoding_claims(leak_masked: float, leak_unmasked: float, matched: pd.DataFr
     name = KNOB_NAMES.get(best, best)
     lo, hi = fmt(kv["context_lo"], "d"), fmt(kv["context_hi"], ",")
     speedup, rise = fmt(kv["step_speedup"], ".3g"), fmt(kv["cached_rise"], ".3g")
-    return [
+    where = (f"At the middle of §14.59's diversity levels (distinct-3 {fmt(float(matched.target.iloc[0]), '.3f')})"
+             if "target" in matched else "At equal diversity of the text")
+    across = []
+    if levels is not None:
+        m = mean_difference(levels, best)
+        two = fmt(SETTLED_SE, "g")
+        across.append(claim(
+            "s64_v_sampling_levels", not m["settled"],
+            f"Over all of §14.59's levels, though, {name}'s NLL minus temperature's averages {fmt(m['mean'], '+.3f')} "
+            f"nats (standard error {fmt(m['se'], '.3f')}), within {two} standard errors of zero: across the levels "
+            f"the sweep cannot tell {name} from temperature.",
+            f"Over all of §14.59's levels {name}'s NLL minus temperature's averages {fmt(m['mean'], '+.3f')} nats "
+            f"(standard error {fmt(m['se'], '.3f')}), more than {two} standard errors from zero: across the levels "
+            f"{name} is {'more' if m['mean'] < 0 else 'less'} plausible than temperature.",
+            **m))
+    return across + [
         claim("s64_v_causal", leak_masked < rounding < leak_unmasked,
               f"With the causal mask, changing the later tokens changed the earlier outputs by "
               f"{fmt(leak_masked, '.3g')}, and without it by {fmt(leak_unmasked, '.3g')}: the mask hides the future.",
@@ -273,10 +290,10 @@ def decoding_claims(leak_masked: float, leak_unmasked: float, matched: pd.DataFr
               "and a cost that grows with the context.",
               step_speedup=kv["step_speedup"], cached_rise=kv["cached_rise"]),
         claim("s64_v_sampling", gain > n_se * se,
-              f"At equal diversity of the text, the best truncation rule, {name}, gave more plausible text than "
+              f"{where}, the best truncation rule, {name}, gave more plausible text than "
               f"temperature by {fmt(gain, '.3f')} nats of judge NLL, more than {fmt(n_se, 'g')} standard errors "
               f"({fmt(se, '.2f')} each).",
-              f"At equal diversity of the text, the best truncation rule, {name}, was within {fmt(n_se, 'g')} "
+              f"{where}, the best truncation rule, {name}, was within {fmt(n_se, 'g')} "
               f"standard errors ({fmt(se, '.2f')} each) of temperature ({fmt(gain, '+.3f')} nats of judge NLL): "
               "this sweep does not separate them.",
               best=best, gain=gain, se=se),
@@ -333,10 +350,14 @@ def exercise_bound_claims(rows: dict) -> list:
 _CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```\s*$", re.S | re.M)
 
 
-def errata_index(pages: Path | None = None) -> pd.DataFrame:
+def errata_index(pages: Path | None = None, shown: dict[str, bool] | None = None) -> pd.DataFrame:
     """Every Erratum box of the chapter's pages: section, page and what the chapter says (from the page sources).
 
     An erratum whose chapter sentence is computed, not written out, is listed with an empty ``chapter_says``.
+    An erratum called under an ``if`` appears on its page only when its claim fails; ``conditional`` marks it.
+    With ``shown`` ({section: whether that section's conditional box appears in this build}) those rows are
+    kept or dropped accordingly, and a conditional erratum of a section ``shown`` does not name raises
+    ``ValueError``, so the list cannot silently disagree with the boxes on the pages.
     """
     if pages is None:
         pages = Path(__file__).resolve().parents[1] / "book" / "pages"
@@ -349,14 +370,30 @@ def errata_index(pages: Path | None = None) -> pd.DataFrame:
         for cell in _CELL.finditer(text):
             source = "\n".join(line for line in cell.group(1).splitlines() if not line.startswith(":"))
             sec = next((s for pos, s in reversed(heads) if pos < cell.start()), None)
-            for node in sorted(ast.walk(ast.parse(source)), key=lambda n: getattr(n, "lineno", 0)):
-                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "erratum":
+            for node, conditional in sorted(_calls(ast.parse(source)), key=lambda nc: nc[0].lineno):
+                if getattr(node.func, "id", None) == "erratum":
                     kw = {k.arg: k.value for k in node.keywords}
                     first = node.args[0] if node.args else kw.get("chapter_says")
                     says = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else ""
-                    rows.append(dict(section=sec, page=path.stem, chapter_says=says))
+                    rows.append(dict(section=sec, page=path.stem, chapter_says=says, conditional=conditional))
     rows.sort(key=lambda r: tuple(int(x) for x in (r["section"] or "0").split(".")))
-    return pd.DataFrame(rows, columns=["section", "page", "chapter_says"])
+    out = pd.DataFrame(rows, columns=["section", "page", "chapter_says", "conditional"])
+    if shown is None:
+        return out
+    missing = sorted(set(out.section[out.conditional]) - set(shown))
+    if missing:
+        raise ValueError(f"conditional errata in §{', §'.join(missing)}: say whether each box appears (shown=...)")
+    keep = ~out.conditional | out.section.map(lambda s: bool(shown.get(s, True)))
+    return out[keep].reset_index(drop=True)
+
+
+def _calls(tree, conditional: bool = False):
+    """Every call in ``tree`` with whether it sits under an ``if`` (or a loop or a ``try``)."""
+    for child in ast.iter_child_nodes(tree):
+        under = conditional or isinstance(tree, (ast.If, ast.IfExp, ast.For, ast.While, ast.Try))
+        if isinstance(child, ast.Call):
+            yield child, under
+        yield from _calls(child, under)
 
 
 # --------------------------------------------------------------------------------------------------------------
