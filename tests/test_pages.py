@@ -73,13 +73,17 @@ def test_every_glue_reference_is_computed(page):
     prose, code = split_page(text)
     used = set(re.findall(r"\{glue:text\}`([\w-]+)(?::[^`]*)?`", prose))
     defined = set(re.findall(r"""glue\(\s*["']([\w-]+)["']""", code)) | _glue_all_keys(text)
+    # keys built by f-strings (a comprehension or a loop over rows): {..} stands for any name part
+    built = [re.compile(re.sub(r"\\\{[^}]*\\\}", r"\\w+", re.escape(k))) for k in _glue_all_keys(text, built=True)]
+    defined |= {n for n in used if any(p.fullmatch(n) for p in built)}
     assert used, f"{name}: no glued numbers at all"
     said = {n for n in used - defined if any(p.fullmatch(n) for p in _claim_names()) and "say(" in code}
     assert used - said <= defined, f"{name}: prose quotes {sorted(used - defined - said)} that no cell computes"
 
 
-def _glue_all_keys(text: str) -> set[str]:
-    """The names a page binds with ``glue_all({...})``: the string keys of its dict."""
+def _glue_all_keys(text: str, built: bool = False) -> set[str]:
+    """The names a page binds with ``glue_all({...})``: the string keys of its dict; with ``built``, the
+    f-string keys instead (of a dict or a comprehension), as source text such as ``iv_{k}_{s}``."""
     import ast
 
     from seqlab.book.cells import code_cells
@@ -87,9 +91,14 @@ def _glue_all_keys(text: str) -> set[str]:
     keys = set()
     for cell in code_cells(text):
         for node in ast.walk(ast.parse(cell.source)):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "glue_all" and node.args \
-                    and isinstance(node.args[0], ast.Dict):
-                keys |= {k.value for k in node.args[0].keys if isinstance(k, ast.Constant)}
+            if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "glue_all" and node.args):
+                continue
+            arg = node.args[0]
+            found = arg.keys if isinstance(arg, ast.Dict) else [arg.key] if isinstance(arg, ast.DictComp) else []
+            if built:
+                keys |= {ast.unparse(k)[2:-1] for k in found if isinstance(k, ast.JoinedStr)}
+            else:
+                keys |= {k.value for k in found if isinstance(k, ast.Constant)}
     return keys
 
 
@@ -99,6 +108,9 @@ def _claim_names() -> list:
     for src in (REPO / "src" / "seqlab" / "chapter").glob("s14_*.py"):
         for m in re.finditer(r"""(?:claim|require)\(\s*f?["']([\w{}.\[\]'" -]+?)["'],""", src.read_text()):
             names.append(re.compile(re.sub(r"\\\{[^}]*\\\}", r"\\w+", re.escape(m.group(1)))))
+        # names kept in a module's table of claims (INGREDIENTS, SIGNIFICANCE_READ: a string in a tuple)
+        for m in re.finditer(r"""[(,]\s*"(s\d\d_[a-z0-9_]+)"\s*[,)]""", src.read_text()):
+            names.append(re.compile(re.escape(m.group(1))))
     return names
 
 
