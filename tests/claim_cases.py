@@ -403,9 +403,14 @@ def _text_cases():
                                    lambda: ((steps(0.13, 0.12), steps(0.4, 0.5)), {})],
         p + "s14_57.sweep_claims": [
             lambda: ((sweep([2.0, 1.62, 1.56], [2.05, 1.57, 1.51]), cross(237.0, "GPT", "LSTM"),
-                      dict(cross(20.0, "GPT", "LSTM"), by="seconds"), 1.62, 1.02), {}),
+                      dict(cross(20.0, "GPT", "LSTM"), by="seconds"), 1.62, 1.02),
+                     dict(reference_seconds={"GPT": 0.14, "LSTM": 0.125})),
             lambda: ((sweep([2.0, 1.62, 1.66], [2.05, 1.67, 1.61], 0.12, 0.13), cross(float("nan"), "LSTM", "LSTM"),
-                      dict(cross(float("nan"), "LSTM", "LSTM"), by="seconds"), 1.70, 1.6), {})],
+                      dict(cross(float("nan"), "LSTM", "LSTM"), by="seconds"), 1.70, 1.6), {}),
+            # the ratios close but on either side of one; the absolute times twice the sweep's
+            lambda: ((sweep([2.0, 1.62, 1.56], [2.05, 1.57, 1.51]), cross(237.0, "GPT", "LSTM"),
+                      dict(cross(20.0, "GPT", "LSTM"), by="seconds"), 1.62, 0.98),
+                     dict(reference_seconds={"GPT": 0.257, "LSTM": 0.262}))],
         p + "s14_58.temperature_claims": [
             lambda: ((ent([0.95, 0.5, 0.2]), {"greedy": 0.66, "temperature 1.0": 0.0},
                       temps([0.5, 0.7, 0.9], [0.9, 1.3, 2.6], [0.08, 0.01, 0.0])), {}),
@@ -830,4 +835,14 @@ def _s54_share(copy, rev):
 
 
 CASES["seqlab.chapter.s14_54.alignment_claims"] = [lambda: _s54_share(0.9, 0.8), lambda: _s54_share(0.9, 0.3)]
+
+
+def _s54_rerun(stored, now):
+    import pandas as pd
+
+    return (pd.DataFrame(dict(run=["stored artifact", "trained now"], final_loss=[stored, now])),), {}
+
+
+CASES["seqlab.chapter.s14_54.rerun_claims"] = [lambda: _s54_rerun(1.25e-4, 1.25e-4),
+                                               lambda: _s54_rerun(1.25e-4, 1.2501e-4)]
 # --- end §14.54 alignment ---

@@ -363,3 +363,28 @@ def test_timing_references_are_measured_under_heavy_eval(tmp_path, monkeypatch):
     monkeypatch.setattr(s14_57, "STEP_WARMUP", 0)
     steps = s14_57.step_reference(root=tmp_path)["steps"]
     assert sorted(steps.model) == ["GPT", "LSTM"] and (steps.seconds > 0).all()
+
+
+def test_step_cost_figure_names_the_statistic_of_the_reference():
+    from seqlab.chapter import s14_60
+
+    df = pd.DataFrame(dict(context=[16, 32], seconds_with_cache=[1e-3, 1.1e-3], seconds_without_cache=[2e-3, 4e-3]))
+    static, _ = s14_60.step_cost_figure(df)
+    assert f"median of {s14_60.REFERENCE_REPEATS} repeats" in static.labels.subtitle
+    assert "median of 3 repeats" in s14_60.step_cost_figure(df, repeats=3)[0].labels.subtitle
+    assert "best of" not in static.labels.subtitle
+
+
+def test_kv_notes_interpret_through_the_claims():
+    """The CLI notes of §14.60 say the claims' sentences, not fixed verdicts."""
+    from seqlab.chapter import s14_60
+
+    ref = s14_60.kv_reference()
+    said = {c.name: c.text for c in s14_60.kv_claims(ref["step_cost"], ref["generation_cost"])}
+
+    class Ctx:
+        figures = False
+
+    _, _, notes = s14_60.run(Ctx())
+    joined = " ".join(notes)
+    assert said["kv_same"] in joined and said["kv_faster"] in joined and "identical in every row" not in joined

@@ -361,3 +361,34 @@ def test_listing_words():
     assert listing([1, 2, 3], "d") == "1, 2 and 3" and listing([5.0], ".0f") == "5"
     assert listing([1.0, float("nan")], never="beyond the grid") == "1 and beyond the grid"
     assert span([3.0, 1.0, 2.0], ".2g") == "1 to 3"
+
+
+def test_block_notes_interpret_through_the_claims():
+    """The CLI notes of §14.53 carry the claims' sentences where they interpret numbers."""
+    from seqlab.chapter import s14_53
+
+    shapes, block, x = s14_53.block_walkthrough(s14_53.SEED)
+    grads = s14_53.gradients_by_depth(s14_53.SEED)
+    _, summary, _ = s14_53.warmup_study()
+    ln, params = s14_53.layer_norm_check(block.norm1, x), s14_53.parameter_table(block)
+    same = s14_53.torch_equality(s14_53.SEED, x)
+    notes = " ".join(s14_53._notes(grads, summary, ln, params, same))
+    spread = s14_53.spread_claims(s14_53.gradient_spread(grads))[0].text
+    chance = 1 / s14_53.PROTOCOL["vocab"]
+    said = {c.name: c.text for c in s14_53.warmup_claims(summary, s14_53.WARMUP_STUDY["warmup_steps"], chance)}
+    assert spread in notes and said["s53_classical"] in notes and said["s53_narrow"] in notes
+
+
+def test_encoder_decoder_notes_interpret_through_the_claims():
+    from seqlab.chapter import s14_54
+
+    enc, dec, src, tgt = s14_54.layer_pair(s14_54.SEED)
+    w = s14_54.attention_weights(enc, dec, src, tgt)
+    checks, _ = s14_54.causality_check(dec, w["memory"], tgt, w["causal self"])
+    batch, lengths = s14_54.padded_batch(s14_54.SEED)
+    masks = s14_54.mask_checks(s14_54.demo_model(s14_54.SEED), batch, lengths, s14_54.SEED)
+    comparison, maps = s14_54.task_comparison(), s14_54.cross_attention_maps()
+    notes = " ".join(s14_54._notes(checks, comparison, masks, maps))
+    said = {c.name: c.text for c in s14_54.task_claims(comparison, 1 / s14_54.PROTOCOL["vocab"])}
+    assert said["s54_tf_all_correct"] in notes and said["s54_free_running_gap"] in notes
+    assert s14_54.alignment_claims(s14_54.alignment_share(maps))[0].text in notes

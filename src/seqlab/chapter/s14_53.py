@@ -6,7 +6,7 @@ import torch
 import torch.nn as nn
 
 from ..analysis.params import count_parameters, encoder_layer_parameters
-from ..experiments.transformer_tasks import WARMUP_STUDY, transformer_task_results
+from ..experiments.transformer_tasks import PROTOCOL, WARMUP_STUDY, transformer_task_results
 from ..nn.transformer import EncoderLayer
 from ._util import shape_str
 from ..claims import claim, claim_source, require
@@ -299,25 +299,31 @@ def warmup_figure(curves: pd.DataFrame):
     return gg, fig
 
 
-def _notes(grads: pd.DataFrame, summary: pd.DataFrame) -> list[str]:
-    g = gradient_spread(grads).set_index("variant")
+def _notes(grads: pd.DataFrame, summary: pd.DataFrame, ln: pd.DataFrame, params: pd.DataFrame,
+           same: pd.DataFrame) -> list[str]:
+    """The CLI's notes: the numbers, and the sentences that interpret them from the claim sources."""
     hi = summary[summary.lr == summary.lr.max()].set_index(["norm", "warmup_steps"])
     w = WARMUP_STUDY["warmup_steps"]
     n = int(hi.seeds.iloc[0])
+    chance = 1 / PROTOCOL["vocab"]
+    said = {c.name: c for c in block_claims(ln, params, same)}  # required: raises when a check fails
+    said.update({c.name: c for c in spread_claims(gradient_spread(grads))})
+    said.update({c.name: c for c in warmup_claims(summary, w, chance)})
     return [
         "A block is two residual sub-layers: h = x + Attention(LN x), then y = h + FFN(LN h) (pre-LN). Each residual "
         "adds an identity path with derivative 1, the depth-wise twin of the LSTM's additive cell path.",
-        f"At initialization, across {DEPTH} blocks, post-LN's last block gets {g.loc['post-LN', 'last_over_first']:.3g} "
-        f"times the first block's gradient, pre-LN's {g.loc['pre-LN', 'last_over_first']:.3g} times. This is the "
-        "imbalance Xiong et al. (2020) blame for post-LN's need of warm-up; at initialization it is a hypothesis, "
-        "not a demonstration.",
+        f"Gradients at initialization, {DEPTH} blocks (table `gradient_spread`). {said['s53_spread'].text} "
+        "Xiong et al. (2020) blame such an "
+        "imbalance for post-LN's need of warm-up; a ratio at initialization alone does not show that training fails.",
         f"Trained (table `ln_warmup_summary`): at learning rate {summary.lr.max():g}, post-LN solved "
         f"{int(hi.loc[('post-LN', 0), 'seeds_solved'])} of {n} seeds without warm-up and "
         f"{int(hi.loc[('post-LN', w), 'seeds_solved'])} of {n} with {w} warm-up steps; pre-LN solved "
         f"{int(hi.loc[('pre-LN', 0), 'seeds_solved'])} and {int(hi.loc[('pre-LN', w), 'seeds_solved'])}. At "
         f"{summary.lr.min():g} every configuration solved "
-        f"{int(summary[summary.lr == summary.lr.min()].seeds_solved.min())} or more of {n}.",
-        "seqlab's EncoderLayer equals torch.nn.TransformerEncoderLayer given the same weights (table `torch_equality`).",
+        f"{int(summary[summary.lr == summary.lr.min()].seeds_solved.min())} or more of {n}. "
+        f"{said['s53_classical'].text} {said['s53_narrow'].text}",
+        "seqlab's EncoderLayer computes what torch.nn.TransformerEncoderLayer computes given the same weights, to "
+        f"{said['s53_same_as_torch'].text} (table `torch_equality`).",
     ]
 
 
@@ -331,8 +337,9 @@ def run(ctx):
     if ctx.figures:
         figs = ctx.save("pre_post_ln", *gradient_figure(grads))
         figs += ctx.save("ln_warmup", *warmup_figure(curves))
-    tables = {"block_shapes": shapes, "block_parameters": parameter_table(block),
-              "torch_equality": torch_equality(seed, x), "ln_gradients": grads,
-              "layer_norm_check": layer_norm_check(block.norm1, x), "gradient_spread": gradient_spread(grads),
+    params, same, ln = parameter_table(block), torch_equality(seed, x), layer_norm_check(block.norm1, x)
+    tables = {"block_shapes": shapes, "block_parameters": params,
+              "torch_equality": same, "ln_gradients": grads,
+              "layer_norm_check": ln, "gradient_spread": gradient_spread(grads),
               "ln_warmup": runs, "ln_warmup_summary": summary}
-    return tables, figs, _notes(grads, summary)
+    return tables, figs, _notes(grads, summary, ln, params, same)

@@ -187,6 +187,15 @@ def agreeing_figures(a: float, b: float) -> int:
     return max(0, min(16, math.floor(-math.log10(abs(a - b) / scale)))) if scale > 0 else 16
 
 
+@claim_source
+def rerun_claims(rerun: pd.DataFrame) -> list:
+    """How closely the loss of the cell retrained now matches the stored one."""
+    a, b = (float(v) for v in rerun.final_loss)
+    figures = agreeing_figures(a, b)
+    return [claim("s54_rerun_agreement", figures == 16, "are equal to the last bit",
+                  f"agree to {figures} significant figures", stored=a, now=b, figures=figures)]
+
+
 def accuracy_table(comparison: pd.DataFrame, value: str = "heldout_free_running") -> pd.DataFrame:
     """One row per task and length, one column per model: ``value`` (default held-out free-running accuracy)."""
     wide = comparison.pivot_table(index=["task", "sequence_length"], columns="model", values=value, observed=True)
@@ -305,20 +314,27 @@ def alignment_claims(share: pd.DataFrame) -> list:
                   copy=copy, reverse=rev, uniform=s.uniform.iloc[0])]
 
 
-def _notes(checks: pd.DataFrame, comparison: pd.DataFrame, masks: pd.DataFrame) -> list[str]:
+def _notes(checks: pd.DataFrame, comparison: pd.DataFrame, masks: pd.DataFrame, maps: pd.DataFrame) -> list[str]:
+    """The CLI's notes: the numbers, and the sentences that interpret them from the claim sources."""
+    mask_claims(checks, masks)  # required: raises when a mask leaks or a control does not move
     leak = checks.future_leak_max_abs.iloc[0]
     acc = comparison.set_index(["task", "model", "sequence_length"]).heldout_free_running
     T = max(LENGTHS)
+    said = {c.name: c.text for c in task_claims(comparison, 1 / PROTOCOL["vocab"])}
+    said.update({c.name: c.text for c in alignment_claims(alignment_share(maps))})
     return [
         "Self-attention is T_src x T_src, causal self-attention T_tgt x T_tgt with the upper triangle zero, "
         "cross-attention T_tgt x T_src: queries from the decoder, keys and values from the encoder.",
-        f"Changing the last target position moves earlier decoder outputs by at most {leak:.3g}: the causal mask "
-        "holds through the whole decoder layer, cross-attention and FFN included.",
+        f"Changing the last target position moves earlier decoder outputs by {leak:.3g}: the causal mask holds "
+        "through the whole decoder layer, cross-attention and FFN included.",
         f"Padding: replacing padded source tokens changes the logits by {masks.max_abs_logit_change.iloc[0]:.3g} "
         f"with the mask and by {masks.max_abs_logit_change.iloc[1]:.3g} without it.",
         f"Held-out free-running accuracy at T = {T} (copy / reversal): "
         + "; ".join(f"{m} {acc[('copy', m, T)]:.3f} / {acc[('reverse', m, T)]:.3f}" for m in MODELS)
-        + f". Every model had the same {PROTOCOL['n_train']} training sequences and {PROTOCOL['epochs']} steps.",
+        + f". Every model had the same {PROTOCOL['n_train']} training sequences and {PROTOCOL['epochs']} steps. "
+        f"The Transformer {said['s54_tf_all_correct']}; the plain GRU is {said['s54_gru_near_chance']} at T = {T}. "
+        f"{said['s54_free_running_gap']}",
+        said["s54_alignment"],
     ]
 
 
@@ -346,4 +362,4 @@ def run(ctx):
               "shifted_targets": shifted_view(batch[:1], model.start_token), "mask_checks": masks,
               "task_comparison": comparison.assign(model=comparison.model.astype(str)),
               "heldout_accuracy": accuracy_table(comparison), "cross_attention": maps, "rerun_check": rerun}
-    return tables, figs, _notes(checks, comparison, masks)
+    return tables, figs, _notes(checks, comparison, masks, maps)

@@ -498,7 +498,8 @@ def equal_work_claims(same_flops: pd.DataFrame) -> list:
     else:
         groups = [(f"the LSTM did its arithmetic at the higher rate at {_widths([d for d, x in zip(ds, slower) if x])}"
                    if any(slower) else ""),
-                  (f"attention did at {_widths([d for d, x in zip(ds, faster) if x])}" if any(faster) else ""),
+                  (f"attention did its arithmetic at the higher rate at {_widths([d for d, x in zip(ds, faster) if x])}"
+                   if any(faster) else ""),
                   ("the two rates were within {:.0%} of each other at {}".format(
                       LEVEL, _widths([d for d, a, b in zip(ds, slower, faster) if not a and not b]))
                    if not all(a or b for a, b in zip(slower, faster)) else "")]

@@ -146,7 +146,7 @@ def run(ctx):
         f"Characters: {ch.vocab_size} symbols, {ch.tokens:,} tokens. Words: {w1.vocab_size:,} types cut the sequence to "
         f"{w1.tokens:,} tokens but the embedding table grows to {w1.embedding_params:,} parameters at d = {D_MODEL}.",
         f"Byte-level BPE sits between: at 512 tokens it averages {b512.bytes_per_token:.2f} bytes per token, never "
-        "needs an unknown token (every byte is in the vocabulary) and decodes losslessly. At 1,024 it is already "
+        "needs an unknown token (every byte is in the vocabulary) and decodes losslessly. At 1 024 it is already "
         f"shorter than the word tokenization ({b1024.tokens:,} vs {w1.tokens:,} tokens) with a "
         f"{w1.vocab_size / b1024.vocab_size:.0f}x smaller vocabulary: the word tokenizer spends a token on every "
         "space, while BPE folds the leading space into the word.",
@@ -212,8 +212,8 @@ def tokenizer_claims(rt: pd.DataFrame, tk: pd.DataFrame):
               "the tokenizers that decode it exactly are: " + (", ".join(exact) or "none"),
               lossless=exact),
         claim("tk_bpe_shorter", bpe < word,
-              "BPE with only 1,024 tokens is shorter still",
-              "BPE with 1,024 tokens is not shorter",
+              "BPE with only 1 024 tokens is shorter still",
+              "BPE with 1 024 tokens is not shorter",
               bpe_1024=bpe, word=word),
         claim("tk_bpe_why", bpe < word,
               "because it folds the space into the following word where the word tokenizer spends a token on "

@@ -263,8 +263,8 @@ def matched_claims(vs_text: pd.DataFrame, matched: pd.DataFrame, by_entropy: pd.
                      f"level; {n_settled} of the {len(adaptive)} differences from temperature exceed two standard "
                      "errors.",
                      "So measured on the text the adaptive truncation rules do not give the more plausible samples "
-                     f"at every level: at {n_one} of the {len(levels)} levels only one of them is ahead of "
-                     f"temperature, at {n_none} neither is, and {n_settled} of the {len(adaptive)} differences from "
+                     f"at every level: only one of them is ahead of temperature at {n_one} of the {len(levels)} "
+                     f"levels and neither at {n_none}, and {n_settled} of the {len(adaptive)} differences from "
                      "temperature exceed two standard errors.",
                      levels=levels, ahead=ahead.to_dict(), settled=n_settled))
     worst = set(rank_rules(matched).worst) | set(rank_rules(by_entropy).worst)

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..claims import claim, claim_source
+from ..claims import claim, claim_source, fmt
 from ..nn import GPT, GPTConfig, KVCache
 from ..text.generation import generate
 from ..threads import single_threaded
@@ -158,7 +158,9 @@ def quick_step_cost(contexts=HERE_CONTEXTS, repeats: int = HERE_REPEATS) -> pd.D
         return step_cost(contexts, SEED, repeats)
 
 
-def step_cost_figure(steps: pd.DataFrame):
+def step_cost_figure(steps: pd.DataFrame, repeats: int = REFERENCE_REPEATS):
+    """The per-step curve, with and without the cache; ``repeats``: how many repeats each point is the median of
+    (the stored reference's by default)."""
     from ..plotting import line_pair
 
     long = steps.melt(id_vars="context", value_vars=["seconds_with_cache", "seconds_without_cache"],
@@ -167,7 +169,7 @@ def step_cost_figure(steps: pd.DataFrame):
     long["ms"] = 1e3 * long.seconds
     return line_pair(long, "context", "ms", "path", points=True, log_x=True, log_y=True,
                      title="The cost of one new token against the context it attends to",
-                     subtitle=f"The chapter's width ({D_MODEL}) and depth ({LAYERS}), one thread, best of {REPEATS}",
+                     subtitle=f"The chapter's width ({D_MODEL}) and depth ({LAYERS}), one thread, median of {repeats} repeats",
                      xlab="Context length t (log scale)", ylab="Milliseconds per token (log scale)",
                      colors={"with KV cache": "#3B7DD8", "recompute": "#D8433B"})
 
@@ -193,7 +195,9 @@ def run(ctx):
         f"{1e3 * s.seconds_without_cache[lo]:.2f} to {1e3 * s.seconds_without_cache[hi]:.2f} ms.",
         f"End to end (untrained model of the chapter's width): {last.new_tokens} tokens after a "
         f"{PROMPT_LEN}-token prompt take {last.seconds_with_cache:.2f} s with the cache and "
-        f"{last.seconds_without_cache:.2f} s without ({last.speedup:.1f}x); the tokens are identical in every row.",
+        f"{last.seconds_without_cache:.2f} s without ({last.speedup:.1f}x).",
+        " ".join(c.text + ("." if not c.text.endswith(".") else "") for c in kv_claims(steps, cost)
+                 if c.name in ("kv_shape", "kv_faster", "kv_same")),
         "The cache costs memory instead: 2 x layers x t x d floats per sequence (keys and values).",
     ]
     figs = []
@@ -258,8 +262,8 @@ def here_claims(reference: pd.DataFrame, here: pd.DataFrame):
     t = max(set(ref.index) & set(now.index))
     r, n = ref.speedup[t], now.speedup[t]
     return [claim("kv_here", 0.5 <= n / r <= 2,
-                  f"On this machine the speed-up at a context of {t} is {n:.3g}, within a factor of two of the "
+                  f"On this machine the speed-up at a context of {fmt(t, ',')} is {n:.3g}, within a factor of two of the "
                   f"reference's {r:.3g}.",
-                  f"On this machine the speed-up at a context of {t} is {n:.3g}, more than a factor of two away "
+                  f"On this machine the speed-up at a context of {fmt(t, ',')} is {n:.3g}, more than a factor of two away "
                   f"from the reference's {r:.3g}.",
                   context=t, here=n, reference=r)]
