@@ -101,8 +101,8 @@ def figure(vg: pd.DataFrame):
     from ..plotting import line_pair
 
     return line_pair(vg, "lag", "g", "label", title="Gradient reaching back through time",
-                     subtitle="Below the dashed line the signal has vanished; rho = 1.15 stays near it "
-                              "because tanh saturates",
+                     subtitle="Dashed: norm 1. Below one the curves fall geometrically with the lag; rho = 1.15 "
+                              "stays near 1 because tanh saturates",
                      xlab="Lag (steps back from the loss)", ylab="Gradient norm (log scale)", log_y=True,
                      reverse_x=True, hline=1.0)
 

@@ -1,6 +1,8 @@
 """§14.47 LSTM and GRU gating: input-gradient reach by lag, over width, and the forget-gate bias."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -98,9 +100,9 @@ def reach_claims(reach: pd.DataFrame, gaps: pd.DataFrame, forget: pd.DataFrame) 
               "but its lead at the longest lag does not grow steadily with width",
               ratios=wide.ratio_at_last_lag.tolist()),
         claim("s47_forget_bias", rising and gain > 1,
-              f"Each step up in the bias, from {lo:g} to {hi:g}, raises the gradient at lag 70, by a factor of "
-              f"{gain:.3g} in all: a forget gate near σ(2) ≈ 0.88 instead of σ(0) = 0.5 per step compounds over "
-              "seventy steps",
+              f"Each step up in the bias, from {lo:g} to {hi:g}, raises the gradient at lag 70, and the whole "
+              f"climb is a factor of {gain:.3g}: a forget gate near σ({hi:g}) ≈ {1 / (1 + math.exp(-hi)):.2f} "
+              "instead of σ(0) = 0.5 per step compounds over seventy steps",
               f"Raising the bias from {lo:g} to {hi:g} does not raise the gradient at lag 70 at every step "
               f"(a factor of {gain:.3g} in all)",
               gain=gain, rising=rising),

@@ -117,8 +117,9 @@ def reversal_claims(rev: dict, controls: pd.DataFrame, above: float,
         claim("s49_generalises", tf > 0.9,
               f"Where to look carries over to new sequences, and so does the next token when the true prefix is "
               f"given: teacher-forced, held out, the model is right {tf:.4f} of the time.",
-              f"Where to look carries over to new sequences better than what to output: teacher-forced, held "
-              f"out, the model is right only {tf:.4f} of the time.", heldout_teacher_forced=tf),
+              f"The alignment above is measured on held-out sequences; the outputs carry over less well: "
+              f"teacher-forced, held out, the model is right only {tf:.4f} of the time, against {acc:.4f} on its "
+              "training sequences.", heldout_teacher_forced=tf, training=acc),
         claim("s49_free_near_chance", free < 2 * chance,
               f"Decoding freely on held-out sequences, accuracy is {free:.4f}, less than twice the chance level "
               f"of one in {REVERSAL_VOCAB}.",

@@ -139,8 +139,10 @@ def surface_3d(Z: np.ndarray, ridge: pd.DataFrame, dk_grid=SURFACE_DK, divisors=
                           lines=[dict(x=ridge.d_k, y=ridge.divisor, z=ridge.entropy, name="divisor = sqrt(d_k)")],
                           title="Attention entropy over key dimension and logit divisor", xlab="d_k",
                           ylab="Logit divisor", zlab="Entropy (nats)", log_x=True, log_y=True)
-    fig.update_layout(scene=dict(xaxis=dict(tickvals=[4, 16, 64, 256, 512]),
-                                 yaxis=dict(tickvals=[0.3, 1, 3, 10]),
+    # labels with the values: surface_figure's own labels belong to its own tick positions
+    dk_ticks, div_ticks = [4, 16, 64, 256, 512], [0.3, 1, 3, 10]
+    fig.update_layout(scene=dict(xaxis=dict(tickvals=dk_ticks, ticktext=[f"{v:g}" for v in dk_ticks]),
+                                 yaxis=dict(tickvals=div_ticks, ticktext=[f"{v:g}" for v in div_ticks]),
                                  camera=dict(eye=dict(x=1.5, y=-1.7, z=0.8))),
                       margin=dict(l=10, r=10, b=10))
     return fig
@@ -276,9 +278,9 @@ def temperature_claims(ridge: pd.DataFrame, Z, T: int = T) -> list:
     z_lo, z_hi = float(np.min(Z)), float(np.max(Z))
     return [
         claim("s50_ridge_level", hi - lo < 0.1 * log_t,
-              f"it lands at nearly the same height for every d_k. Along the curve divisor = √d_k the entropy stays "
+              f"the entropy lands at nearly the same height for every d_k: along divisor = √d_k it stays "
               f"between {lo:.3f} and {hi:.3f} nats from d_k = {int(ridge.d_k.min())} to {int(ridge.d_k.max())}",
-              f"it does not land at the same height for every d_k. Along the curve divisor = √d_k the entropy "
+              f"the entropy does not land at the same height for every d_k: along divisor = √d_k it "
               f"goes from {lo:.3f} to {hi:.3f} nats between d_k = {int(ridge.d_k.min())} and "
               f"{int(ridge.d_k.max())}", ridge_min=lo, ridge_max=hi, log_T=log_t),
         claim("s50_surface_ends", z_lo < 0.1 * log_t and z_hi > 0.95 * log_t,

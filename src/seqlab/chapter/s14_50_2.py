@@ -82,7 +82,7 @@ def run(ctx):
 
 
 # ----------------------------------------------------------------------------------------------- claims
-from ..claims import claim, claim_source, require
+from ..claims import claim, claim_source, fmt, require
 
 
 @claim_source
@@ -109,11 +109,11 @@ def mask_claims(W: torch.Tensor, checks: pd.DataFrame, leak: pd.DataFrame) -> li
               "the future happened to attract almost no weight.", post_min=post),
         claim("s502_fused", fused < 1e-5,
               f"PyTorch's fused kernel, which never forms the weight matrix, agrees with the explicit "
-              f"computation to {fused:.3g}.",
+              f"computation: the largest difference is {fmt(fused)}.",
               f"PyTorch's fused kernel, which never forms the weight matrix, differs from the explicit "
               f"computation by {fused:.3g}, more than rounding.", fused=fused),
         claim("s502_no_leak", masked < 1e-6 and unmasked > 1e-3,
-              f"With the mask the earlier outputs move by {masked:.3g}; without it by {unmasked:.3g}.",
+              f"With the mask the earlier outputs change by at most {fmt(masked)}; without it by up to {fmt(unmasked)}.",
               f"With the mask the earlier outputs move by {masked:.3g} and without it by {unmasked:.3g}: the "
               "test does not separate the two here.", masked=masked, unmasked=unmasked),
     ]

@@ -352,16 +352,18 @@ def heads_claims(summary: pd.DataFrame, split: pd.DataFrame, roles: pd.DataFrame
     two_r, many_r = roles[roles.n_heads == two], roles[roles.n_heads == many]
     n_a, n_b = int((many_r.main_offset == offsets[0]).sum()), int((many_r.main_offset == offsets[1]).sum())
     worst_two = float(by_h.worst_accuracy_both[two])
-    accs = (f"With one head, both targets are right at only {by_h.mean_accuracy_both[one]:.1%} of held-out "
-            f"positions on average, and no seed does better than {by_h.best_accuracy_both[one]:.1%}. With two "
-            f"heads the worst seed reaches {worst_two:.1%}, and with {many} heads the worst seed reaches "
+    word = {1: "one", 2: "two", 3: "three", 4: "four", 8: "eight"}
+    w_one, w_two, w_many = (word.get(k, str(k)) for k in (one, two, many))
+    accs = (f"With {w_one} head, both targets are right at only {by_h.mean_accuracy_both[one]:.1%} of held-out "
+            f"positions on average, and no seed does better than {by_h.best_accuracy_both[one]:.1%}. With {w_two} "
+            f"heads the worst seed reaches {worst_two:.1%}, and with {w_many} heads "
             f"{by_h.worst_accuracy_both[many]:.1%}.")
     split_ok = bool(((a.max(1) > 0.5) & (a.min(1) < 0.5)).all())
     return [
         require("s51_same_params", summary.parameters.nunique() == 1, parameters=summary.parameters.tolist()),
         claim("s51_one_fails", by_h.best_accuracy_both[one] < min(worst_two, by_h.worst_accuracy_both[many]) - 0.5,
-              accs, accs.replace("With one head, both targets are right at only", "With one head, both targets "
-                                 "are right at") + " One head is not clearly worse here.",
+              accs, accs.replace(f"With {w_one} head, both targets are right at only", f"With {w_one} head, both "
+                                 "targets are right at") + " One head is not clearly worse here.",
               summary=by_h.to_dict()),
         claim("s51_one_of_two", split_ok,
               "The per-target columns show how one head fails: it gets one of the two tokens mostly right and the "
@@ -384,12 +386,12 @@ def heads_claims(summary: pd.DataFrame, split: pd.DataFrame, roles: pd.DataFrame
               f"The two heads of the two-head model do not each take one offset (the smallest main weight is "
               f"{two_r.main_weight.min():.3g}).", main_offsets=two_r.main_offset.tolist(),
               main_weights=two_r.main_weight.tolist()),
-        claim("s51_many_share", n_a >= 1 and n_b >= 1,
+        claim("s51_many_share", n_a >= 1 and n_b >= 1 and n_a + n_b > 2,
               f"In the {many}-head model the heads share out the two offsets, {n_a} on t−{offsets[0]} and {n_b} "
-              f"on t−{offsets[1]}, so the work is done with room to spare.",
+              f"on t−{offsets[1]}, so some heads repeat the work of others.",
               f"In the {many}-head model the heads do not cover both offsets: {n_a} on t−{offsets[0]} and {n_b} "
               f"on t−{offsets[1]}.", on_first=n_a, on_second=n_b),
         claim("s51_two_enough", worst_two > 0.95,
-              "on it two heads are already enough, and a model with more heads partly duplicates its heads",
-              "on it even two heads are not enough for every seed", worst_two=worst_two),
+              f"on it {w_two} heads are already enough for every seed",
+              f"on it even {w_two} heads are not enough for every seed", worst_two=worst_two),
     ]

@@ -224,7 +224,7 @@ def run(ctx):
 
 
 # ----------------------------------------------------------------------------------------------- claims
-from ..claims import claim, claim_source
+from ..claims import claim, claim_source, fmt
 
 
 @claim_source
@@ -236,8 +236,8 @@ def order_claims(order: pd.DataFrame, rot: pd.DataFrame, sim: pd.DataFrame, rope
     peak, floor = float(sim.dot_max[0]), float(sim.dot_min[1:].min())
     return [
         claim("s52_equivariant", gap < 1e-5,
-              f"On the tokens alone the two sides differ by {gap:.3g}, single-precision rounding and nothing else.",
-              f"On the tokens alone the two sides differ by {gap:.3g}, more than single-precision rounding.",
+              f"On the tokens alone the two sides differ by {fmt(gap)}, single-precision rounding and nothing else.",
+              f"On the tokens alone the two sides differ by {fmt(gap)}, more than single-precision rounding.",
               gap=gap),
         claim("s52_positions_break", gap_pe > 1e-3,
               f"the difference becomes {gap_pe:.3g}, and the layer can now see the order",
@@ -249,8 +249,8 @@ def order_claims(order: pd.DataFrame, rot: pd.DataFrame, sim: pd.DataFrame, rope
               f"offset the dot product varies by up to {spread:.3g}: more than rounding.",
               rotation_error=err, spread=spread),
         claim("s52_no_clean_decay", floor > 0.25 * peak,
-              f"It never falls below {floor:.3g} either, so nearby and distant positions are told apart by the "
-              "shape of the curve, not by a clean decay.",
+              f"Away from the peak its smallest value is {floor:.4g}, still more than a quarter of the peak, so "
+              "nearby and distant positions are told apart by the shape of the curve, not by a clean decay.",
               f"Far from the peak it falls to {floor:.3g}, so distance shows in the height of the curve.",
               peak=peak, floor=floor),
         claim("s52_rope", rope_spread < 1e-4, f"Pairs with the same offset agree to {rope_spread:.2g}.",
