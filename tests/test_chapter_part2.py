@@ -144,10 +144,10 @@ def test_14_64_gathers_the_verdicts_without_retraining(section_results, monkeypa
     # the forecasting verdict and interval coverage are §14.63's own tables
     assert res.tables["forecast_verdict"].equals(section_results("14.63").tables["verdict"])
     assert res.tables["interval_coverage"].equals(section_results("14.63").tables["interval_coverage"])
-    obj = res.tables["objectives"].set_index("measure").value
-    assert obj["gradient factor per step at rho = 0.7"] < 0.7  # geometric decay at the radius, as §14.46.1
-    assert obj["distinct parameter counts over 5 head counts"] == 1
-    assert obj["LSTM / RNN input-gradient reach at lag 79"] > 10
+    assert list(res.tables["objectives"].objective) == list(range(1, 11))  # the chapter's ten objectives
+    verdicts = res.tables["verdicts"].set_index("claim")
+    assert verdicts.text.str.len().gt(0).all() and set(verdicts.topic) >= {"gradient", "gating", "cost", "forecast"}
+    assert list(res.notes) == list(res.tables["verdicts"].text)  # the notes are the verdicts' own sentences
     copy = res.tables["copy_bottleneck"].set_index(["model", "sequence_length"]).heldout_teacher_forced
     assert copy["GRU", 4] > 0.8 > copy["GRU", 32] and copy["GRU + attention", 32] > copy["GRU", 32] + 0.3
     assert set(res.tables["decoding_at_matched_diversity"].knob) == {"temperature", "top-k", "top-p", "min-p"}

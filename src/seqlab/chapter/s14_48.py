@@ -1,6 +1,8 @@
 """§14.48 Encoder-decoder and the bottleneck: the copy task with and without attention."""
 from __future__ import annotations
 
+import functools
+
 import pandas as pd
 
 from ..claims import claim, claim_source, require
@@ -18,7 +20,15 @@ REPRODUCE_TOL = 0.005
 
 
 def copy_sweep(seed: int = SEED, lengths=LENGTHS) -> pd.DataFrame:
-    """``copy_experiment`` at every length, without and with attention, in worker processes (longest first)."""
+    """``copy_experiment`` at every length, without and with attention, in worker processes (longest first).
+
+    Computed once per process for given settings (§14.64 quotes the same sweep); each caller gets a copy.
+    """
+    return _copy_sweep(seed, tuple(lengths)).copy()
+
+
+@functools.cache
+def _copy_sweep(seed: int, lengths: tuple) -> pd.DataFrame:
     settings = (D_HIDDEN, N_TRAIN, EPOCHS, LR, VOCAB, N_TEST)
     calls = [(copy_experiment, (T, att, seed, *settings)) for att in (None, "general") for T in lengths]
     return pd.DataFrame(run_calls(calls, cost=lambda fn, args: args[0] * (1.2 if args[1] else 1.0)))
