@@ -147,10 +147,10 @@ def test_14_64_gathers_the_verdicts_without_retraining(section_results, monkeypa
     assert list(res.tables["objectives"].objective) == list(range(1, 11))  # the chapter's ten objectives
     verdicts = res.tables["verdicts"].set_index("claim")
     assert verdicts.text.str.len().gt(0).all() and set(verdicts.topic) >= {"gradient", "gating", "cost", "forecast"}
-    assert list(res.notes) == list(res.tables["verdicts"].text)  # the notes are the verdicts' own sentences
-    copy = res.tables["copy_bottleneck"].set_index(["model", "sequence_length"]).heldout_teacher_forced
-    assert copy["GRU", 4] > 0.8 > copy["GRU", 32] and copy["GRU + attention", 32] > copy["GRU", 32] + 0.3
-    assert set(res.tables["decoding_at_matched_diversity"].knob) == {"temperature", "top-k", "top-p", "min-p"}
+    assert set(res.tables["verdicts"].text) <= set(res.notes)  # every verdict's sentence is among the notes
+    copy = res.tables["copy_bottleneck"].set_index(["attention", "sequence_length"]).heldout_teacher_forced
+    assert copy["none", 4] > 0.8 > copy["none", 32] and copy["general", 32] > copy["none", 32] + 0.3
+    assert set(res.tables["decoding_at_matched_diversity"].knob) == {"temperature", "top_k", "top_p", "min_p"}
 
 
 @pytest.mark.parametrize("a,b,figures", [(0.0016397859, 0.0016394823, 3), (1.0, 1.0, 16), (123.456, 123.457, 5),
