@@ -32,6 +32,11 @@ def test_result_store_refuses_what_it_cannot_hold():
         results.encode(object())
 
 
+def test_once_refuses_data_as_an_argument():
+    with pytest.raises(results.ResultStoreError, match="takes settings"):
+        results.once(len, pd.DataFrame({"x": [1.0]}))
+
+
 def _count_calls():
     _count_calls.n += 1
     return pd.DataFrame({"x": [0.1 * _count_calls.n]})

@@ -36,8 +36,20 @@ def results_dir() -> Path | None:
     return Path(v) if v else None
 
 
+def _plain(value) -> bool:
+    """Arguments whose ``repr`` is the whole value (a frame's ``repr`` is cut short, so two frames could share a key)."""
+    if isinstance(value, (tuple, list)):
+        return all(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(_plain(k) and _plain(v) for k, v in value.items())
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
 def _key(fn: Callable, args, kwargs) -> tuple[str, str]:
     name = f"{fn.__module__}.{fn.__qualname__}"
+    if not _plain((args, kwargs)):
+        raise ResultStoreError(f"once({name}, ...) takes settings (numbers, strings and tuples of them) as "
+                               f"arguments, not data: compute the data inside the function")
     spec = repr((args, sorted(kwargs.items())))
     return name, hashlib.sha256(f"{name}{spec}".encode()).hexdigest()[:16]
 
