@@ -83,9 +83,9 @@ def test_prose_numbers_match_seqlab_run(site, section_results):
     fixed = copy[copy.attention == "none"].set_index("sequence_length")
     assert f"<td>{fmt(fixed.heldout_free_running[32], '.3f')}</td>" in html  # the sweep's table on the page
     rev = section_results("14.49").tables["reversal"].iloc[0]
-    assert quoted(rev.heldout_free_running, ".3f") in html
+    assert f"accuracy is {fmt(rev.heldout_free_running, '.4f')}" in html  # inside §14.49's glued sentence
     fb = section_results("14.47").tables["forget_bias"]
-    assert quoted(fb.grad_at_lag_70.iloc[-1] / fb.grad_at_lag_70.iloc[0], ".3g") in html
+    assert f"factor of {fmt(fb.grad_at_lag_70.iloc[-1] / fb.grad_at_lag_70.iloc[0], '.3g')}" in html
 
 
 def test_pages_in_a_browser(site, tmp_path):
