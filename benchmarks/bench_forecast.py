@@ -30,7 +30,7 @@ def run(name, group, n_jobs=2):
     train, test, season, h = competition(name, group)
     fc = Forecaster(CLASSICAL_MODELS, season_length=season, n_jobs=n_jobs)
     t0 = time.perf_counter()
-    cv = fc.cross_validation(train, h, n_windows=1, test_df=test)
+    cv = fc.cross_validation(h, train, n_windows=1, test_df=test)
     secs = time.perf_counter() - t0
     return summarize(evaluate(cv, pd.concat([train, test]), season, fc.names)).set_index("model"), secs
 

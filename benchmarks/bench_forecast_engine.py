@@ -25,7 +25,7 @@ from seqlab.forecast import Engine, Forecaster, competition
 
 def timed(fc: Forecaster, train, test, h):
     t0 = time.perf_counter()
-    cv = fc.cross_validation(train, h, n_windows=1, test_df=test)
+    cv = fc.cross_validation(h, train, n_windows=1, test_df=test)
     return cv, time.perf_counter() - t0
 
 

@@ -97,8 +97,11 @@ def best_within(model_fn, train_ids, val_ids, seconds: float, seed: int) -> tupl
     return min(r["val_loss"] for r in within), res.history[-1]["iter"]
 
 
-def quality_per_second(train_ids, val_ids, vocab, seconds: float, seeds: int) -> bool:
-    """Best loss within the reference's time for the chapter's GPT and LSTM over ``seeds`` seeds; True if on target."""
+def quality_per_second(train_ids, val_ids, vocab, seconds: float, seeds: int, reference_loss: float) -> bool:
+    """Best loss within the reference's time for the chapter's GPT and LSTM over ``seeds`` seeds; True if on target.
+
+    Each is also printed as a ratio to ``reference_loss``, the reference loop's own loss at the end of that time.
+    """
     models = {"GPT": lambda: GPT(chapter_gpt_config(vocab)), "LSTM": lambda: LSTMLanguageModel(chapter_lstm_config(vocab))}
     ok = True
     print(f"quality per second: best validation loss within the reference's {seconds:.1f} s of training "
@@ -109,7 +112,8 @@ def quality_per_second(train_ids, val_ids, vocab, seconds: float, seeds: int) ->
         hit = max(losses) <= QUALITY_TARGET
         ok &= hit
         print(f"  {name}: mean {statistics.mean(losses):.4f} (min {min(losses):.4f}, max {max(losses):.4f}; "
-              f"per seed {', '.join(f'{v:.4f}' for v in losses)}; steps {', '.join(str(n) for _, n in runs)}) "
+              f"per seed {', '.join(f'{v:.4f}' for v in losses)}; steps {', '.join(str(n) for _, n in runs)}); "
+              f"{statistics.mean(losses) / reference_loss:.3f}x the reference's {reference_loss:.4f} in the same time "
               f"(target <= {QUALITY_TARGET} on every seed: {'PASS' if hit else 'FAIL'})")
     return ok
 
@@ -152,7 +156,7 @@ def main(argv=None):
     print(f"chapter model: best validation loss within the reference's {t_ref_total:.0f} s: {best:.4f} "
           f"(target <= 1.75: {'PASS' if best <= 1.75 else 'FAIL'}); final {chapter[-1][2]:.4f} at "
           f"{chapter[-1][1]:.1f} s (same-batches estimate {chapter_final:.4f})")
-    quality_per_second(train_ids, val_ids, tok.vocab_size, t_ref_total, args.seeds)
+    quality_per_second(train_ids, val_ids, tok.vocab_size, t_ref_total, args.seeds, ref[-1][2])
 
 
 if __name__ == "__main__":

@@ -1,11 +1,25 @@
 import importlib
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+
+
+def pytest_configure(config):
+    """One result store for the whole session, so the sections' shared results (the copy sweep, the head-count
+    task) are computed once for every test, worker and ``seqlab`` subprocess, as a build computes them once for
+    every page (``seqlab.results.once``). Set by the controller before xdist starts its workers, which inherit
+    it; a test of a reader's notebook removes it."""
+    if hasattr(config, "workerinput") or os.environ.get("SEQLAB_RESULTS"):
+        return
+    folder = tempfile.mkdtemp(prefix="seqlab-test-results-")
+    os.environ["SEQLAB_RESULTS"] = folder
+    config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
 
 
 def in_ci() -> bool:
@@ -34,17 +48,33 @@ def require_shared(path: Path) -> Path:
     pytest.skip(message)
 
 
-@pytest.fixture(scope="session")
-def section_results(tmp_path_factory):
-    """Run each chapter section at most once per test session (tables only), on demand."""
+def section_tables(sid: str) -> dict:
+    """What a test reads of one section's run (tables only), in a form the result store keeps."""
     from seqlab.chapter import run_section
 
+    res = run_section(sid, None, figures=False)
+    return {"section": res.section, "title": res.title, "tables": dict(res.tables), "notes": list(res.notes),
+            "seconds": res.seconds}
+
+
+@pytest.fixture(scope="session")
+def section_results():
+    """Each chapter section run at most once per test session (tables only), on demand: through the session's
+    result store, so a section one xdist worker ran is not run again by the other. A section whose tables the
+    store cannot hold runs in this process (once per worker)."""
+    from seqlab.chapter.base import SectionResult
+    from seqlab.results import ResultStoreError, once
+
     cache = {}
-    out = tmp_path_factory.mktemp("sections")
 
     def get(sid):
         if sid not in cache:
-            cache[sid] = run_section(sid, out, figures=False)
+            try:
+                got = once(section_tables, sid)
+            except ResultStoreError:
+                got = section_tables(sid)
+            cache[sid] = SectionResult(got["section"], got["title"], got["tables"], [], got["notes"],
+                                       got["seconds"], {})
         return cache[sid]
 
     return get

@@ -1,4 +1,4 @@
-"""The book's bookkeeping: the result store, the build report's one-value rule, and the pages' cells."""
+"""The book's bookkeeping: the build report's one-value rule, timing references, and the pages' cells."""
 from __future__ import annotations
 
 import json
@@ -7,51 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from seqlab.book import results
 from seqlab.book.build import PAGES, available_pages
 from seqlab.book.cells import code_cells, glue_share, undefined_names
 from seqlab.book.download import run_it_yourself
 from seqlab.book.report import collect, conflicts
 from seqlab.experiments.timing import reference
-
-
-def test_result_store_round_trips_exactly():
-    frame = pd.DataFrame({"T": [16, 32], "ms": [1 / 3, np.nextafter(0.1, 1)], "layer": ["a", "b"],
-                          "ds": pd.to_datetime(["2020-01-31", "2020-02-29"])}).set_index("T")
-    value = {"frame": frame, "series": frame.ms, "array": np.arange(4.0).reshape(2, 2), (1, 2): ("x", 2.5),
-             "n": np.int64(3)}
-    back = results.decode(json.loads(json.dumps(results.encode(value))))
-    pd.testing.assert_frame_equal(back["frame"], frame)
-    pd.testing.assert_series_equal(back["series"], frame.ms)
-    np.testing.assert_array_equal(back["array"], value["array"])
-    assert back[(1, 2)] == ("x", 2.5) and back["n"] == 3
-
-
-def test_result_store_refuses_what_it_cannot_hold():
-    with pytest.raises(results.ResultStoreError, match="not object"):
-        results.encode(object())
-
-
-def test_once_refuses_data_as_an_argument():
-    with pytest.raises(results.ResultStoreError, match="takes settings"):
-        results.once(len, pd.DataFrame({"x": [1.0]}))
-
-
-def _count_calls():
-    _count_calls.n += 1
-    return pd.DataFrame({"x": [0.1 * _count_calls.n]})
-
-
-def test_once_measures_once_per_build(tmp_path, monkeypatch):
-    monkeypatch.setenv("SEQLAB_BOOK_RESULTS", str(tmp_path))
-    _count_calls.n = 0
-    first, second = results.once(_count_calls), results.once(_count_calls)
-    assert _count_calls.n == 1
-    pd.testing.assert_frame_equal(first, second)
-    stored, = tmp_path.glob("*.json")
-    stored.write_text("{not json")
-    with pytest.raises(results.ResultStoreError, match="cannot be read.*delete it"):
-        results.once(_count_calls)
 
 
 def test_report_finds_one_quantity_with_two_values(tmp_path):

@@ -127,7 +127,7 @@ def test_series_order_does_not_change_the_scores(capsys, tmp_path):
 
 def test_shuffled_ids_forecast_their_own_series():
     df = long_frame(("zz", "mm", "aa"))
-    fc = Forecaster(["SeasonalNaive"], freq="MS", season_length=12).forecast(df, 12)
+    fc = Forecaster(["SeasonalNaive"], freq="MS", season_length=12).forecast(12, df)
     for uid, g in df.groupby("unique_id"):
         got = fc.loc[fc.unique_id == uid, "SeasonalNaive"].to_numpy()
         np.testing.assert_allclose(got, g.y.to_numpy()[-12:])  # the seasonal naive repeats the last season
@@ -136,8 +136,8 @@ def test_shuffled_ids_forecast_their_own_series():
 def test_month_end_dates():
     df = long_frame(("a",), freq="ME")
     with pytest.raises(ForecastDataError, match="calendar"):
-        Forecaster(["Naive"], freq="MS", season_length=12).forecast(df, 3)
-    fc = Forecaster(["Naive"], freq="ME", season_length=12).forecast(df, 3)
+        Forecaster(["Naive"], freq="MS", season_length=12).forecast(3, df)
+    fc = Forecaster(["Naive"], freq="ME", season_length=12).forecast(3, df)
     last = df.ds.iloc[-1]
     assert list(fc.ds) == [last + pd.offsets.MonthEnd(k) for k in (1, 2, 3)]
 

@@ -5,6 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from seqlab.forecast import Forecaster
+from seqlab.forecast.data import ForecastDataError
+
 
 def cli(*args):
     return subprocess.run([sys.executable, "-m", "seqlab", *args], capture_output=True, text=True, timeout=300)
@@ -62,21 +65,28 @@ def test_bad_input_one_line_exit_2(tmp_path, case):
 def test_min_train_length_lets_short_series_join_the_later_windows(tmp_path):
     long = monthly(n=60).melt(id_vars="ds", var_name="unique_id", value_name="y")[["unique_id", "ds", "y"]]
     first = long.unique_id.iloc[0]
-    long = long[(long.unique_id != first) | (long.ds >= long.ds.iloc[24])]  # the first series: 36 months
+    long = long[(long.unique_id != first) | (long.ds >= long.ds.iloc[30])]  # the first series: 30 months
     f = _write(tmp_path, long)
     args = ["forecast", "evaluate", "--csv", str(f), "--horizon", "6", "--season", "12", "--windows", "4",
             "--models", "Naive,SeasonalNaive"]
+    # 4 windows a horizon apart leave the first series 6 months before its first origin; SeasonalNaive needs 12.
+    # The rule is the library's: the CLI refuses exactly what Forecaster.cross_validation refuses.
     strict = cli(*args)
-    assert strict.returncode == 2 and "need at least 37" in strict.stderr, strict.stderr
-    p = cli(*args, "--min-train-length", "24")
-    assert p.returncode == 0, p.stderr
-    rows = {ln.split()[0]: ln.split() for ln in p.stdout.strip().splitlines()[1:]}
-    header = p.stdout.splitlines()[0].split()
+    assert strict.returncode == 2 and "SeasonalNaive needs at least 12" in strict.stderr, strict.stderr
+    assert len(strict.stderr.strip().splitlines()) == 1
+    with pytest.raises(ForecastDataError, match="SeasonalNaive needs at least 12"):
+        Forecaster(["Naive", "SeasonalNaive"], freq="MS", season_length=12).cross_validation(6, long, n_windows=4,
+                                                                             step_size=6)
     n_series = long.unique_id.nunique()
-    # 36 months: cuts 12, 18, 24, 30 -> the last window, and one earlier one training on >= 24
-    assert int(rows["Naive"][header.index("units")]) == 4 * (n_series - 1) + 2
-    bad = cli(*args, "--min-train-length", "12")
-    assert bad.returncode == 2 and "must exceed --season" in bad.stderr
+    for min_train, windows_of_the_short_one in ((24, 1), (12, 3)):
+        p = cli(*args, "--min-train-length", str(min_train))
+        assert p.returncode == 0, p.stderr
+        rows = {ln.split()[0]: ln.split() for ln in p.stdout.strip().splitlines()[1:]}
+        header = p.stdout.splitlines()[0].split()
+        # 30 months: cuts 6, 12, 18, 24 -> the last window, and the earlier ones training on >= min_train
+        assert int(rows["Naive"][header.index("units")]) == 4 * (n_series - 1) + windows_of_the_short_one
+    bad = cli(*args, "--min-train-length", "1")
+    assert bad.returncode == 2 and "min_train_length must be >= 2" in bad.stderr, bad.stderr
 
 
 def _evaluate(capsys, tmp_path, *extra):
@@ -138,7 +148,7 @@ def test_output_writes_the_tables_at_full_precision(capsys, tmp_path):
     assert "sMAPE" in err and "0 (exact) to 200" in err
     df = read_series_csv(tmp_path / "m.csv")
     models = ["Naive", "SeasonalNaive", "Naive2"]
-    cv = Forecaster(models, freq="MS", season_length=12).cross_validation(df, 6, n_windows=2, level=[80])
+    cv = Forecaster(models, freq="MS", season_length=12).cross_validation(6, df, n_windows=2, level=[80], step_size=6)
     got = pd.read_csv(out_dir / "cross_validation.csv", float_precision="round_trip")
     assert list(got.columns) == list(cv.columns)
     assert got.ds.str.fullmatch(r"\d{4}-\d{2}-\d{2}").all() and got.cutoff.str.fullmatch(r"\d{4}-\d{2}-\d{2}").all()

@@ -105,7 +105,7 @@ def test_neural_forecaster_is_deterministic_and_learns_a_seasonal_shape():
 def air_cv():
     df = air_passengers()
     fc = Forecaster(["Naive", "SeasonalNaive", "Naive2", "AutoTheta"], freq="ME", season_length=12)
-    return df, fc.cross_validation(df, 12, n_windows=4)
+    return df, fc.cross_validation(12, df, n_windows=4, step_size=12)
 
 
 def test_cross_validation_frame(air_cv):
@@ -171,7 +171,7 @@ def _two_series(n_long=40, n_short=22):
 
 def test_short_series_keep_only_the_windows_they_are_long_enough_for():
     df = _two_series()
-    cv = Forecaster(["Naive"]).cross_validation(df, 4, n_windows=3, min_train_length=12)
+    cv = Forecaster(["Naive"]).cross_validation(4, df, n_windows=3, min_train_length=12, step_size=4)
     # long (40): cuts 28, 32, 36 -> all three windows; short (22): cuts 10, 14, 18 -> only 14 and 18 train on >= 12
     assert cv.groupby("unique_id").cutoff.unique().map(list).to_dict() == {"long": [28, 32, 36], "short": [14, 18]}
     # each window's forecast uses that window's history only: Naive repeats the value at the cutoff
@@ -184,11 +184,11 @@ def test_short_series_keep_only_the_windows_they_are_long_enough_for():
 def test_without_min_train_length_every_series_needs_every_window():
     df = _two_series(n_short=8)
     with pytest.raises(ForecastDataError, match="too short"):
-        Forecaster(["Naive"]).cross_validation(df, 4, n_windows=3)
-    cv = Forecaster(["Naive"]).cross_validation(df, 4, n_windows=3, min_train_length=6)
+        Forecaster(["Naive"]).cross_validation(4, df, n_windows=3, step_size=4)
+    cv = Forecaster(["Naive"]).cross_validation(4, df, n_windows=3, min_train_length=6, step_size=4)
     # the last window keeps every series, however short its training part (here 4 < 6)
     assert cv.groupby("unique_id").cutoff.unique().map(list).to_dict() == {"long": [28, 32, 36], "short": [4]}
     with pytest.raises(ForecastDataError, match="too short"):
-        Forecaster(["Naive"]).cross_validation(_two_series(n_short=5), 4, n_windows=3, min_train_length=6)
+        Forecaster(["Naive"]).cross_validation(4, _two_series(n_short=5), n_windows=3, min_train_length=6, step_size=4)
     with pytest.raises(ValueError, match="min_train_length"):
-        Forecaster(["Naive"]).cross_validation(df, 4, n_windows=3, min_train_length=1)
+        Forecaster(["Naive"]).cross_validation(4, df, n_windows=3, min_train_length=1, step_size=4)

@@ -117,5 +117,5 @@ def test_neural_on_cuda_forecasts_like_the_cpu(panel, arch):
 @cuda
 def test_forecaster_cross_validation_on_cuda(panel):
     df = panel.groupby("unique_id").tail(36)
-    cv = Forecaster(["Naive", "GRU"], season_length=12, device="cuda").cross_validation(df, H, n_windows=2)
+    cv = Forecaster(["Naive", "GRU"], season_length=12, device="cuda").cross_validation(H, df, n_windows=2, step_size=H)
     assert np.isfinite(cv["GRU"]).all() and len(cv) == 2 * 4 * H

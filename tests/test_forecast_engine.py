@@ -39,13 +39,13 @@ def test_dask_cluster_gives_the_single_process_numbers(cluster):
     with Forecaster(MODELS, freq="ME", season_length=12, engine="dask", address=cluster.scheduler_address) as fc:
         assert len(cluster.workers) == 2
         for intervals in ("native", "conformal"):
-            local = Forecaster(MODELS, freq="ME", season_length=12).cross_validation(df, 6, intervals=intervals, **kw)
-            remote = fc.cross_validation(df, 6, intervals=intervals, **kw)
+            local = Forecaster(MODELS, freq="ME", season_length=12).cross_validation(6, df, intervals=intervals, **kw)
+            remote = fc.cross_validation(6, df, intervals=intervals, **kw)
             # float64 throughout; AutoTheta's optimiser may differ in the last bit (sums over arrays aligned
             # differently in memory)
             pd.testing.assert_frame_equal(remote, local, rtol=1e-10, atol=0)
-        future = fc.forecast(df, 6, level=[80])
-    pd.testing.assert_frame_equal(future, Forecaster(MODELS, freq="ME", season_length=12).forecast(df, 6, level=[80]),
+        future = fc.forecast(6, df, level=[80])
+    pd.testing.assert_frame_equal(future, Forecaster(MODELS, freq="ME", season_length=12).forecast(6, df, level=[80]),
                                   rtol=1e-10, atol=0)
 
 
@@ -79,7 +79,7 @@ def test_nbeats_members_on_a_cluster_equal_the_local_processes(cluster):
     local = ensemble(workers=2).fit(df, 6).predict(df, 6)
     with Forecaster([ensemble(), "Naive"], freq="ME", season_length=12, engine="dask",
                     address=cluster.scheduler_address) as fc:
-        remote = fc.forecast(df, 6)
+        remote = fc.forecast(6, df)
         on_cluster = ensemble(engine=fc.engine).fit(df, 6).predict(df, 6)
     assert set(here) == set(local) == set(on_cluster) == set(df.unique_id)
     for uid in here:
@@ -98,8 +98,8 @@ def test_ray_and_spark_give_the_single_process_numbers(kind):
     df = panel(ids=("b", "a"))
     kw = dict(n_windows=1, level=[80], intervals="native")
     with Forecaster(["Naive", "SeasonalNaive"], freq="ME", season_length=12, engine=kind) as fc:
-        remote = fc.cross_validation(df, 6, **kw)
-    local = Forecaster(["Naive", "SeasonalNaive"], freq="ME", season_length=12).cross_validation(df, 6, **kw)
+        remote = fc.cross_validation(6, df, **kw)
+    local = Forecaster(["Naive", "SeasonalNaive"], freq="ME", season_length=12).cross_validation(6, df, **kw)
     pd.testing.assert_frame_equal(remote, local, rtol=1e-10, atol=0)
     from seqlab.forecast.nbeats import NBeatsConfig, NBeatsForecaster
 
@@ -142,7 +142,7 @@ def test_unreachable_scheduler_is_one_line(capsys, tmp_path):
     panel(ids=("a",)).to_csv(f, index=False)
     fc = Forecaster(["Naive"], freq="ME", engine=Engine("dask", "127.0.0.1:9", timeout=2))
     with pytest.raises(InvalidParameterError, match="cannot reach the dask scheduler at tcp://127.0.0.1:9"):
-        fc.forecast(panel(ids=("a",)), 3)
+        fc.forecast(3, panel(ids=("a",)))
     code = main(["forecast", "evaluate", "--csv", str(f), "--horizon", "6", "--models", "Naive", "--engine", "dask",
                  "--address", "bad address"])
     err = capsys.readouterr().err.strip().splitlines()

@@ -140,7 +140,7 @@ def _walk(n=40, ids=("a",), seed=1):
 def test_conformal_interval_hand_worked():
     """Naive on one series: refit 4 times one period apart, errors over each training part's scale, rank 4 of 4."""
     df, h, m = _walk(), 3, 2
-    out = Forecaster(["Naive"], season_length=m).forecast(df, h, level=[80], calibration_windows=4, calibration_step=1)
+    out = Forecaster(["Naive"], season_length=m).forecast(h, df, level=[80], calibration_windows=4, calibration_step=1)
     y = df.y.to_numpy()
     scores = []
     for j in range(4):
@@ -159,7 +159,7 @@ def test_native_intervals_are_statsforecasts_own():
 
     df = air_passengers()
     ours = Forecaster(["SeasonalNaive", "AutoETS", "Naive2"], freq="ME", season_length=12).forecast(
-        df, 12, level=[80, 95], intervals="native")
+        12, df, level=[80, 95], intervals="native")
     theirs = StatsForecast(models=[SeasonalNaive(12), AutoETS(season_length=12)], freq="ME").forecast(
         df=df, h=12, level=[80, 95])
     cols = ["SeasonalNaive", *interval_columns("SeasonalNaive", [80, 95]), "AutoETS", *interval_columns("AutoETS",
@@ -187,7 +187,7 @@ def test_every_model_gets_the_same_conformal_treatment():
     df = _walk(60, ids=("zz", "aa", "mm"), seed=2)
     mean = MeanModel()
     fc = Forecaster(["Naive", "Naive2", mean], season_length=4)
-    cv = fc.cross_validation(df, 4, n_windows=3, level=[80, 95], intervals="native")
+    cv = fc.cross_validation(4, df, n_windows=3, level=[80, 95], intervals="native", step_size=4)
     assert cv.attrs["intervals"] == {"Naive": "native", "Naive2": "conformal", "Mean6": "conformal"}
     for name in fc.names:
         lo95, lo80, hi80, hi95 = (cv[c] for c in interval_columns(name, [80, 95]))
@@ -203,10 +203,10 @@ def test_cross_validation_intervals_never_see_their_test_values():
     df = _walk(60, ids=("a", "b"), seed=3)
     fc = Forecaster(["Naive", "SeasonalNaive", "Naive2"], season_length=4)
     kw = dict(level=[80, 95])
-    before = fc.cross_validation(df, 4, n_windows=3, **kw)
+    before = fc.cross_validation(4, df, n_windows=3, **kw, step_size=4)
     changed = df.copy()
     changed.loc[changed.groupby("unique_id").cumcount() >= 56, "y"] += 1000.0  # the last window's test values
-    after = fc.cross_validation(changed, 4, n_windows=3, **kw)
+    after = fc.cross_validation(4, changed, n_windows=3, **kw, step_size=4)
     pd.testing.assert_frame_equal(before.drop(columns="y"), after.drop(columns="y"))
 
 
@@ -219,10 +219,10 @@ def test_conformal_from_windows_equals_the_refitting_path():
     df, h = _walk(60, ids=("a", "b", "c"), seed=4), 4
     names = ["Naive", "SeasonalNaive", "Naive2"]
     fc = Forecaster(names, season_length=4)
-    cv = fc.cross_validation(df, h, n_windows=4)
+    cv = fc.cross_validation(h, df, n_windows=4, step_size=h)
     post = conformal_from_windows(cv, df, 4, names, [80, 95])
     last = post[window_index(post) == 0].reset_index(drop=True)
-    ref = fc.forecast(df.groupby("unique_id").head(60 - h), h, level=[80, 95], calibration_windows=3,
+    ref = fc.forecast(h, df.groupby("unique_id").head(60 - h), level=[80, 95], calibration_windows=3,
                       calibration_step=h)
     cols = [c for n in names for c in [n, *interval_columns(n, [80, 95])]]
     np.testing.assert_allclose(last[cols].to_numpy(), ref[cols].to_numpy(), rtol=1e-12)
@@ -236,7 +236,7 @@ def test_conformal_from_windows_equals_the_refitting_path():
 
 def test_conformal_from_windows_never_sees_later_windows():
     df, h = _walk(60, ids=("a", "b", "c", "d"), seed=5), 3
-    cv = Forecaster(["Naive", "Naive2"], season_length=3).cross_validation(df, h, n_windows=4)
+    cv = Forecaster(["Naive", "Naive2"], season_length=3).cross_validation(h, df, n_windows=4, step_size=h)
     before = conformal_from_windows(cv, df, 3, ["Naive", "Naive2"], [80])
     later = cv.copy()
     j = window_index(later)
@@ -252,7 +252,7 @@ def test_conformal_from_windows_never_sees_later_windows():
 
 
 def test_too_few_calibration_errors_give_unbounded_intervals():
-    out = Forecaster(["Naive"]).forecast(_walk(), 2, level=[95], calibration_windows=3)
+    out = Forecaster(["Naive"]).forecast(2, _walk(), level=[95], calibration_windows=3)
     assert np.isinf(out["Naive-hi-95"]).all() and np.isinf(out["Naive-lo-95"]).all()
     assert "unbounded" in out.attrs["notes"][0]
 
@@ -278,4 +278,4 @@ def test_model_names_cannot_collide():
 ])
 def test_bad_interval_arguments(kwargs, words):
     with pytest.raises(InvalidParameterError, match=words):
-        Forecaster(["Naive"]).forecast(_walk(), 3, **kwargs)
+        Forecaster(["Naive"]).forecast(3, _walk(), **kwargs)

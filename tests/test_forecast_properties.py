@@ -24,7 +24,7 @@ def walk(lengths, seed=0):
 @pytest.fixture(scope="module")
 def scored():
     df = walk([30, 30])
-    cv = Forecaster(["Naive", "Naive2"], season_length=4).cross_validation(df, 4, n_windows=2)
+    cv = Forecaster(["Naive", "Naive2"], season_length=4).cross_validation(4, df, n_windows=2, step_size=4)
     return df, cv, evaluate(cv, df, 4, ["Naive", "Naive2"])
 
 
@@ -106,7 +106,8 @@ options = st.fixed_dictionaries({
 
 def attempt(df, o):
     fc = Forecaster(o["models"], season_length=o["season"])
-    cv = fc.cross_validation(df, o["h"], n_windows=o["windows"], step_size=o["step"],
+    step = {} if o["step"] is None else {"step_size": o["step"]}  # statsforecast's default: 1
+    cv = fc.cross_validation(o["h"], df, n_windows=o["windows"], **step,
                              min_train_length=o["min_train"], level=o["level"],
                              calibration_windows=o["cal_windows"])
     errors = evaluate(cv, df, o["season"], fc.names)

@@ -34,12 +34,12 @@ def test_statsforecast_minimums():
 
 
 def test_calibration_origins_too_short_for_autoets_are_dropped(short_m3):
-    both = Forecaster(["Naive", "AutoETS"], season_length=SEASON).cross_validation(short_m3, H, level=[80])
+    both = Forecaster(["Naive", "AutoETS"], season_length=SEASON).cross_validation(H, short_m3, level=[80])
     # 37 and 38 quarters: cutoffs at 29 and 30, calibration origins 8, 16 and 24 before them leave 21, 13, 5 and
     # 22, 14, 6 points (the 24-quarter series' last origin, 0 points, is below any model's reach)
     notes = [n for n in both.attrs["notes"] if "AutoETS" in n]
     assert len(notes) == 1 and notes[0].startswith("2 calibration origin(s)") and "7 observations" in notes[0]
-    alone = Forecaster(["Naive"], season_length=SEASON).cross_validation(short_m3, H, level=[80])
+    alone = Forecaster(["Naive"], season_length=SEASON).cross_validation(H, short_m3, level=[80])
     np.testing.assert_array_equal(both[["Naive", "Naive-lo-80", "Naive-hi-80"]].to_numpy(),
                                   alone[["Naive", "Naive-lo-80", "Naive-hi-80"]].to_numpy())
     assert np.isfinite(both[["AutoETS-lo-80", "AutoETS-hi-80"]].to_numpy()).all()
@@ -48,7 +48,7 @@ def test_calibration_origins_too_short_for_autoets_are_dropped(short_m3):
 def test_forecast_origin_too_short_for_autoets_is_refused(short_m3):
     tiny = short_m3.groupby("unique_id").head(6)
     with pytest.raises(ForecastDataError, match="AutoETS needs at least 7"):
-        Forecaster(["Naive", "AutoETS"], season_length=1).forecast(tiny, 2)
+        Forecaster(["Naive", "AutoETS"], season_length=1).forecast(2, tiny)
 
 
 def test_cli_on_short_m3_series(short_m3, tmp_path, capsys):

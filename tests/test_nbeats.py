@@ -175,31 +175,28 @@ def test_bad_settings_are_refused():
         NBeatsForecaster().predict(None, 6)
 
 
-def test_nbeats_by_name_is_the_chapter_ensemble():
-    from dataclasses import replace
-
-    from seqlab.experiments.forecast import NBEATS_CONFIG, NBEATS_PLAN
+def test_nbeats_by_name_is_the_default_preset():
     from seqlab.forecast import MODEL_NAMES, Forecaster
-    from seqlab.forecast.nbeats import CHAPTER_MEMBER, NBeatsForecaster
+    from seqlab.forecast.nbeats import GENERIC_MEMBER, INTERPRETABLE_MEMBER, MAX_MEMBERS, NBeatsForecaster
 
     assert "N-BEATS" in MODEL_NAMES
     (m,) = Forecaster(["N-BEATS"], season_length=12).models
     assert isinstance(m, NBeatsForecaster) and m.season_length == 12 and m.accepts_engine
-    assert m.config == replace(CHAPTER_MEMBER, max_steps=m.config.max_steps) and m.input_multiples == (2.0, 3.0, 4.0)
-    assert [c.stack for c in m.configs] == [c.stack for c in NBEATS_PLAN.configs]
-    # one definition of the member: the chapter's experiment uses the same one
-    assert NBEATS_CONFIG is CHAPTER_MEMBER and NBEATS_PLAN.inputs["M3 monthly"] == m.input_multiples
-    # the library's step count is the one the last HEAVY_EVAL run chose on M3 monthly's validation windows
-    from seqlab.experiments.forecast import chosen_nbeats
-
-    assert m.config.max_steps == chosen_nbeats("M3 monthly")[0]
+    preset = NBeatsForecaster.default(12)
+    assert m.member_configs() == preset.member_configs() and m.input_multiples == (2.0, 3.0, 4.0)
+    assert [c.stack for c in m.configs] == [GENERIC_MEMBER.stack, INTERPRETABLE_MEMBER.stack]
+    assert {c.max_steps for c in m.configs} == {2000}
+    assert len(NBeatsForecaster.default(members=8).member_configs()) == 8
+    for bad in (dict(max_steps=0), dict(max_steps=True), dict(members=0), dict(members=MAX_MEMBERS + 1)):
+        with pytest.raises(InvalidParameterError):
+            NBeatsForecaster.default(**bad)
 
 
 def test_architectures_come_first_and_keep_the_single_architecture_members():
-    from seqlab.forecast.nbeats import CHAPTER_MEMBER, INTERPRETABLE_MEMBER, NBeatsForecaster
+    from seqlab.forecast.nbeats import GENERIC_MEMBER, INTERPRETABLE_MEMBER, NBeatsForecaster
 
-    one = NBeatsForecaster(CHAPTER_MEMBER, input_multiples=(2.0, 3.0), seeds=(1, 2)).member_configs()
-    both = NBeatsForecaster([CHAPTER_MEMBER, INTERPRETABLE_MEMBER], input_multiples=(2.0, 3.0),
+    one = NBeatsForecaster(GENERIC_MEMBER, input_multiples=(2.0, 3.0), seeds=(1, 2)).member_configs()
+    both = NBeatsForecaster([GENERIC_MEMBER, INTERPRETABLE_MEMBER], input_multiples=(2.0, 3.0),
                             seeds=(1, 2)).member_configs()
     # the generic members are the same jobs as before (same seeds), so every smaller ensemble is unchanged
     assert both[: len(one)] == one
@@ -207,8 +204,8 @@ def test_architectures_come_first_and_keep_the_single_architecture_members():
     assert {c.blocks for c in both[4:]} == {INTERPRETABLE_MEMBER.blocks}
     seeds = [c.seed for c in both]
     assert len(set(seeds)) == len(seeds) and seeds[4:] == [1100, 1101, 2100, 2101]
-    assert len(NBeatsForecaster([CHAPTER_MEMBER, INTERPRETABLE_MEMBER], size=3).member_configs()) == 2
+    assert len(NBeatsForecaster([GENERIC_MEMBER, INTERPRETABLE_MEMBER], size=3).member_configs()) == 2
     with pytest.raises(InvalidParameterError):
         NBeatsForecaster([])
     with pytest.raises(InvalidParameterError):
-        NBeatsForecaster([CHAPTER_MEMBER, {"stack": "generic"}])
+        NBeatsForecaster([GENERIC_MEMBER, {"stack": "generic"}])

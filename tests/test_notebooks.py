@@ -2,8 +2,12 @@
 
 The notebooks are exported exactly as the build exports them (jupytext, from the pages the package
 ships) into a folder outside the checkout, and executed there with nbclient in a new kernel whose
-environment has none of the build's variables: no result store, no figure folder, no execution
-cache. That is a reader who downloaded the page and ran it.
+environment has none of the build's variables: no figure folder, no execution cache, no kernel
+profile. That is a reader who downloaded the page and ran it, with one difference: the test
+session's result store (``SEQLAB_RESULTS``) stays, so a result that ``seqlab.results.once`` shares
+(the copy sweep, the summary's quotes) is computed once for the whole session rather than once
+more here. Every cell still runs; what the store skips is the body of a library function that the
+build and the section tests have run, and ``tests/test_results.py`` runs ``once`` without a store.
 """
 import os
 

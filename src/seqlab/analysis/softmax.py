@@ -52,14 +52,14 @@ def attention_saturation(d_k: int, T: int = 32, scaled: bool = True, seed: int =
 
     a = torch.softmax(logits(), dim=-1)
     a.sum().backward()
-    chapter_grad = Q.grad.norm().item()
+    sum_loss_grad = Q.grad.norm().item()  # the gradient of sum(softmax), which the row sums make zero
     Q.grad = None
     s = logits()
     s.retain_grad()
     (torch.softmax(s, dim=-1) * G).sum().backward()
     with torch.no_grad():
         return {
-            "gradient_norm": chapter_grad,
+            "gradient_norm": sum_loss_grad,
             "logit_gradient_norm": s.grad.norm().item(),
             "query_gradient_norm": Q.grad.norm().item(),
             "max_attention_weight": a.max().item(),

@@ -182,8 +182,9 @@ def verify_all_artifacts() -> None:
 def _environment(cache: Path, jupyter_cache: Path, heavy: bool, names: list[str], partial: bool) -> dict[str, str]:
     """What the Sphinx process (conf.py, the progress extension, the pages' kernels) reads from the build."""
     env = dict(os.environ)
-    # one measurement, one value: results shared by pages live as long as the execution cache they belong to
-    env["SEQLAB_BOOK_RESULTS"] = str(results_dir(jupyter_cache))
+    # one measurement, one value: results shared by pages live as long as the execution cache they belong to,
+    # unless the caller names a store of its own (a test session shares one with every test)
+    env["SEQLAB_RESULTS"] = os.environ.get("SEQLAB_RESULTS") or str(results_dir(jupyter_cache))
     env["SEQLAB_BOOK_VENDOR"] = str(cache / "vendor")
     env["SEQLAB_BOOK_FIGURES"] = str(cache / "figures")
     env["SEQLAB_BOOK_CACHE"] = str(jupyter_cache)
@@ -204,7 +205,7 @@ def _environment(cache: Path, jupyter_cache: Path, heavy: bool, names: list[str]
 
 
 def results_dir(jupyter_cache: Path) -> Path:
-    """The result store (:mod:`seqlab.book.results`) that belongs to one execution cache."""
+    """The result store (:mod:`seqlab.results`) that belongs to one execution cache."""
     return jupyter_cache.parent / jupyter_cache.name.replace("jupyter-", "results-", 1)
 
 

@@ -9,6 +9,7 @@ import pandas as pd
 from ..analysis.gradients import input_gradient_reach
 from ..claims import claim, claim_source, require
 from ..plotting.theme import PALETTE
+from ..results import once
 from ._util import wide_by_lag
 from .base import section
 
@@ -133,7 +134,7 @@ def figure(gt: pd.DataFrame):
 @section("14.47", "LSTM and GRU gating")
 def run(ctx):
     seed = ctx.seed(SEED)
-    gt = reach_table(seed)
+    gt = once(reach_table, seed=seed)
     wide = wide_by_lag(gt, "cell", [1, 20, 40, 60, 79])
 
     forget = forget_bias_table(ctx.seed(FORGET_SEED))

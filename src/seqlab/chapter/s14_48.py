@@ -1,13 +1,12 @@
 """§14.48 Encoder-decoder and the bottleneck: the copy task with and without attention."""
 from __future__ import annotations
 
-import functools
-
 import pandas as pd
 
 from ..claims import claim, claim_source, require
 from ..experiments.seq2seq import copy_experiment
 from ..parallel import run_calls
+from ..results import once
 from .base import section
 
 #: the chapter's settings: source lengths and seed
@@ -22,13 +21,8 @@ REPRODUCE_TOL = 0.005
 def copy_sweep(seed: int = SEED, lengths=LENGTHS) -> pd.DataFrame:
     """``copy_experiment`` at every length, without and with attention, in worker processes (longest first).
 
-    Computed once per process for given settings (§14.64 quotes the same sweep); each caller gets a copy.
+    §14.64 quotes the same sweep: both call it through :func:`seqlab.results.once`.
     """
-    return _copy_sweep(seed, tuple(lengths)).copy()
-
-
-@functools.cache
-def _copy_sweep(seed: int, lengths: tuple) -> pd.DataFrame:
     settings = (D_HIDDEN, N_TRAIN, EPOCHS, LR, VOCAB, N_TEST)
     calls = [(copy_experiment, (T, att, seed, *settings)) for att in (None, "general") for T in lengths]
     return pd.DataFrame(run_calls(calls, cost=lambda fn, args: args[0] * (1.2 if args[1] else 1.0)))
@@ -106,7 +100,7 @@ def figure(results: pd.DataFrame):
 @section("14.48", "Encoder-decoder and the bottleneck")
 def run(ctx):
     with ctx.step(f"training the copy models ({2 * len(LENGTHS)} runs in worker processes)"):
-        results = copy_sweep(ctx.seed(SEED))
+        results = once(copy_sweep, seed=ctx.seed(SEED))
     chapter = results[results.attention == "none"]
     copy_task = chapter[["sequence_length", "copy_accuracy"]]
     comparison = results.assign(model=results.attention.map({"none": "fixed vector (chapter)",

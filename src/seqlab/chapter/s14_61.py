@@ -92,8 +92,8 @@ def forecasts(train: pd.DataFrame, seed: int = SEED, levels=LEVELS) -> pd.DataFr
         nbeats = NBeatsForecaster(NBEATS, input_multiples=NBEATS_INPUTS, seeds=(seed,),
                                   season_length=SEASON, workers=1, device="cpu")
         fc = Forecaster(["SeasonalNaive", "AutoETS", gru, nbeats], freq="ME",
-                        season_length=SEASON).forecast(train, H)
-        bands = Forecaster(["AutoETS"], freq="ME", season_length=SEASON).forecast(train, H, level=list(levels),
+                        season_length=SEASON).forecast(H, train)
+        bands = Forecaster(["AutoETS"], freq="ME", season_length=SEASON).forecast(H, train, level=list(levels),
                                                                                   intervals="native")
     return fc.merge(bands.drop(columns="AutoETS"), on=["unique_id", "ds"], how="left", validate="one_to_one")
 

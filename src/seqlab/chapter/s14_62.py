@@ -31,7 +31,7 @@ def window_spans(df: pd.DataFrame, h: int = H, windows: int = WINDOWS) -> pd.Dat
 
 def cross_validate(df: pd.DataFrame, models=MODELS, h: int = H, windows: int = WINDOWS):
     """``(errors, summary)`` of a rolling-origin evaluation of ``models`` on ``df``."""
-    cv = Forecaster(list(models), freq="ME", season_length=SEASON).cross_validation(df, h, n_windows=windows)
+    cv = Forecaster(list(models), freq="ME", season_length=SEASON).cross_validation(h, df, n_windows=windows, step_size=h)
     err = evaluate(cv, df, SEASON, list(models))
     return err, summarize(err)
 

@@ -2,7 +2,7 @@
 
 The summary measures nothing of its own. Every number it shows is the number another
 section shows: computed by the same function with the same arguments (through
-:func:`seqlab.book.results.once` in a book build, so it is computed once), read from the
+:func:`seqlab.results.once`, so a build or a test session computes it once), read from the
 same verified artifact set, or, for a timing, read from the section's stored timing
 reference. What the summary adds is the verdicts: each one a claim made here from those
 numbers, with a sentence for each outcome.
@@ -406,19 +406,20 @@ def _numbers():
 
     from ..analysis.params import count_parameters
     from ..experiments.forecast import forecast_results
+    from ..results import once
     from ..nn import problem_shapes as ps
     from . import s14_45, s14_46_1, s14_47, s14_48, s14_50, s14_50_2, s14_51, s14_52, s14_55, s14_58, s14_59, s14_60, s14_63
 
     m2o = ps.ManyToOne(s14_45.D_IN, s14_45.D_H, s14_45.D_OUT)
     with torch.no_grad():
         shapes = {T: tuple(m2o(torch.zeros(2, T, s14_45.D_IN)).shape) for T in s14_45.LENGTHS}
-    vg = s14_46_1.gradient_frame(rhos=s14_46_1.RHOS)
-    reach = s14_47.reach_table(seed=s14_47.SEED).set_index(["cell", "lag"]).g
-    copy = s14_48.copy_sweep(seed=s14_48.SEED)
-    spread = s14_50.spread_table(s14_50.D_GRID, n=s14_50.N_PAIRS, seed=s14_50.SPREAD_SEED)
-    sat = s14_50.saturation_table(s14_50.D_GRID, T=s14_50.T, seed=s14_50.SATURATION_SEED)
-    params = s14_51.head_parameter_table(s14_51.PARAM_D_MODEL, s14_51.PARAM_HEADS)
-    heads = head_accuracy()
+    vg = once(s14_46_1.gradient_frame, rhos=s14_46_1.RHOS)
+    reach = once(s14_47.reach_table, seed=s14_47.SEED).set_index(["cell", "lag"]).g
+    copy = once(s14_48.copy_sweep, seed=s14_48.SEED)
+    spread = once(s14_50.spread_table, s14_50.D_GRID, n=s14_50.N_PAIRS, seed=s14_50.SPREAD_SEED)
+    sat = once(s14_50.saturation_table, s14_50.D_GRID, T=s14_50.T, seed=s14_50.SATURATION_SEED)
+    params = once(s14_51.head_parameter_table, s14_51.PARAM_D_MODEL, s14_51.PARAM_HEADS)
+    heads = once(head_accuracy)
     order = s14_52.order_sensitivity(*s14_52.equivariance_setup(s14_52.SEED, d_model=s14_52.D_MODEL,
                                                                 heads=s14_52.HEADS, T=s14_52.T))
     ref = s14_55.cost_reference()

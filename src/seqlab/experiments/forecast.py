@@ -28,8 +28,8 @@ from ..forecast.data import air_passengers, competition
 from ..forecast.evaluation import bootstrap_difference, evaluate, per_horizon, summarize, unit_mase
 from ..forecast.intervals import conformal_from_windows, min_calibration_size
 from ..forecast.intervals import window_index as series_window_index
-from ..forecast.metrics import mase_scale
-from ..forecast.nbeats import (CHAPTER_MEMBER, INTERPRETABLE_MEMBER, NBeatsConfig, NBeatsForecaster, ensemble_median,
+from ..forecast.metrics import mase_by_row, mase_scale
+from ..forecast.nbeats import (GENERIC_MEMBER, INTERPRETABLE_MEMBER, NBeatsConfig, NBeatsForecaster, ensemble_median,
                                member_forecasts)
 from ..forecast.neural import NeuralConfig, NeuralForecaster
 from ..parallel import run_calls
@@ -60,7 +60,7 @@ SCOPES = ("all windows", "official hold-out")
 NEURAL_CONFIG = NeuralConfig(hidden_size=64, max_steps=1500, batch_size=256, learning_rate=1e-3, val_check_steps=100,
                              patience=5, seed=1)
 #: what every N-BEATS member shares (chosen on M3 monthly's validation windows; see the ablation)
-NBEATS_CONFIG = CHAPTER_MEMBER
+NBEATS_CONFIG = GENERIC_MEMBER
 
 
 @dataclass(frozen=True)
@@ -261,8 +261,7 @@ def _windows(cv: pd.DataFrame, history: pd.DataFrame, h: int, season: int) -> li
 
 def _unit_mase(pred: np.ndarray, w: _Window) -> np.ndarray:
     """MASE of each series of a window, as :func:`seqlab.forecast.evaluate` computes it (NaN where the scale is 0)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(w.scale > 0, np.abs(pred - w.test).mean(axis=1) / w.scale, np.nan)
+    return mase_by_row(w.test, pred, w.scale)
 
 
 def choose_on_validation(members: list[dict], windows: list[_Window]) -> pd.DataFrame:
@@ -297,9 +296,9 @@ def _classical_windows(datasets: dict, log) -> dict:
         history = train if test is None else pd.concat([train, test]).sort_values(["unique_id", "ds"], kind="stable")
         fc = Forecaster(CLASSICAL_MODELS, freq=1 if key != "air" else "ME", season_length=season, n_jobs=2)
         t0 = time.perf_counter()
-        cv = fc.cross_validation(train, h, n_windows=windows, test_df=test,
+        cv = fc.cross_validation(h, train, n_windows=windows, test_df=test,
                                  min_train_length=None if key == "air" else min_train_length(h, season),
-                                 level=list(LEVELS), intervals="native")
+                                 level=list(LEVELS), intervals="native", step_size=h)
         sets[label] = dict(key=key, windows=windows, season=season, h=h, history=history, cv=cv,
                            win=_windows(cv, history, h, season), seconds={"classical": time.perf_counter() - t0},
                            series=train.unique_id.nunique())

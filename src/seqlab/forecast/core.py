@@ -31,10 +31,12 @@ from ..text.devices import resolve_device
 from .classical import CLASSICAL, Naive2, StatsForecastModel, is_statsforecast_model
 from .data import ForecastDataError, validate_long
 from .engines import make_engine
-from .intervals import INTERVAL_KINDS, check_levels, conformal_quantile, default_calibration, interval_columns
+from .intervals import (INTERVAL_KINDS, check_levels, conformal_band, conformal_scores, default_calibration,
+                        interval_columns)
 from .metrics import mase_scale
-from .nbeats import chapter_ensemble
+from .nbeats import NBeatsForecaster
 from .neural import NeuralForecaster
+from .panel import Panel
 
 __all__ = ["Forecaster", "ForecastModel", "rolling_origin_splits", "check_calendar", "min_fit_length",
            "MODEL_NAMES"]
@@ -151,31 +153,20 @@ def _check_h(h) -> int:
     return int(h)
 
 
+def _check_h_first(method: str, h, df) -> int:
+    """``h``, checked; the arguments in the old order (a frame first) get a precise error, not a wrong run."""
+    if isinstance(h, pd.DataFrame):
+        raise InvalidTypeError(f"{method} takes h first and then df, in statsforecast's order: "
+                               f"{method}(h, df), or {method}(h=12, df=df)")
+    return _check_h(h)
+
+
 def _check_optional_count(name: str, v):
     if v is None:
         return None
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) or v < 1:
         raise InvalidParameterError(f"{name} must be a whole number >= 1, got {v!r}")
     return int(v)
-
-
-class _Panel:
-    """A validated long frame as arrays: the series in order of first appearance, each one contiguous."""
-
-    def __init__(self, df: pd.DataFrame):
-        codes, ids = pd.factorize(df["unique_id"], sort=False)
-        order = np.argsort(codes, kind="stable")
-        self.frame = df.iloc[order][["unique_id", "ds", "y"]].reset_index(drop=True)
-        self.ids = pd.Index(ids)
-        self.lengths = np.bincount(codes, minlength=len(ids)).astype(np.int64)
-        self.starts = np.r_[0, np.cumsum(self.lengths)[:-1]].astype(np.int64)
-        self.y = self.frame["y"].to_numpy(float)
-
-    def rows(self, series, cuts):
-        """Row positions of the first ``cuts[k]`` observations of series ``series[k]``, stacked."""
-        if len(series) == 0:
-            return np.zeros(0, np.int64)
-        return np.concatenate([np.arange(s, s + c) for s, c in zip(self.starts[series], cuts)])
 
 
 class Forecaster:
@@ -230,7 +221,7 @@ class Forecaster:
             if m == "Naive2":
                 return Naive2(self.season_length)
             if m == "N-BEATS":
-                return chapter_ensemble(self.season_length, device=self.device)
+                return NBeatsForecaster.default(self.season_length, device=self.device)
             return NeuralForecaster(_NEURAL[m], season_length=self.season_length, device=self.device)
         if is_statsforecast_model(m):
             return StatsForecastModel(m)
@@ -261,7 +252,7 @@ class Forecaster:
         if self._progress is not None:
             self._progress(**info)
 
-    def _run(self, models, panel: _Panel, series, offsets, h: int, native_levels, store: dict,
+    def _run(self, models, panel: Panel, series, offsets, h: int, native_levels, store: dict,
              phase: str = "forecast") -> None:
         """Forecast ``h`` steps from origins (``series[k]``, ``offsets[k]``); write into ``store[column][k]``.
 
@@ -343,7 +334,7 @@ class Forecaster:
                     raise InvalidParameterError(f"model {m.name!r} returned no forecast for series {missing[0]!r}")
                 put(m.name, keys_global[series[sel], offsets[sel]], np.vstack([check(m, u, preds[u]) for u in uids]))
 
-    def _forecast_origins(self, panel: _Panel, series, offsets, h: int, levels, intervals: str,
+    def _forecast_origins(self, panel: Panel, series, offsets, h: int, levels, intervals: str,
                           calibration_windows, calibration_step, min_cut: int):
         """Forecasts (and intervals for ``levels``) at the target origins: ``({column: (K, h)}, kinds, notes)``."""
         series, offsets = np.asarray(series, np.int64), np.asarray(offsets, np.int64)
@@ -397,7 +388,7 @@ class Forecaster:
             notes += self._conformal(panel, pairs, keys, store, series, offsets, plan, conformal, levels, h, out)
         return out, kinds, notes + late_notes
 
-    def _check_fit_lengths(self, panel: _Panel, series, offsets) -> None:
+    def _check_fit_lengths(self, panel: Panel, series, offsets) -> None:
         """Refuse, before any fit, a forecast origin with a training part too short for one of the models."""
         cuts = panel.lengths[series] - offsets
         for m in self.models:
@@ -409,7 +400,7 @@ class Forecaster:
                                         f"a forecast origin; {m.name} needs at least {need} to fit: leave it out, "
                                         "use fewer windows, or drop the short series")
 
-    def _run_calibration(self, models, panel: _Panel, pairs, h: int, store: dict) -> list[str]:
+    def _run_calibration(self, models, panel: Panel, pairs, h: int, store: dict) -> list[str]:
         """Fit ``models`` at the calibration origins ``pairs``, each at those with a training part it can be fitted
         on; the others stay NaN and so add no score. Returns a note per model that lost origins."""
         cuts = panel.lengths[pairs[:, 0]] - pairs[:, 1]
@@ -449,7 +440,7 @@ class Forecaster:
         t_scale = scale[keys[series, offsets]]
         unbounded = 0
         for m in models:
-            scores = np.abs(actual - store[m.name]) / scale[:, None]
+            scores = conformal_scores(actual, store[m.name], scale)
             for lv in levels:
                 lo = np.full((len(series), h), np.nan)
                 hi = np.full((len(series), h), np.nan)
@@ -457,11 +448,8 @@ class Forecaster:
                     rows = np.flatnonzero(offsets == o)
                     cal = keys[:, offs].ravel()
                     cal = cal[cal >= 0]
-                    q = np.array([conformal_quantile(scores[cal, step], lv) for step in range(h)])
+                    lo[rows], hi[rows], q = conformal_band(out[m.name][rows], t_scale[rows], scores[cal], lv)
                     unbounded += int(np.isinf(q).sum()) * len(rows)
-                    half = np.where(np.isinf(q), np.inf, q * t_scale[rows, None])
-                    point = out[m.name][rows]
-                    lo[rows], hi[rows] = point - half, point + half
                 out[f"{m.name}-lo-{lv}"], out[f"{m.name}-hi-{lv}"] = lo, hi
         notes = []
         if unbounded:
@@ -487,7 +475,7 @@ class Forecaster:
         return (levels, _check_optional_count("calibration_windows", calibration_windows),
                 _check_optional_count("calibration_step", calibration_step))
 
-    def forecast(self, df: pd.DataFrame, h: int, *, level=None, intervals: str = "conformal",
+    def forecast(self, h: int, df: pd.DataFrame, *, level=None, intervals: str = "conformal",
                  calibration_windows: int | None = None, calibration_step: int | None = None,
                  progress=None) -> pd.DataFrame:
         """Long frame ``unique_id, ds`` plus one column per model, in the order the series first appear.
@@ -510,13 +498,13 @@ class Forecaster:
         ``member``, ``members``, ``step`` and ``steps`` as an N-BEATS ensemble trains. It changes no number.
         """
         with self._following(progress):
-            h = _check_h(h)
+            h = _check_h_first("forecast", h, df)
             levels, cw, cs = self._check_interval_args(level, intervals, calibration_windows, calibration_step)
             if not isinstance(df, pd.DataFrame):
                 raise InvalidTypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
             df = validate_long(df)
             check_calendar(df, self.freq)
-            panel = _Panel(df)
+            panel = Panel.from_frame(df)
             n = len(panel.ids)
             out, kinds, notes = self._forecast_origins(panel, np.arange(n), np.zeros(n, np.int64), h, levels,
                                                        intervals, cw, cs, max(2, self.season_length + 1))
@@ -547,7 +535,7 @@ class Forecaster:
         frame.attrs["notes"] = notes
         return frame
 
-    def cross_validation(self, df: pd.DataFrame, h: int, n_windows: int = 1, step_size: int | None = None,
+    def cross_validation(self, h: int, df: pd.DataFrame, n_windows: int = 1, step_size: int = 1,
                          test_df: pd.DataFrame | None = None, min_train_length: int | None = None, *, level=None,
                          intervals: str = "conformal", calibration_windows: int | None = None,
                          calibration_step: int | None = None, progress=None) -> pd.DataFrame:
@@ -566,11 +554,13 @@ class Forecaster:
         ``progress``: as in :meth:`forecast`.
         """
         with self._following(progress):
-            h = _check_h(h)
+            h = _check_h_first("cross_validation", h, df)
             n_windows = _check_optional_count("n_windows", n_windows)
             if n_windows is None:
                 raise InvalidParameterError("n_windows must be a whole number >= 1, got None")
             step_size = _check_optional_count("step_size", step_size)
+            if step_size is None:
+                raise InvalidParameterError("step_size must be a whole number >= 1, got None")
             min_train_length = _check_optional_count("min_train_length", min_train_length)
             levels, cw, cs = self._check_interval_args(level, intervals, calibration_windows, calibration_step)
             for name, frame in (("df", df), ("test_df", test_df)):
@@ -578,13 +568,13 @@ class Forecaster:
                     raise InvalidTypeError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
             df = validate_long(df if test_df is None else pd.concat([df, test_df]).sort_values(["unique_id", "ds"],
                                                                                              kind="stable"))
-            panel = _Panel(df)
+            panel = Panel.from_frame(df)
             if min_train_length is None:
                 cuts = [rolling_origin_splits(int(n), h, n_windows, step_size) for n in panel.lengths]
             else:
                 if min_train_length < 2:
                     raise InvalidParameterError(f"min_train_length must be >= 2, got {min_train_length}")
-                step = h if step_size is None else step_size
+                step = step_size
                 cuts = []
                 for n in panel.lengths:
                     earlier = max(0, min(n_windows - 1, (int(n) - h - min_train_length) // step))
@@ -609,4 +599,6 @@ class Forecaster:
                                "y": panel.y[rows]})
             cols = self._columns(self.names, levels)
             cv = pd.concat([cv, pd.DataFrame({c: out[c].reshape(-1) for c in cols})], axis=1)
-            return self._annotate(cv, kinds, notes)
+            cv = self._annotate(cv, kinds, notes)
+            cv.attrs["season_length"] = self.season_length
+            return cv

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numbers
+import re
 
 import numpy as np
 import pandas as pd
@@ -17,9 +18,13 @@ __all__ = ["evaluate", "summarize", "per_horizon", "unit_mase", "bootstrap_diffe
 AVERAGES = ("units", "series")
 
 
-def evaluate(cv: pd.DataFrame, history: pd.DataFrame, season_length: int, models: list[str],
-             level=None) -> pd.DataFrame:
+def evaluate(cv: pd.DataFrame, history: pd.DataFrame, season_length: int | None = None,
+             models: list[str] | None = None, level=None) -> pd.DataFrame:
     """One row per (unique_id, cutoff, model, step) with the absolute scaled error, plus sMAPE terms.
+
+    ``season_length`` defaults to the one the cross-validation frame carries
+    (``cv.attrs["season_length"]``, set by :meth:`~seqlab.forecast.Forecaster.cross_validation`); a frame read
+    back from a file carries none, so give it then. ``models`` defaults to every forecast column of ``cv``.
 
     The MASE scale of each window is the in-sample seasonal-naive MAE of that
     window's own training part (everything up to its cutoff), so no window sees
@@ -33,10 +38,12 @@ def evaluate(cv: pd.DataFrame, history: pd.DataFrame, season_length: int, models
     the quantiles, divided by the scale), ``crps_term`` (the quantile approximation of the
     CRPS, unscaled) and ``abs_y`` (for the scaled CRPS, the sum of one over the other).
     """
-    models = _check_models(models)
+    if not isinstance(cv, pd.DataFrame):
+        raise InvalidTypeError(f"cv must be a pandas DataFrame, got {type(cv).__name__}")
+    models = _check_models(_model_columns(cv) if models is None else models)
     _need_columns(cv, "the cross-validation frame", ["unique_id", "cutoff", "y", *models])
     _need_columns(history, "the history", ["unique_id", "ds", "y"])
-    season_length = _check_season(season_length)
+    season_length = _season_of(cv, season_length)
     if cv.empty:
         raise ForecastDataError("the cross-validation frame has no rows")
     absent = pd.Index(cv["unique_id"].unique()).difference(pd.Index(history["unique_id"].unique()))
@@ -89,6 +96,27 @@ def _check_models(models) -> list:
     if not models:
         raise InvalidParameterError("models lists no model")
     return models
+
+
+def _model_columns(cv: pd.DataFrame) -> list[str]:
+    """The forecast columns of a cross-validation frame: all but the keys, the actuals and interval bounds."""
+    return [c for c in cv.columns if c not in ("unique_id", "ds", "cutoff", "y")
+            and not re.search(r"-(lo|hi)-\d+(\.\d+)?$", str(c))]
+
+
+def _season_of(cv: pd.DataFrame, season_length) -> int:
+    """``season_length``, or the frame's own; the two must agree when both are there."""
+    carried = cv.attrs.get("season_length")
+    if season_length is None:
+        if carried is None:
+            raise InvalidParameterError("give season_length: this cross-validation frame does not carry one (a "
+                                        "frame read back from a file loses Forecaster.cross_validation's attrs)")
+        return _check_season(carried)
+    season_length = _check_season(season_length)
+    if carried is not None and int(carried) != season_length:
+        raise InvalidParameterError(f"season_length={season_length} disagrees with the {carried} the "
+                                    "cross-validation frame was made with")
+    return season_length
 
 
 def _check_season(season_length) -> int:

@@ -30,7 +30,7 @@ from .metrics import mase_scale
 
 __all__ = ["INTERVAL_KINDS", "check_levels", "level_label", "interval_columns", "quantile_columns",
            "levels_in", "min_calibration_size", "conformal_quantile", "default_calibration", "window_index",
-           "conformal_from_windows"]
+           "conformal_scores", "conformal_band", "conformal_from_windows"]
 
 #: how :class:`~seqlab.forecast.Forecaster` may make intervals
 INTERVAL_KINDS = ("conformal", "native")
@@ -124,6 +124,31 @@ def conformal_quantile(scores, level) -> float:
     return float(s[max(k, 1) - 1])
 
 
+def conformal_scores(actual, forecast, scale) -> np.ndarray:
+    """s = |y - f| / scale per step (rows: origins, columns: steps); NaN where the origin's scale is 0 or undefined."""
+    scale = np.asarray(scale, float)
+    with np.errstate(invalid="ignore"):
+        scale = np.where(scale > 0, scale, np.nan)
+    return np.abs(np.asarray(actual, float) - np.asarray(forecast, float)) / scale[:, None]
+
+
+def conformal_band(point, scale, scores, level) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Split conformal at one level: ``point ± q_s · scale``, q_s the :func:`conformal_quantile` of step s's scores.
+
+    ``point`` (n, h): the forecasts to bound; ``scale`` (n,): each one's MASE scale (0 or NaN: no interval, NaN);
+    ``scores`` (m, h): the calibration scores of :func:`conformal_scores`. Returns ``lo, hi`` (n, h) and ``q`` (h,);
+    a step with too few scores for the level has ``q = inf`` and unbounded bounds. The one implementation behind
+    :meth:`~seqlab.forecast.Forecaster.forecast`'s conformal intervals and :func:`conformal_from_windows`.
+    """
+    point = np.asarray(point, float)
+    scores = np.asarray(scores, float).reshape(-1, point.shape[1])
+    q = np.array([conformal_quantile(scores[:, step], level) for step in range(point.shape[1])])
+    scale = np.asarray(scale, float)
+    with np.errstate(invalid="ignore"):
+        half = q[None, :] * np.where(scale > 0, scale, np.nan)[:, None]  # inf stays inf; NaN: no interval
+    return point - half, point + half, q
+
+
 def default_calibration(levels, n_series: int, h: int) -> tuple[int, int]:
     """``(windows, step)``: enough calibration windows for the widest level, at least 3.
 
@@ -169,32 +194,38 @@ def conformal_from_windows(cv: pd.DataFrame, history: pd.DataFrame, season_lengt
     if missing:
         raise InvalidParameterError(f"the cross-validation frame has no column {missing[0]!r}")
     out = cv.drop(columns=[c for m in models for c in interval_columns(m, levels) if c in cv.columns]).copy()
-    j = window_index(out)
+    # one row per (series, window) and one column per step: every window of a cross-validation frame has h rows
+    unit = out.groupby(["unique_id", "cutoff"], sort=False).ngroup().to_numpy()
     step = out.groupby(["unique_id", "cutoff"], sort=False).cumcount().to_numpy()
-    units = out[["unique_id", "cutoff"]].drop_duplicates()
+    n_units, h = (int(unit.max()) + 1, int(step.max()) + 1) if len(out) else (0, 0)
+    if len(out) != n_units * h:
+        raise InvalidParameterError("every window of the cross-validation frame must hold the same number of steps")
+    units = out[["unique_id", "cutoff"]].drop_duplicates()  # in ngroup order: first appearance
     hist = {uid: g for uid, g in history.groupby("unique_id", sort=False)}
-    scales = {(u, c): mase_scale(hist[u].loc[hist[u]["ds"] <= c, "y"].to_numpy(float), season_length)
-              for u, c in zip(units.unique_id, units.cutoff)}
-    scale = np.array([scales[k] for k in zip(out.unique_id, out.cutoff)], float)
-    scale = np.where(scale > 0, scale, np.nan)
-    y = out["y"].to_numpy(float)
-    h = int(step.max()) + 1 if len(step) else 0
+    scale = np.array([mase_scale(hist[u].loc[hist[u]["ds"] <= c, "y"].to_numpy(float), season_length)
+                      for u, c in zip(units.unique_id, units.cutoff)], float)
+    j = np.zeros(n_units, int)
+    j[unit] = window_index(out)
+
+    def wide(values):
+        w = np.full((n_units, h), np.nan)
+        w[unit, step] = values
+        return w
+
+    y = wide(out["y"].to_numpy(float))
     counts = {}
     new = {}
     for m in models:
-        f = out[m].to_numpy(float)
-        score = np.abs(y - f) / scale
+        f = wide(out[m].to_numpy(float))
+        score = conformal_scores(y, f, scale)
         for lv in levels:
-            half = np.full(len(out), np.inf)
+            lo, hi = np.full((n_units, h), np.nan), np.full((n_units, h), np.nan)
             for w in np.unique(j):
-                rows = j == w
-                earlier = j > w
-                for s in range(h):
-                    cal = score[earlier & (step == s)]
-                    counts[int(w)] = min(counts.get(int(w), np.inf), int(np.isfinite(cal).sum()))
-                    half[rows & (step == s)] = conformal_quantile(cal, lv)
-            half = half * scale  # NaN where the series' own scale is undefined
-            new[f"{m}-lo-{lv}"], new[f"{m}-hi-{lv}"] = f - half, f + half
+                rows, earlier = j == w, j > w
+                lo[rows], hi[rows], _ = conformal_band(f[rows], scale[rows], score[earlier], lv)
+                cal = score[earlier]
+                counts[int(w)] = min([counts.get(int(w), np.inf)] + [int(np.isfinite(cal[:, s]).sum()) for s in range(h)])
+            new[f"{m}-lo-{lv}"], new[f"{m}-hi-{lv}"] = lo[unit, step], hi[unit, step]
     cols = list(out.columns)
     for m in models:  # statsforecast's order: each model's bounds right after it
         i = cols.index(m) + 1

@@ -13,17 +13,42 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 
-__all__ = ["mase_scale", "scaled_errors", "smape_terms", "mase", "smape", "owa", "coverage", "winkler_terms",
+__all__ = ["mase_scale", "mase_scales", "mase_by_row", "scaled_errors", "smape_terms", "mase", "smape", "owa", "coverage", "winkler_terms",
            "winkler_score", "pinball_terms", "pinball_loss", "scaled_pinball_loss", "crps_terms", "scaled_crps"]
 
 
+def mase_scales(y, season_length: int) -> np.ndarray:
+    """The MASE scale of every prefix: ``q[t]`` for t = 0..n is the in-sample MAE of the seasonal naive forecast
+    on ``y[:t]``, lag m = ``season_length`` when t > m, else lag 1 (NaN when t < 2). Prefix sums make it O(n).
+
+    The one MASE scale: :func:`mase_scale` is its last entry, and N-BEATS weighs every training window by it.
+    """
+    y = np.asarray(y, float)
+    n, m = len(y), int(season_length)
+    q = np.full(n + 1, np.nan)
+    t = np.arange(n + 1)
+    c1 = np.r_[0.0, 0.0, np.cumsum(np.abs(np.diff(y)))][: n + 1]  # c1[t] = sum_{1 <= j < t} |y_j - y_{j-1}|
+    ok1 = t >= 2
+    q[ok1] = c1[ok1] / (t[ok1] - 1)
+    if m > 1 and n > m:
+        cm = np.r_[np.zeros(m + 1), np.cumsum(np.abs(y[m:] - y[:-m]))]  # cm[t] = sum_{m <= j < t} |y_j - y_{j-m}|
+        okm = t > m
+        q[okm] = cm[okm] / (t[okm] - m)
+    return q
+
+
 def mase_scale(y_train, season_length: int) -> float:
-    """In-sample MAE of the seasonal naive forecast y_t = y_{t-m} (m = 1: the naive forecast)."""
-    y = np.asarray(y_train, float)
-    m = season_length if len(y) > season_length else 1
-    if len(y) <= m:
-        return float("nan")
-    return float(np.mean(np.abs(y[m:] - y[:-m])))
+    """In-sample MAE of the seasonal naive forecast y_t = y_{t-m} (m = 1: the naive forecast, also for a series
+    no longer than a season); NaN for fewer than two observations."""
+    return float(mase_scales(y_train, season_length)[-1])
+
+
+def mase_by_row(y_true, y_pred, scale) -> np.ndarray:
+    """MASE of each row (an origin's h steps) with its own scale; NaN where the scale is 0 or undefined."""
+    scale = np.asarray(scale, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(scale > 0, np.abs(np.asarray(y_pred, float) - np.asarray(y_true, float)).mean(axis=1) / scale,
+                        np.nan)
 
 
 def scaled_errors(y_true, y_pred, scale: float) -> np.ndarray:

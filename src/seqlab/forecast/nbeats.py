@@ -14,9 +14,9 @@ NBeats            x_{k+1} = (x_k - xb_k) m;  yhat = y_last + sum_k yf_k         
 MASELoss          mean_j |y_j - yhat_j| / q_t, q_t the MASE scale at the cut    (the loss)
 ================  ============================================================  ==================
 
-The data side is as small: :class:`Panel` holds the collection as one left-padded
-array with a mask of observed points (short series are masked, never padded with
-made-up values), and :class:`UniformSeriesSampler` draws a series uniformly and
+The data side is as small: :class:`~seqlab.forecast.panel.Panel` (the one panel structure of
+:mod:`seqlab.forecast`) gives the collection as one left-padded array with a mask of observed
+points (short series are masked, never padded with made-up values), and :class:`UniformSeriesSampler` draws a series uniformly and
 then a cut point uniformly within it. Training windows reach the forecast origin:
 the last cut of a series is ``n - h``, so its target is the series' last horizon.
 Nothing is held back for early stopping; the step count is a setting chosen on
@@ -42,11 +42,12 @@ import torch.nn as nn
 from ..errors import InvalidParameterError
 from ..text.devices import resolve_device
 from .engines import make_engine
+from .panel import Panel
 from .neural import NeuralForecaster
 
 __all__ = ["FullyConnected", "GenericBasis", "TrendBasis", "SeasonalityBasis", "Block", "NBeats", "Panel",
            "UniformSeriesSampler", "UniformWindowSampler", "MASELoss", "SMAPELoss", "ScaledMAELoss", "LOSSES",
-           "NBeatsConfig", "CHAPTER_MEMBER", "INTERPRETABLE_MEMBER", "train_member", "member_forecasts",
+           "NBeatsConfig", "GENERIC_MEMBER", "INTERPRETABLE_MEMBER", "train_member", "member_forecasts",
            "ensemble_median", "NBeatsForecaster"]
 
 
@@ -188,64 +189,6 @@ class NBeats(nn.Module):
 # ----------------------------------------------------------------------------------------------------------------
 # The data: one array for the collection, windows up to the origin
 # ----------------------------------------------------------------------------------------------------------------
-class Panel:
-    """The collection as one left-padded array V (N, pad + n_max) with its mask M of observed points.
-
-    Series i sits at ``V[i, pad : pad + n_i]``; the ``pad`` positions before it are
-    zeros with mask 0 (``short="mask"``), or repeat the first value with mask 1
-    (``short="pad"``, the older scheme: made-up history that looks observed). The
-    window with cut ``t`` (t observed points before the target) has input
-    ``y[t - L : t]`` = ``V[i, pad + t - L : pad + t]`` and target ``y[t : t + h]``.
-    ``scale(i, t)`` is the MASE denominator of the history ``y[:t]``, computed as
-    :func:`seqlab.forecast.metrics.mase_scale` does: lag ``season`` when ``t > season``, else lag 1.
-    """
-
-    def __init__(self, series: list[np.ndarray], pad: int, season: int = 1, short: str = "mask"):
-        if short not in ("mask", "pad"):
-            raise InvalidParameterError(f"short must be mask or pad, got {short!r}")
-        self.n = np.array([len(y) for y in series])
-        self.pad, self.season = pad, season
-        width = pad + int(self.n.max())
-        self.V = np.zeros((len(series), width), np.float32)
-        self.M = np.zeros((len(series), width), np.float32)
-        self.Q = np.full((len(series), int(self.n.max()) + 1), np.nan)  # Q[i, t]: MASE scale of y_i[:t]
-        for i, y in enumerate(series):
-            y = np.asarray(y, float)
-            self.V[i, pad : pad + len(y)] = y
-            self.M[i, pad : pad + len(y)] = 1
-            if short == "pad":
-                self.V[i, :pad], self.M[i, :pad] = y[0], 1
-            self.Q[i, : len(y) + 1] = _mase_scales(y, season)
-
-    def windows(self, i: np.ndarray, t: np.ndarray, L: int, h: int = 0):
-        """Inputs X (B, L), their mask, targets Y (B, h) and the MASE scales q (B,) of the windows cut at ``t``."""
-        cols = (self.pad + t - L)[:, None] + np.arange(L)
-        X, Mk = self.V[i[:, None], cols], self.M[i[:, None], cols]
-        Y = self.V[i[:, None], (self.pad + t)[:, None] + np.arange(h)] if h else None
-        return X, Mk, Y, self.Q[i, t]
-
-    def last(self, L: int):
-        """The input window at each series' end (t = n_i): what a forecast from the origin reads."""
-        i = np.arange(len(self.n))
-        X, Mk, _, _ = self.windows(i, self.n, L)
-        return X, Mk
-
-
-def _mase_scales(y: np.ndarray, season: int) -> np.ndarray:
-    """q[t] for t = 0..n: mean |y_j - y_{j-m}| over j < t, m = season if t > season else 1 (NaN if undefined)."""
-    n = len(y)
-    q = np.full(n + 1, np.nan)
-    c1 = np.r_[0.0, 0.0, np.cumsum(np.abs(np.diff(y)))]  # c1[t] = sum_{1 <= j < t} |y_j - y_{j-1}|
-    t = np.arange(n + 1)
-    ok1 = t >= 2
-    q[ok1] = c1[ok1] / (t[ok1] - 1)
-    if season > 1 and n > season:
-        cm = np.r_[np.zeros(season + 1), np.cumsum(np.abs(y[season:] - y[:-season]))]  # cm[t]: sum over j < t
-        okm = t > season
-        q[okm] = cm[okm] / (t[okm] - season)
-    return q
-
-
 class UniformSeriesSampler:
     """i ~ U{series with a cut}, then t ~ U{lo_i .. hi_i}: every series weighs the same, whatever its length."""
 
@@ -352,12 +295,14 @@ class NBeatsConfig:
         return max(1, int(round(self.input_multiple * h)))
 
 
-#: the member the chapter's ensembles share (its ablation on M3 monthly's validation windows shows each choice)
-CHAPTER_MEMBER = NBeatsConfig(width=256, layers=2, blocks=3, batch_size=512, learning_rate=1e-3, ema=0.999,
+#: the generic member of :meth:`NBeatsForecaster.default`: two layers of width 256 per block, three blocks, the
+#: MASE loss, series sampled uniformly, windows up to five horizons of history, an EMA of the weights and the
+#: last observed level subtracted (an ablation of each setting is in §14.63)
+GENERIC_MEMBER = NBeatsConfig(width=256, layers=2, blocks=3, batch_size=512, learning_rate=1e-3, ema=0.999,
                               history=5.0, loss="mase", stack="generic", level=True)
 #: the same member with the interpretable basis (trend, seasonality, trend, seasonality): the paper's N-BEATS-I,
 #: whose members join the generic ones in its N-BEATS-I+G ensemble
-INTERPRETABLE_MEMBER = replace(CHAPTER_MEMBER, stack="interpretable", blocks=4)
+INTERPRETABLE_MEMBER = replace(GENERIC_MEMBER, stack="interpretable", blocks=4)
 
 
 def build_model(c: NBeatsConfig, h: int, season: int = 1) -> NBeats:
@@ -467,31 +412,7 @@ def ensemble_median(forecasts: list[np.ndarray]) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------------------------
 # The forecaster: fit/predict like the other global models
 # ----------------------------------------------------------------------------------------------------------------
-def chapter_ensemble(season_length: int = 1, max_steps: int | None = None, members: int | None = None,
-                     **kw) -> "NBeatsForecaster":
-    """The chapter's M3 monthly choice, one seed: generic and interpretable members, inputs 2h, 3h, 4h (6 members).
-
-    The step count (2,000) and the mix of architectures are what the chapter's second round
-    chose on M3 monthly's validation windows. What ``Forecaster(["N-BEATS"])`` and
-    ``seqlab forecast evaluate --models N-BEATS`` use. ``max_steps`` replaces the 2,000 steps; ``members`` keeps
-    the first that many members in the ensemble's order (generic 2h, 3h, 4h, then interpretable; past 6, more
-    seeds, whose generic members all come before the interpretable ones); ``kw`` goes to
-    :class:`NBeatsForecaster` (``workers``, ``engine``, ``device``).
-    """
-    steps = 2000 if max_steps is None else max_steps
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise InvalidParameterError(f"max_steps must be a whole number >= 1, got {max_steps!r}")
-    if members is not None and (isinstance(members, bool) or not isinstance(members, int)
-                                or not 1 <= members <= MAX_MEMBERS):
-        raise InvalidParameterError(f"members must be a whole number from 1 to {MAX_MEMBERS}, got {members!r}")
-    configs = tuple(replace(c, max_steps=steps) for c in (CHAPTER_MEMBER, INTERPRETABLE_MEMBER))
-    inputs = (2.0, 3.0, 4.0)
-    if members is not None:  # members run architecture first, then seed: every seed's generic ones come first
-        kw |= dict(seeds=tuple(range(1, -(-members // (len(configs) * len(inputs))) + 1)), size=members)
-    return NBeatsForecaster(configs, input_multiples=inputs, season_length=season_length, **kw)
-
-
-#: the most members :func:`chapter_ensemble` trains (ten seeds)
+#: the most members :meth:`NBeatsForecaster.default` trains (ten seeds)
 MAX_MEMBERS = 60
 
 
@@ -551,6 +472,30 @@ class NBeatsForecaster(NeuralForecaster):
     accepts_engine = True
     #: and a ``progress`` callback, which follows the members' training steps
     accepts_progress = True
+
+    @classmethod
+    def default(cls, season_length: int = 1, max_steps: int | None = None, members: int | None = None,
+                **kw) -> "NBeatsForecaster":
+        """The preset ``Forecaster(["N-BEATS"])`` and ``seqlab forecast evaluate --models N-BEATS`` use.
+
+        Generic and interpretable members (:data:`GENERIC_MEMBER`, :data:`INTERPRETABLE_MEMBER`: the paper's
+        I+G ensemble) with inputs of 2h, 3h and 4h, one seed: six members, 2,000 steps each, combined by the
+        median. §14.63 chooses these settings on M3 monthly's validation windows. ``max_steps`` replaces the 2,000
+        steps; ``members`` keeps the first that many members in the ensemble's order (generic 2h, 3h, 4h, then
+        interpretable; past 6, more seeds, whose generic members all come before the interpretable ones); ``kw``
+        goes to the constructor (``workers``, ``engine``, ``device``, ``name``).
+        """
+        steps = 2000 if max_steps is None else max_steps
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+            raise InvalidParameterError(f"max_steps must be a whole number >= 1, got {max_steps!r}")
+        if members is not None and (isinstance(members, bool) or not isinstance(members, int)
+                                    or not 1 <= members <= MAX_MEMBERS):
+            raise InvalidParameterError(f"members must be a whole number from 1 to {MAX_MEMBERS}, got {members!r}")
+        configs = tuple(replace(c, max_steps=steps) for c in (GENERIC_MEMBER, INTERPRETABLE_MEMBER))
+        inputs = (2.0, 3.0, 4.0)
+        if members is not None:  # members run architecture first, then seed: every seed's generic ones come first
+            kw |= dict(seeds=tuple(range(1, -(-members // (len(configs) * len(inputs))) + 1)), size=members)
+        return cls(configs, input_multiples=inputs, season_length=season_length, **kw)
 
     def __init__(self, config: NBeatsConfig | tuple | list | None = None, input_multiples=(2.0,), losses=("mase",),
                  seeds=(1,), season_length: int = 1, name: str = "N-BEATS", size: int | None = None,

@@ -1,10 +1,11 @@
-"""One measurement, one value: a build-scoped store of results that several pages show.
+"""One measurement, one value: a store of results that several pages and sections show.
 
-``once(fn, *args, **kwargs)`` returns ``fn(*args, **kwargs)``. In a chapter build (where
-``SEQLAB_BOOK_RESULTS`` names a folder) the first page to ask computes it and stores it;
-every later page, and every later build with the same code, reads the stored value, so the
-summary quotes the very numbers §14.55 showed instead of measuring them again. Outside a
-build (a reader's notebook) the result is kept for the life of the process.
+``once(fn, *args, **kwargs)`` returns ``fn(*args, **kwargs)``. Where ``SEQLAB_RESULTS`` names a
+folder (a chapter build sets it, one folder per execution cache; a test session sets one for all
+its processes) the first caller computes it and stores it; every later caller, in any process,
+reads the stored value, so the summary quotes the very numbers §14.55 showed instead of
+measuring them again. Without it (a reader's notebook, a plain ``seqlab run``) the result is kept
+for the life of the process. The folder is not keyed by the code: whoever sets it owns it.
 
 The key is the function's module and qualified name with the ``repr`` of its arguments.
 Results are stored as JSON, never pickled: floats are written with ``repr`` (exact), and
@@ -12,14 +13,15 @@ pandas frames and series, numpy arrays, tuples and dicts with any keys round-tri
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import SeqlabError
-from ..store import atomic_write
+from .errors import SeqlabError
+from .store import atomic_write
 
 __all__ = ["once", "results_dir", "encode", "decode", "ResultStoreError"]
 
@@ -31,8 +33,8 @@ class ResultStoreError(SeqlabError, RuntimeError):
 
 
 def results_dir() -> Path | None:
-    """The build's result folder (``$SEQLAB_BOOK_RESULTS``), or ``None`` outside a build."""
-    v = os.environ.get("SEQLAB_BOOK_RESULTS")
+    """The shared result folder (``$SEQLAB_RESULTS``), or ``None`` where results live in the process only."""
+    v = os.environ.get("SEQLAB_RESULTS")
     return Path(v) if v else None
 
 
@@ -130,13 +132,14 @@ def _hashable(v):
 
 
 def once(fn: Callable, *args, **kwargs):
-    """``fn(*args, **kwargs)``, computed once per build (or per process outside one) and shared by every page."""
+    """``fn(*args, **kwargs)``, computed once per build or test session (or per process outside one) and shared."""
     name, digest = _key(fn, args, kwargs)
     folder = results_dir()
     if folder is None:
         if digest not in _MEMO:
             _MEMO[digest] = fn(*args, **kwargs)
-        return _MEMO[digest]
+        # a copy, as the store gives: one caller's edit must not change what the next one reads
+        return copy.deepcopy(_MEMO[digest])
     from filelock import FileLock
 
     folder.mkdir(parents=True, exist_ok=True)
