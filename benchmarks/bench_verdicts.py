@@ -51,9 +51,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--burners", type=int, default=os.cpu_count() or 1,
                     help="CPU-bound processes beside the busy build (default: one per core)")
+    ap.add_argument("--keep", metavar="DIR", help="build into DIR and keep both sites (default: a temporary folder)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="seqlab-verdicts-") as tmp:
-        root = Path(tmp)
+        root = Path(args.keep) if args.keep else Path(tmp)
         quiet, t_quiet = build(root, "quiet")
         stop = mp.Event()
         burners = [mp.Process(target=_burn, args=(stop,), daemon=True) for _ in range(args.burners)]

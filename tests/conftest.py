@@ -48,33 +48,18 @@ def require_shared(path: Path) -> Path:
     pytest.skip(message)
 
 
-def section_tables(sid: str) -> dict:
-    """What a test reads of one section's run (tables only), in a form the result store keeps."""
-    from seqlab.chapter import run_section
-
-    res = run_section(sid, None, figures=False)
-    return {"section": res.section, "title": res.title, "tables": dict(res.tables), "notes": list(res.notes),
-            "seconds": res.seconds}
-
-
 @pytest.fixture(scope="session")
 def section_results():
     """Each chapter section run at most once per test session (tables only), on demand: through the session's
-    result store, so a section one xdist worker ran is not run again by the other. A section whose tables the
-    store cannot hold runs in this process (once per worker)."""
-    from seqlab.chapter.base import SectionResult
-    from seqlab.results import ResultStoreError, once
+    result store (``run_section_once``), so a section that one xdist worker, or one ``seqlab run`` subprocess,
+    ran is not run again."""
+    from seqlab.chapter.base import run_section_once
 
     cache = {}
 
     def get(sid):
         if sid not in cache:
-            try:
-                got = once(section_tables, sid)
-            except ResultStoreError:
-                got = section_tables(sid)
-            cache[sid] = SectionResult(got["section"], got["title"], got["tables"], [], got["notes"],
-                                       got["seconds"], {})
+            cache[sid] = run_section_once(sid)
         return cache[sid]
 
     return get

@@ -132,6 +132,7 @@ def test_slow_steps_are_reported_on_stderr_and_fast_ones_not():
 def test_run_reports_slow_sections_on_stderr_and_keeps_stdout_one_json_object(capsys, monkeypatch):
     from seqlab.chapter import base
 
+    monkeypatch.delenv("SEQLAB_RESULTS", raising=False)  # the section runs here, not read from the session's store
     monkeypatch.setattr(base, "SLOW_STEP_SECONDS", 0.0)  # every step counts as slow
     assert main(["run", "14.46", "--json", "--no-figures"]) == 0
     out, err = capsys.readouterr()
@@ -193,3 +194,19 @@ def test_run_summary_section_fits_80_columns():
     lines = p.stdout.splitlines()
     assert "[forecast_verdict]" in p.stdout and "neural_beats_best_classical" in p.stdout
     assert max(len(line) for line in lines) <= 80
+
+
+def test_a_result_store_serves_a_section_that_ran(tmp_path, monkeypatch, capsys):
+    """With SEQLAB_RESULTS set, `seqlab run` reads a section back instead of running it again."""
+    from seqlab.chapter import base
+
+    monkeypatch.setenv("SEQLAB_RESULTS", str(tmp_path))
+    calls = []
+    real = base.run_section
+    monkeypatch.setattr(base, "run_section", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    assert main(["run", "14.46", "--json", "--no-figures"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert main(["run", "14.46", "--json", "--no-figures"]) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert calls == ["14.46"] and first == second
+    assert len(list(tmp_path.glob("seqlab.chapter.base.section_tables-*.json"))) == 1

@@ -71,3 +71,24 @@ def test_a_session_store_is_shared_by_processes(tmp_path):
     assert all(r.returncode == 0 for r in runs), runs[0].stderr + runs[1].stderr
     assert runs[0].stdout == runs[1].stdout and int(runs[0].stdout) > 0
     assert len(list(tmp_path.glob("*.json"))) == 1
+
+
+def _never_called():
+    raise AssertionError("once() measured again what share() handed over")
+
+
+@pytest.mark.parametrize("store", [True, False], ids=["session store", "process only"])
+def test_share_hands_a_page_measurement_to_later_quotes(tmp_path, monkeypatch, store):
+    if store:
+        monkeypatch.setenv("SEQLAB_RESULTS", str(tmp_path))
+    else:
+        monkeypatch.delenv("SEQLAB_RESULTS", raising=False)
+    value = pd.DataFrame({"heads": [1, 4], "accuracy": [0.5, 0.9]})
+    assert results.share(_never_called, value, 7, store=store) is value
+    pd.testing.assert_frame_equal(results.once(_never_called, 7, store=store), value)
+    # a rerun elsewhere that rounds the last bits differently is the same measurement
+    results.share(_never_called, value.assign(accuracy=value.accuracy * (1 + 1e-12)), 7, store=store)
+    with pytest.raises(results.ResultStoreError, match="two values"):
+        results.share(_never_called, value.assign(accuracy=[0.5, 0.8]), 7, store=store)
+    with pytest.raises(results.ResultStoreError, match="two values"):
+        results.share(_never_called, value.assign(heads=["one", "four"]), 7, store=store)

@@ -23,7 +23,7 @@ from typing import Any, Callable
 from .errors import SeqlabError
 from .store import atomic_write
 
-__all__ = ["once", "results_dir", "encode", "decode", "ResultStoreError"]
+__all__ = ["once", "share", "results_dir", "encode", "decode", "ResultStoreError"]
 
 _MEMO: dict[str, Any] = {}
 
@@ -155,3 +155,64 @@ def once(fn: Callable, *args, **kwargs):
                                        "value": stored}))
         # the first page gets the decoded copy too, so every page sees the very same object
         return decode(json.loads(json.dumps(stored)))
+
+
+#: how far a measurement handed to :func:`share` may sit from the one already stored: reruns of a training in
+#: another process may round the last bits differently; anything larger is a second value for one quantity
+SHARE_RTOL = 1e-6
+
+
+def _close(a, b) -> bool:
+    """Two encoded results agree: the same structure and text, numbers within :data:`SHARE_RTOL`."""
+    import math
+
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    if isinstance(a, bool) or isinstance(b, bool) or not (isinstance(a, (int, float)) and isinstance(b, (int, float))):
+        return a == b
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return math.isclose(a, b, rel_tol=SHARE_RTOL, abs_tol=1e-12)
+
+
+def share(fn: Callable, value, *args, **kwargs):
+    """Hand ``value``, which the caller computed with the very steps of ``fn(*args, **kwargs)``, to every later
+    :func:`once` of that call, and return it.
+
+    A page that trains a model in its own visible cells shows that measurement; the summary quotes it through
+    ``once(fn, ...)`` instead of training again. Where the store already holds the result (a page that ran
+    earlier computed it), the two must agree, numbers within :data:`SHARE_RTOL`; if not, one quantity would have
+    two values and :class:`ResultStoreError` says so. The stored value stays the one every page reads.
+    """
+    name, digest = _key(fn, args, kwargs)
+    mine = json.loads(json.dumps(encode(value)))
+    folder = results_dir()
+    if folder is None:
+        if digest in _MEMO:
+            _check_agrees(name, json.loads(json.dumps(encode(_MEMO[digest]))), mine)
+        else:
+            _MEMO[digest] = copy.deepcopy(value)
+        return value
+    from filelock import FileLock
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}-{digest}.json"
+    with FileLock(str(path) + ".lock"):
+        if path.is_file():
+            try:
+                stored = json.loads(path.read_text(encoding="utf-8"))["value"]
+            except (OSError, ValueError, KeyError, TypeError) as e:
+                raise ResultStoreError(f"stored result {path} cannot be read ({e}); delete it to recompute") from None
+            _check_agrees(name, stored, mine)
+        else:
+            atomic_write(path, json.dumps({"function": name, "arguments": repr((args, sorted(kwargs.items()))),
+                                           "value": mine}))
+    return value
+
+
+def _check_agrees(name: str, stored, mine) -> None:
+    if not _close(stored, mine):
+        raise ResultStoreError(f"{name}: the value handed to share() differs from the stored one by more than "
+                               f"rel. {SHARE_RTOL:g}: one quantity would have two values")

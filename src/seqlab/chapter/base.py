@@ -196,3 +196,24 @@ def run_section(id: str, out: Path | str | None = None, seed: int | None = None,
     with ctx.step(f"running §{entry.id}"):
         tables, figs, notes = entry.func(ctx)
     return SectionResult(entry.id, entry.title, tables, figs, notes, time.perf_counter() - t0, ctx.interactive)
+
+
+def section_tables(id: str) -> dict:
+    """One section's run without figures, as plain data: section, title, tables, notes, seconds."""
+    res = run_section(id, None, figures=False)
+    return {"section": res.section, "title": res.title, "tables": dict(res.tables), "notes": list(res.notes),
+            "seconds": res.seconds}
+
+
+def run_section_once(id: str) -> SectionResult:
+    """:func:`run_section` without figures at the chapter's seeds, through :func:`seqlab.results.once`: where a
+    result store is set (``SEQLAB_RESULTS``: a build, a test session), a section that ran is not run again in any
+    process. A section whose tables the store cannot hold runs here."""
+    from ..results import ResultStoreError, once
+
+    entry = get_section(id)
+    try:
+        got = once(section_tables, entry.id)
+    except ResultStoreError:
+        got = section_tables(entry.id)
+    return SectionResult(got["section"], got["title"], got["tables"], [], got["notes"], got["seconds"], {})

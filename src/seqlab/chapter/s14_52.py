@@ -75,6 +75,11 @@ def order_sensitivity(mh, X, perm) -> pd.DataFrame:
                          dict(inputs="tokens + sinusoidal positions", max_abs_difference=gap_with_positions())])
 
 
+def order_check(seed: int = SEED, d_model: int = D_MODEL, heads: int = HEADS, T: int = T) -> pd.DataFrame:
+    """:func:`order_sensitivity` on the chapter's layer, input and shuffle (:func:`equivariance_setup`)."""
+    return order_sensitivity(*equivariance_setup(seed, d_model=d_model, heads=heads, T=T))
+
+
 def rotation_error(pe: torch.Tensor, k: int, n_pos: int = ROT_POSITIONS) -> float:
     """max |PE[pos+k, 2j] - (PE[pos, 2j] cos th_j + PE[pos, 2j+1] sin th_j)| over pairs j, th_j = k / 10000^{2j/d}.
 

@@ -420,8 +420,7 @@ def _numbers():
     sat = once(s14_50.saturation_table, s14_50.D_GRID, T=s14_50.T, seed=s14_50.SATURATION_SEED)
     params = once(s14_51.head_parameter_table, s14_51.PARAM_D_MODEL, s14_51.PARAM_HEADS)
     heads = once(head_accuracy)
-    order = s14_52.order_sensitivity(*s14_52.equivariance_setup(s14_52.SEED, d_model=s14_52.D_MODEL,
-                                                                heads=s14_52.HEADS, T=s14_52.T))
+    order = once(s14_52.order_check, s14_52.SEED, d_model=s14_52.D_MODEL, heads=s14_52.HEADS, T=s14_52.T)
     ref = s14_55.cost_reference()
     cross = s14_55.crossovers(ref["grid"], ref["training"])
     X = s14_50_2.causal_inputs(s14_50_2.SEED, T=s14_50_2.T, d=s14_50_2.D)

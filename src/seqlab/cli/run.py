@@ -107,6 +107,8 @@ FIGURES_NOT_WRITTEN = "figures not written; pass --out DIR to write them"
 
 def _cmd_run(args) -> int:
     from ..chapter import Progress, get_section, registry, run_section
+    from ..chapter.base import run_section_once
+    from ..results import results_dir
 
     ids = list(registry()) if args.section == "all" else [get_section(args.section).id]
     # no --out: no figures at all, rather than files in a temporary folder that nobody removes
@@ -117,7 +119,10 @@ def _cmd_run(args) -> int:
     for sid in ids:
         # with --json, stdout carries exactly one JSON object: anything a section prints goes to stderr
         with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
-            res = run_section(sid, out, seed=args.seed, figures=figures, progress=progress)
+            if not figures and args.seed is None and results_dir() is not None:
+                res = run_section_once(sid)  # a result store is set: a section that ran is read back
+            else:
+                res = run_section(sid, out, seed=args.seed, figures=figures, progress=progress)
         results.append(res)
         if not args.json:
             _print_text(res)
