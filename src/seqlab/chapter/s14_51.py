@@ -284,6 +284,18 @@ def head_explorer(maps: pd.DataFrame):
     return fig
 
 
+def head_accuracy() -> pd.DataFrame:
+    """The two-offset task as this section runs it: one model per head count and seed; the per-head summary.
+
+    §14.64 quotes it through :func:`seqlab.results.once`; the section and its page hand over their own
+    training of the same models with :func:`seqlab.results.share`, so it is trained once per build.
+    """
+    data = offset_data(DATA_SEED, n_train=N_TRAIN, n_test=N_TEST, length=SEQ_LEN, vocab=VOCAB, offsets=OFFSETS)
+    models = train_offset_models(data, TASK_HEADS, TRAIN_SEEDS, d_model=TASK_D_MODEL, steps=STEPS, batch=BATCH,
+                                 lr=LR)
+    return accuracy_summary(accuracy_table(models, data))
+
+
 @section("14.51", "Multi-head attention")
 def run(ctx):
     with single_threaded():  # small tensors: one thread is many times faster than two under load
@@ -298,9 +310,7 @@ def run(ctx):
         acc = accuracy_table(models, data)
         summary = accuracy_summary(acc)
         if ctx.seed(DATA_SEED) == DATA_SEED and seeds == tuple(TRAIN_SEEDS):
-            from .s14_64 import head_accuracy  # §14.64 quotes this training instead of running it again
-
-            share(head_accuracy, summary)
+            share(head_accuracy, summary)  # §14.64 quotes this training instead of running it again
         by_offset = offset_attention_table(models, data)
 
         one, many = summary.set_index("n_heads").mean_accuracy_both[min(TASK_HEADS)], \

@@ -419,7 +419,7 @@ def _numbers():
     spread = once(s14_50.spread_table, s14_50.D_GRID, n=s14_50.N_PAIRS, seed=s14_50.SPREAD_SEED)
     sat = once(s14_50.saturation_table, s14_50.D_GRID, T=s14_50.T, seed=s14_50.SATURATION_SEED)
     params = once(s14_51.head_parameter_table, s14_51.PARAM_D_MODEL, s14_51.PARAM_HEADS)
-    heads = once(head_accuracy)
+    heads = once(s14_51.head_accuracy)
     order = once(s14_52.order_check, s14_52.SEED, d_model=s14_52.D_MODEL, heads=s14_52.HEADS, T=s14_52.T)
     ref = s14_55.cost_reference()
     cross = s14_55.crossovers(ref["grid"], ref["training"])
@@ -452,17 +452,6 @@ def _numbers():
                   kv),
         forecast=(verdict, cover),
     ), dict(crossovers=cross, copy=copy, matched=middle, verdict=verdict, coverage=cover, heads=heads)
-
-
-def head_accuracy():
-    """§14.51's two-offset task: one model per head count and seed, trained as §14.51 trains them; the summary."""
-    from . import s14_51
-
-    data = s14_51.offset_data(s14_51.DATA_SEED, n_train=s14_51.N_TRAIN, n_test=s14_51.N_TEST,
-                              length=s14_51.SEQ_LEN, vocab=s14_51.VOCAB, offsets=s14_51.OFFSETS)
-    models = s14_51.train_offset_models(data, s14_51.TASK_HEADS, s14_51.TRAIN_SEEDS, d_model=s14_51.TASK_D_MODEL,
-                                        steps=s14_51.STEPS, batch=s14_51.BATCH, lr=s14_51.LR)
-    return s14_51.accuracy_summary(s14_51.accuracy_table(models, data))
 
 
 SOURCES = dict(problem=problem_class_claims, gradient=gradient_claims, gating=gating_claims,
