@@ -26,7 +26,7 @@ def build_run(tmp_path_factory):
     p = subprocess.run([sys.executable, "-m", "seqlab", "chapter", "build", "--out", str(out), "--cache", str(cache)],
                        cwd=tmp_path_factory.mktemp("elsewhere"), capture_output=True, text=True, timeout=2400)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
-    return out, p
+    return out, p, cache
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def site(build_run):
 
 
 def test_build_reports_as_it_goes(build_run):
-    out, p = build_run
+    out, p, _ = build_run
     assert f"built {out / 'index.html'} in " in p.stdout
     docs = len(PAGES) + 1  # and the index
     progress = [line for line in p.stderr.splitlines() if line.startswith("[")]
@@ -56,8 +56,34 @@ def test_build_outputs(site):
     assert "Erratum" in (site / "recurrence.html").read_text(encoding="utf-8")
 
 
+def test_the_build_ran_every_downloadable_notebook_top_to_bottom_in_a_fresh_kernel_outside_the_checkout(build_run):
+    """What the reader downloads is what the build executed: the same code cells, in order, each page in its own
+    kernel whose working folder is a temporary one (``nb_execution_in_temp``), with no error. The build's kernels
+    differ from a reader's only in where figures go and in the result store; ``tests/test_notebooks.py`` runs a
+    page without either."""
+    import runpy
+
+    import nbformat
+
+    from seqlab.book.build import PAGES as PAGE_DIR
+    from seqlab.book.build import _stage
+
+    out, _, cache = build_run
+    conf = runpy.run_path(str(PAGE_DIR / "conf.py"))
+    assert conf["nb_execution_in_temp"] is True and conf["nb_execution_raise_on_error"] is True
+    executed_dir = _stage(cache, out).parent / "jupyter_execute"
+    for page in PAGES:
+        executed = nbformat.read(executed_dir / f"{page}.ipynb", as_version=4)
+        download = nbformat.read(out / "notebooks" / f"{page}.ipynb", as_version=4)
+        ran = [c for c in executed.cells if c.cell_type == "code"]
+        offered = [c for c in download.cells if c.cell_type == "code"]
+        assert [c.source.strip() for c in ran] == [c.source.strip() for c in offered], page
+        assert [c.execution_count for c in ran] == list(range(1, len(ran) + 1)), page  # one kernel, top to bottom
+        assert not [o for c in ran for o in c.get("outputs", []) if o.get("output_type") == "error"], page
+
+
 def test_build_report_lists_every_claim_and_one_value_per_quantity(build_run):
-    out, p = build_run
+    out, p, _ = build_run
     report = json.loads((out / "build_report.json").read_text())
     assert report["conflicts"] == []
     claims = report["claims"]
