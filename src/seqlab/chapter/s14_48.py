@@ -52,7 +52,7 @@ def copy_claims(results: pd.DataFrame, shown: dict) -> list:
                 T=shown["sequence_length"], tolerance=REPRODUCE_TOL, loss_rel_gap=loss_gap, **gaps),
         claim("s48_falls", bool((tf.diff().dropna() < 0).all()),
               f"The chapter's own measure falls at every step up in length, from {tf[T_lo]:.3f} at T = {T_lo} to "
-              f"{tf[T_hi]:.3f} at T = {T_hi}, as it says: a {D_HIDDEN}-dimensional vector cannot hold {T_hi} tokens.",
+              f"{tf[T_hi]:.3f} at T = {T_hi}, as it says: this {D_HIDDEN}-dimensional state, trained this briefly, does not carry {T_hi} tokens.",
               f"The chapter's own measure goes from {tf[T_lo]:.3f} at T = {T_lo} to {tf[T_hi]:.3f} at T = {T_hi}, "
               "but it does not fall at every step up in length, as the chapter says it does.",
               training_teacher_forced=tf.to_dict()),

@@ -113,7 +113,9 @@ def mask_claims(W: torch.Tensor, checks: pd.DataFrame, leak: pd.DataFrame) -> li
               f"PyTorch's fused kernel, which never forms the weight matrix, differs from the explicit "
               f"computation by {fused:.3g}, more than rounding.", fused=fused),
         claim("s502_no_leak", masked < 1e-6 and unmasked > 1e-3,
-              f"With the mask the earlier outputs change by at most {fmt(masked)}; without it by up to {fmt(unmasked)}.",
+              ("With the mask the earlier outputs do not change at all" if masked == 0 else
+               f"With the mask the earlier outputs change by at most {fmt(masked)}")
+              + f"; without it they change by up to {fmt(unmasked)}.",
               f"With the mask the earlier outputs move by {masked:.3g} and without it by {unmasked:.3g}: the "
               "test does not separate the two here.", masked=masked, unmasked=unmasked),
     ]

@@ -97,7 +97,8 @@ def gradient_claims(decay_by_rho: dict) -> list:
               "than the radius, so in this measurement the spectral radius does not bound the rate of decay.",
               decay=decay_by_rho),
         claim("s64_v_gradient_growth", not grows,
-              f"Even at ρ = {fmt(top, 'g')} it did not grow (factor {fmt(decay_by_rho[top], '.3f')} per step): a "
+              f"Even at ρ = {fmt(top, 'g')} it did not explode (a fitted factor of {fmt(decay_by_rho[top], '.3f')} "
+              "per step over the lags): a "
               "radius above one allows the gradient to explode; it does not force it, because a saturating "
               "tanh damps the product.",
               "At " + ", ".join(f"ρ = {fmt(r, 'g')}" for r in grows) + " it grew from step to step, the "
@@ -291,10 +292,11 @@ def decoding_claims(leak_masked: float, leak_unmasked: float, matched: pd.DataFr
               step_speedup=kv["step_speedup"], cached_rise=kv["cached_rise"]),
         claim("s64_v_sampling", gain > n_se * se,
               f"{where}, the best truncation rule, {name}, gave more plausible text than "
-              f"temperature by {fmt(gain, '.3f')} nats of judge NLL, more than {fmt(n_se, 'g')} standard errors "
-              f"({fmt(se, '.2f')} each).",
-              f"{where}, the best truncation rule, {name}, was within {fmt(n_se, 'g')} "
-              f"standard errors ({fmt(se, '.2f')} each) of temperature ({fmt(gain, '+.3f')} nats of judge NLL): "
+              f"temperature by {fmt(gain, '.3f')} nats of judge NLL, more than {fmt(n_se, 'g')} times the typical "
+              f"standard error of one setting's NLL ({fmt(se, '.2f')}).",
+              f"{where}, the best truncation rule, {name}, was within {fmt(n_se, 'g')} times the typical "
+              f"standard error of one setting's NLL ({fmt(se, '.2f')}) of temperature ({fmt(gain, '+.3f')} nats of "
+              "judge NLL): "
               "this sweep does not separate them.",
               best=best, gain=gain, se=se),
     ]

@@ -188,12 +188,50 @@ def validation_units(units: pd.DataFrame) -> pd.DataFrame:
     return units[window_index(units) > 0]
 
 
-def _load(key: str):
-    if key == "air":
-        df = air_passengers()
-        return df, None, 12, 12
+@dataclass(frozen=True)
+class Source:
+    """One data set as loaded: training part, official hold-out (None: rolling windows only), season, horizon, and
+    the calendar the classical models see."""
+
+    train: pd.DataFrame
+    test: pd.DataFrame | None
+    season: int
+    h: int
+    freq: object
+
+    @property
+    def history(self) -> pd.DataFrame:
+        """Everything observed: the training part with the hold-out after it."""
+        if self.test is None:
+            return self.train
+        return pd.concat([self.train, self.test]).sort_values(["unique_id", "ds"], kind="stable")
+
+
+def _load(key: str) -> Source:
+    if key == "air":  # one series with a date index and no official hold-out: the rolling windows are the design
+        return Source(air_passengers(), None, 12, 12, "ME")
     name, group = key.split("/")
-    return competition(name, group)
+    train, test, season, h = competition(name, group)
+    return Source(train, test, season, h, 1)
+
+
+@dataclass
+class DataSet:
+    """One data set of the comparison, as the steps of the run pass it on: where its series come from, its rolling
+    origins, the classical models' forecasts there (``cv``), the windows cut from them (``win``) and the seconds
+    each step took."""
+
+    label: str
+    key: str
+    windows: int
+    season: int
+    h: int
+    history: pd.DataFrame
+    cv: pd.DataFrame
+    win: list
+    series: int
+    official: bool  # an official hold-out (a competition's test period) is the last window
+    seconds: dict = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -292,17 +330,16 @@ def _classical_windows(datasets: dict, log) -> dict:
     """Step 1: the classical models on every window of every data set; what the later steps need per set."""
     sets = {}
     for label, (key, windows) in datasets.items():
-        train, test, season, h = _load(key)
-        history = train if test is None else pd.concat([train, test]).sort_values(["unique_id", "ds"], kind="stable")
-        fc = Forecaster(CLASSICAL_MODELS, freq=1 if key != "air" else "ME", season_length=season, n_jobs=2)
+        src = _load(key)
+        fc = Forecaster(CLASSICAL_MODELS, freq=src.freq, season_length=src.season, n_jobs=2)
         t0 = time.perf_counter()
-        cv = fc.cross_validation(h, train, n_windows=windows, test_df=test,
-                                 min_train_length=None if key == "air" else min_train_length(h, season),
-                                 level=list(LEVELS), intervals="native", step_size=h)
-        sets[label] = dict(key=key, windows=windows, season=season, h=h, history=history, cv=cv,
-                           win=_windows(cv, history, h, season), seconds={"classical": time.perf_counter() - t0},
-                           series=train.unique_id.nunique())
-        log(f"{label}: classical models in {sets[label]['seconds']['classical']:.0f} s")
+        cv = fc.cross_validation(src.h, src.train, n_windows=windows, step_size=src.h, test_df=src.test,
+                                 min_train_length=None if src.test is None else min_train_length(src.h, src.season),
+                                 level=list(LEVELS), intervals="native")
+        sets[label] = DataSet(label, key, windows, src.season, src.h, src.history, cv,
+                              _windows(cv, src.history, src.h, src.season), src.train.unique_id.nunique(),
+                              official=src.test is not None, seconds={"classical": time.perf_counter() - t0})
+        log(f"{label}: classical models in {sets[label].seconds['classical']:.0f} s")
     return sets
 
 
@@ -322,24 +359,24 @@ def _interval_scores(cv: pd.DataFrame, d: dict, names: list[str]) -> pd.DataFram
     AirPassengers.
     """
     point = cv[["unique_id", "ds", "cutoff", "y", *names]]
-    conf = conformal_from_windows(point, d["history"], d["season"], names, LEVELS)
+    conf = conformal_from_windows(point, d.history, d.season, names, LEVELS)
     need = max(min_calibration_size(v) for v in LEVELS)
     j = window_index(conf)
     counts = conf.attrs["calibration_scores"]
     ok = [w for w, n in counts.items() if n >= need]
-    if d["key"] != "air":
+    if d.official:
         ok = [w for w in ok if w == 0]
     rows = []
-    native = native_interval_models(d["cv"])  # the merge in _attach does not keep attrs
+    native = native_interval_models(d.cv)  # the merge in _attach does not keep attrs
     for kind, frame, models, keep in (("conformal", conf, names, np.isin(j, ok)),
-                                      ("native", cv, native, np.isin(window_index(cv), [0] if d["key"] != "air"
-                                                                      else list(range(d["windows"]))))):
+                                      ("native", cv, native, np.isin(window_index(cv), [0] if d.official
+                                                                      else list(range(d.windows))))):
         if not keep.any() or not models:
             continue
-        e = evaluate(frame[keep], d["history"], d["season"], models, level=list(LEVELS))
+        e = evaluate(frame[keep], d.history, d.season, models, level=list(LEVELS))
         s = summarize(e, naive2=None)
         cal = min(counts[w] for w in ok) if kind == "conformal" else np.nan
-        rows.append(s.assign(kind=kind, scope="official hold-out" if d["key"] != "air" else "all windows",
+        rows.append(s.assign(kind=kind, scope="official hold-out" if d.official else "all windows",
                              calibration_scores=cal))
     return pd.concat(rows, ignore_index=True)
 
@@ -351,22 +388,22 @@ def _validation_trainings(sets: dict, neural_config: NeuralConfig, plan: NBeatsP
     """
     calls, tags = [], []
     for label, d in sets.items():
-        for w in d["win"]:
+        for w in d.win:
             for name, arch in NEURAL.items():
                 if arch != "nbeats":
-                    calls.append((_global_job, (arch, name, neural_config, d["season"], w.frame, d["h"])))
+                    calls.append((_global_job, (arch, name, neural_config, d.season, w.frame, d.h)))
                     tags.append(("global", label, name, w.j))
             if w.j > 0:
-                top = plan.forecaster(label, d["season"], max(plan.grid(label)))
+                top = plan.forecaster(label, d.season, max(plan.grid(label)))
                 for m, c in enumerate(top.member_configs()):
-                    calls.append((_member_job, (w.series, d["h"], d["season"], c, plan.grid(label))))
+                    calls.append((_member_job, (w.series, d.h, d.season, c, plan.grid(label))))
                     tags.append(("member", label, m, w.j))
                 if plan.ablation:
                     first = top.member_configs()[0]
                     for variant, (where, change) in ABLATIONS.items():
                         if where != label:
                             continue
-                        calls.append((_member_job, (w.series, d["h"], d["season"], replace(first, **change),
+                        calls.append((_member_job, (w.series, d.h, d.season, replace(first, **change),
                                                     plan.grid(label))))
                         tags.append(("ablation", label, variant, w.j))
     log(f"{len(calls)} trainings of global models and N-BEATS members on the validation windows")
@@ -381,7 +418,7 @@ def _validation_trainings(sets: dict, neural_config: NeuralConfig, plan: NBeatsP
             ablation.setdefault(label, {}).setdefault(what, {})[j] = out
         else:
             target[label].setdefault(what, {})[j] = out
-        sec = sets[label]["seconds"]
+        sec = sets[label].seconds
         key = seconds_key.get(kind, what)
         sec[key] = sec.get(key, 0.0) + secs
     return preds, members, ablation
@@ -397,7 +434,7 @@ def _choose_ensembles(sets: dict, members: dict, preds: dict, plan: NBeatsPlan, 
     """
     selection, chosen, rounds = [], {}, {}
     for label, d in sets.items():
-        val = [w for w in d["win"] if w.j > 0]
+        val = [w for w in d.win if w.j > 0]
         if val:
             mem = [members[label][m] for m in sorted(members[label])]
             table = choose_on_validation(mem, val)
@@ -417,7 +454,7 @@ def _choose_ensembles(sets: dict, members: dict, preds: dict, plan: NBeatsPlan, 
                 rows = [r for r in selection if r.dataset.iloc[0] == donor][0]
                 selection.append(rows.assign(dataset=label, chosen_on=donor))
             else:  # no validation window anywhere: the largest step count, every member
-                top = plan.forecaster(label, sets[label]["season"], max(plan.grid(label)))
+                top = plan.forecaster(label, sets[label].season, max(plan.grid(label)))
                 chosen[label] = (max(plan.grid(label)), len(top.member_configs()))
                 rounds[label] = {name: (chosen[label][0], size, np.nan) for name, size in plan.pools(label).items()}
         log(f"{label}: N-BEATS with {chosen[label][1]} members, {chosen[label][0]} steps (chosen on validation)")
@@ -445,22 +482,22 @@ def _final_ensembles(sets: dict, chosen: dict, rounds: dict, preds: dict, plan: 
     """
     calls, tags = [], []
     for label, d in sets.items():
-        last = d["win"][0]
+        last = d.win[0]
         need = list(rounds[label].values()) + [(*chosen[label], np.nan)]
         size = max(k for _, k, _ in need)
-        configs = plan.forecaster(label, d["season"], max(plan.grid(label)), size=size).member_configs()
+        configs = plan.forecaster(label, d.season, max(plan.grid(label)), size=size).member_configs()
         for m, c in enumerate(configs):
             marks = tuple(sorted({s for s, k, _ in need if m < k}))
-            calls.append((_member_job, (last.series, d["h"], d["season"], replace(c, max_steps=marks[-1]), marks)))
+            calls.append((_member_job, (last.series, d.h, d.season, replace(c, max_steps=marks[-1]), marks)))
             tags.append((label, m))
     finals = {}
     for (label, m), (out, secs) in zip(tags, run_calls(calls, workers=workers, cost=_cost)):
         finals.setdefault(label, {})[m] = out
-        sec = sets[label]["seconds"]
+        sec = sets[label].seconds
         sec["N-BEATS final"] = sec.get("N-BEATS final", 0.0) + secs
     rows = []
     for label, d in sets.items():
-        last = d["win"][0]
+        last = d.win[0]
 
         def median(steps, size):
             return ensemble_median([finals[label][m][steps] for m in range(size)])
@@ -478,19 +515,19 @@ def _score_sets(sets: dict, preds: dict, log) -> dict[str, list]:
     """Step 5: errors, summaries, per-horizon MASE, significance, residuals and timings of every data set."""
     out = {k: [] for k in ("summary", "horizon", "tests", "timings", "units", "residuals", "intervals")}
     for label, d in sets.items():
-        cv = _attach(d["cv"], d["win"], preds[label], d["h"])
+        cv = _attach(d.cv, d.win, preds[label], d.h)
         names = CLASSICAL_MODELS + list(NEURAL)
-        err = evaluate(cv, d["history"], d["season"], names, level=[])
+        err = evaluate(cv, d.history, d.season, names, level=[])
         out["intervals"].append(_interval_scores(cv, d, names).assign(dataset=label))
         out["units"].append(unit_mase(err).assign(dataset=label))
-        out["residuals"].append(_residuals(cv, d["win"], names, d["key"], d["windows"]).assign(dataset=label))
-        s, ph, sig = _score(label, d["key"], d["windows"], err, d["h"], d["season"], log)
+        out["residuals"].append(_residuals(cv, d.win, names, d.official, d.windows).assign(dataset=label))
+        s, ph, sig = _score(label, d.official, d.windows, err, d.h, d.season, log)
         out["summary"] += s
         out["horizon"] += ph
         out["tests"] += sig
-        sec = d["seconds"]
+        sec = d.seconds
         out["timings"].append(dict(
-            dataset=label, series=d["series"], windows=d["windows"], series_windows=sum(len(w.ids) for w in d["win"]),
+            dataset=label, series=d.series, windows=d.windows, series_windows=sum(len(w.ids) for w in d.win),
             seconds=sum(sec.values()), classical_seconds=sec["classical"], gru_seconds=sec.get("GRU", 0.0),
             transformer_seconds=sec.get("Transformer", 0.0),
             nbeats_validation_seconds=sec.get("N-BEATS validation", 0.0),
@@ -546,7 +583,8 @@ def _attach(cv: pd.DataFrame, windows: list[_Window], preds: dict, h: int) -> pd
     return keyed.drop(columns=["j", "step"])
 
 
-def _residuals(cv: pd.DataFrame, windows: list[_Window], names: list[str], key: str, n_windows: int) -> pd.DataFrame:
+def _residuals(cv: pd.DataFrame, windows: list[_Window], names: list[str], official: bool,
+               n_windows: int) -> pd.DataFrame:
     """The residual check: mean signed scaled error (forecast - actual) / MASE scale by model and step, per scope.
 
     A mean near zero at every step says the forecasts are not biased; MASE alone
@@ -557,7 +595,7 @@ def _residuals(cv: pd.DataFrame, windows: list[_Window], names: list[str], key: 
     c = c.merge(scale, on=["unique_id", "j"], how="left", validate="many_to_one")
     c = c[c.scale > 0]
     scopes = {"all windows": c} if n_windows > 1 else {}
-    if key != "air":
+    if official:
         scopes["official hold-out"] = c[c.j == 0]
     rows = []
     for scope, e in scopes.items():
@@ -575,10 +613,10 @@ def _members_table(sets, members, plan) -> pd.DataFrame:
     rows = []
     for label, by_member in members.items():
         d = sets[label]
-        val = {w.j: w for w in d["win"] if w.j > 0}
+        val = {w.j: w for w in d.win if w.j > 0}
         if not by_member:
             continue
-        configs = plan.forecaster(label, d["season"], max(plan.grid(label))).member_configs()
+        configs = plan.forecaster(label, d.season, max(plan.grid(label))).member_configs()
         for m, by_window in sorted(by_member.items()):
             for s in sorted(next(iter(by_window.values()))):
                 units = np.concatenate([_unit_mase(f[s], val[j]) for j, f in by_window.items()])
@@ -599,7 +637,7 @@ def _ablation_table(sets, members, ablation, chosen) -> pd.DataFrame:
     for label, variants in ablation.items():
         d = sets[label]
         s, k = chosen[label]
-        val = {w.j: w for w in d["win"] if w.j > 0}
+        val = {w.j: w for w in d.win if w.j > 0}
         mem = [members[label][m] for m in sorted(members[label])]
         runs = {"reference: the first member": ("", mem[0])}
         runs |= {name: (", ".join(f"{a}={b}" for a, b in ABLATIONS[name][1].items()), f)
@@ -615,11 +653,12 @@ def _ablation_table(sets, members, ablation, chosen) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _score(label: str, key: str, windows: int, err: pd.DataFrame, h: int, season: int, log) -> tuple[list, list, list]:
+def _score(label: str, official: bool, windows: int, err: pd.DataFrame, h: int, season: int,
+           log) -> tuple[list, list, list]:
     """Summary, per-horizon and significance rows of one data set in each of its scopes."""
     summaries, horizons, tests = [], [], []
     scopes = {"all windows": err} if windows > 1 else {}
-    if key != "air":  # AirPassengers has no official hold-out
+    if official:  # AirPassengers has none
         scopes["official hold-out"] = official_holdout(err)
     for scope, e in scopes.items():
         s = summarize(e).assign(dataset=label, scope=scope, horizon=h, season_length=season)

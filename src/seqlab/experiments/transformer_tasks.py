@@ -194,7 +194,7 @@ def transformer_task_results(root=None) -> dict:
 
 @functools.cache
 def _task_results(root: str | None) -> dict:
-    mode = "trained now (HEAVY_EVAL=1)" if heavy_eval() else "loaded from verified artifacts"
+    mode = "trained now (HEAVY_EVAL=1)" if heavy_eval() else "loaded from stored results checked against their checksums"
     if heavy_eval():  # silent: stdout may carry `seqlab run --json`, stderr fails a page build
         run_transformer_tasks(root, log=lambda *_: None)
     return load_transformer_tasks(root) | {"mode": mode}
