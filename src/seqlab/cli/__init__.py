@@ -108,5 +108,17 @@ def _quiet(w: warnings.WarningMessage) -> bool:
     return issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning, FutureWarning))
 
 
+def entry() -> None:
+    """The ``seqlab`` command: :func:`main`, then exit. After Ctrl-C the process leaves at once, once its message is
+    out: the worker pools were stopped, and the interpreter's exit would otherwise wait on their bookkeeping
+    threads, which a loaded machine can keep busy for many seconds."""
+    code = main()
+    if code == 130:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
