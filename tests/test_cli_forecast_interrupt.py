@@ -32,8 +32,11 @@ def test_ctrl_c_stops_the_workers_and_says_what_was_lost(tmp_path):
     cmd = [sys.executable, "-m", "seqlab", "forecast", "evaluate", "--csv", str(tmp_path / "s.csv"), "--horizon", "4",
            "--models", "N-BEATS", "--max-steps", "1000000", "--members", "2", "--progress", "--output",
            str(tmp_path / "out")]
+    # a terminal's foreground command starts with Ctrl-C at its default; a test runner started in the background
+    # by a non-interactive shell hands its children SIGINT ignored, and Python then never raises KeyboardInterrupt
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                         env={**os.environ, "SEQLAB_WORKERS": "2"})
+                         env={**os.environ, "SEQLAB_WORKERS": "2"},
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     err, rest, t0 = b"", b"", time.monotonic()
     try:
         while b"member " not in err and time.monotonic() - t0 < 120:  # a member has reported training steps
