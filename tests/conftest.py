@@ -15,7 +15,13 @@ def pytest_configure(config):
     task) are computed once for every test, worker and ``seqlab`` subprocess, as a build computes them once for
     every page (``seqlab.results.once``). Set by the controller before xdist starts its workers, which inherit
     it; a test of a reader's notebook removes it."""
-    if hasattr(config, "workerinput") or os.environ.get("SEQLAB_RESULTS"):
+    if hasattr(config, "workerinput"):
+        return
+    # the suite runs one worker per core (-n 2): a process that also starts a thread per core (torch's default)
+    # oversubscribes the machine, and torch's spinning threads then ran a small training 12x slower than alone.
+    # Set before any worker or subprocess imports torch; a test that measures threads sets its own count.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if os.environ.get("SEQLAB_RESULTS"):
         return
     folder = tempfile.mkdtemp(prefix="seqlab-test-results-")
     os.environ["SEQLAB_RESULTS"] = folder

@@ -1,10 +1,13 @@
 """`seqlab chapter build` before any page runs: its options, its progress lines, the kernels' quiet log, and the
 pages shipped as package data. (The build itself is tests/test_book.py.)"""
 import io
+import json
 import logging
 from pathlib import Path, PurePosixPath
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from seqlab.book import build
 from seqlab.book.progress import Progress, clock
@@ -99,7 +102,6 @@ def test_progress_lines_and_time_left(tmp_path, monkeypatch):
         now[0] += 1.0
         p.finish(doc)
     assert p.time_left() is None and stream.getvalue().splitlines()[-1] == "[4/4] index ... 1.0 s (elapsed 15 s)"
-    import json
 
     assert json.loads(record.read_text()) == {"a": 12.0, "b": 1.0, "c": 1.0, "index": 1.0}
 
@@ -145,3 +147,120 @@ def test_every_page_file_is_package_data():
 def test_the_build_reads_its_pages_from_the_package():
     assert build.PAGES.is_relative_to(Path(build.__file__).parent) and (build.PAGES / "conf.py").is_file()
     assert build.available_pages() == sorted(f.stem for f in build.PAGES.glob("*.md") if f.stem != "index")
+
+
+def test_progress_in_a_lane_writes_whole_lines_for_pages_with_cells(tmp_path, monkeypatch):
+    now = [0.0]
+    monkeypatch.setattr("seqlab.book.progress.time.perf_counter", lambda: now[0])
+    stream, record = io.StringIO(), tmp_path / "lane1-seconds.json"
+    p = Progress({}, record, stream, lane="1")
+    p.begin(["a", "index"], {"a": "```{code-cell}", "index": "# text"})
+    for doc, secs in (("a", 61.0), ("index", 0.5)):
+        p.start(doc)
+        assert stream.getvalue() == ("" if doc == "a" else "  lane 1: a 61.0 s (elapsed 1 min 01 s)\n")
+        now[0] += secs
+        p.finish(doc)
+    assert stream.getvalue() == "  lane 1: a 61.0 s (elapsed 1 min 01 s)\n"  # the index has no cells: no line
+    assert json.loads(record.read_text()) == {"a": 61.0, "index": 0.5}
+
+
+def test_plan_lanes_deals_the_longest_page_first_to_the_least_loaded_lane():
+    from seqlab.book.lanes import plan_lanes
+
+    estimates = {"recurrence": 79.0, "text": 61.0, "forecasting": 55.0, "attention": 35.0, "transformer": 35.0,
+                 "summary": 11.0}
+    # by hand: 79 | 61; forecasting to the lighter lane (61 -> 116); attention to 79 (-> 114); transformer to 114
+    # (-> 149); summary to 116 (-> 127)
+    assert plan_lanes(list(estimates), estimates, 2) == [["recurrence", "attention", "transformer"],
+                                                         ["text", "forecasting", "summary"]]
+    assert plan_lanes(["a", "b", "c"], {}, 2) == [["a", "c"], ["b"]]  # no estimates: equal costs, by name
+    assert plan_lanes(["a"], {}, 2) == [["a"]] and plan_lanes([], {}, 2) == []
+    assert plan_lanes(["a", "b"], {"a": 5.0}, 1) == [["a", "b"]]
+    with pytest.raises(ValueError, match="lanes must be >= 1"):
+        plan_lanes(["a"], {}, 0)
+
+
+@given(st.dictionaries(st.sampled_from("abcdefgh"), st.floats(0, 500)), st.integers(1, 4))
+def test_plan_lanes_runs_every_page_once(estimates, lanes):
+    from seqlab.book.lanes import plan_lanes
+
+    pages = sorted(set("abcdef") | set(estimates))
+    plan = plan_lanes(pages, estimates, lanes)
+    assert sorted(p for lane in plan for p in lane) == pages and 1 <= len(plan) <= lanes and all(plan)
+
+
+def test_merge_lane_times_keeps_older_pages_and_drops_the_index(tmp_path):
+    from seqlab.book.lanes import merge_lane_times
+
+    record = tmp_path / "page-seconds.json"
+    record.write_text(json.dumps({"a": 1.0, "b": 2.0}))
+    (tmp_path / "lane1-seconds.json").write_text(json.dumps({"a": 10.0, "index": 0.1}))
+    (tmp_path / "lane2-seconds.json").write_text("{not json")
+    merge_lane_times(tmp_path, record)
+    assert json.loads(record.read_text()) == {"a": 10.0, "b": 2.0}
+
+
+_TINY_PAGE = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+# {name}
+
+```{{code-cell}} ipython3
+{code}
+```
+"""
+
+
+def _tiny_book(tmp_path, monkeypatch, codes: dict[str, str]) -> Path:
+    """A two-page book with the chapter's conf.py, built with seqlab's build (no MathJax download: a stand-in)."""
+    import shutil
+
+    pages = tmp_path / "pages"
+    shutil.copytree(build.PAGES / "_static", pages / "_static")
+    shutil.copy(build.PAGES / "conf.py", pages / "conf.py")
+    (pages / "index.md").write_text("# Tiny\n\n```{toctree}\n" + "\n".join(codes) + "\n```\n")
+    for name, code in codes.items():
+        (pages / f"{name}.md").write_text(_TINY_PAGE.format(name=name, code=code))
+    (tmp_path / "cache" / "vendor" / "mathjax").mkdir(parents=True)
+    (tmp_path / "cache" / "vendor" / "mathjax" / "tex-chtml.js").write_text("// stand-in")
+    monkeypatch.setattr(build, "PAGES", pages)
+    monkeypatch.setattr(build, "verify_all_artifacts", lambda: None)
+    monkeypatch.setattr(build.lanes, "lane_count", lambda: 2)
+    monkeypatch.delenv("SEQLAB_RESULTS", raising=False)
+    return pages
+
+
+def test_pages_run_in_two_lanes_once_each_then_build_from_the_cache(tmp_path, monkeypatch, capfd):
+    from jupyter_cache import get_cache
+
+    _tiny_book(tmp_path, monkeypatch, {"one": "print(1 + 1)", "two": "print('two')"})
+    assert build.build(tmp_path / "site", None, tmp_path / "cache") == 0
+    err = capfd.readouterr().err
+    assert "executing 2 page(s) in 2 lanes: one | two" in err
+    assert sorted(line.split(":")[1].split()[0] for line in err.splitlines() if line.startswith("  lane ")) == \
+        ["one", "two"]
+    assert [line.split("]")[0] for line in err.splitlines() if line.startswith("[")] == ["[1/3", "[2/3", "[3/3"]
+    (jc,) = (tmp_path / "cache").glob("jupyter-heavy*")
+    records = {Path(r.uri).stem: r.pk for r in get_cache(jc).list_cache_records()}
+    assert sorted(records) == ["one", "two"]
+    (cell,) = get_cache(jc).get_cache_bundle(records["one"]).nb.cells
+    assert cell.outputs[0]["text"] == "2\n"
+    assert not (tmp_path / "cache" / "lanes").exists()
+    # warm: nothing left to execute, no lanes
+    assert build.build(tmp_path / "site", None, tmp_path / "cache") == 0
+    assert "executing" not in capfd.readouterr().err
+
+
+def test_a_failing_page_in_a_lane_fails_the_build(tmp_path, monkeypatch, capfd):
+    _tiny_book(tmp_path, monkeypatch, {"good": "x = 1", "bad": "raise ValueError('a broken cell')"})
+    assert build.build(tmp_path / "site", None, tmp_path / "cache") == 1
+    err = capfd.readouterr().err
+    assert "a broken cell" in err and "seqlab: error: chapter build failed" in err
+    assert not (tmp_path / "site" / "index.html").exists()

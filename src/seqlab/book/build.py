@@ -4,7 +4,8 @@ The pages ship inside the package (``seqlab/book/pages``), so an installed wheel
 chapter from any folder. The build vendors plotly.js (from the plotly package) and MathJax 3
 (from the npm registry, once per cache folder) so the site works with no network; runs Sphinx
 with myst-nb, failing on any warning or cell error; keeps a separate execution cache per
-HEAVY_EVAL setting and per version of seqlab's code; reports each page with its time and the
+HEAVY_EVAL setting and per version of seqlab's code; executes the pages the cache lacks two at a time on a
+machine with two cores (:mod:`seqlab.book.lanes`); reports each page with its time and the
 time left as it goes; and exports every page as a Jupyter notebook. Everything it writes is
 under ``--out`` and ``--cache`` (Sphinx builds into the cache, the site is then copied into
 ``--out``); the package itself is only read.
@@ -22,6 +23,7 @@ import time
 from pathlib import Path
 
 from ..errors import SeqlabError
+from . import lanes
 
 PAGES = Path(__file__).resolve().parent / "pages"
 #: relative to the current folder, for ``seqlab chapter build`` and ``python -m seqlab.book.build`` alike
@@ -255,6 +257,19 @@ def build(out=DEFAULT_OUT, pages: str | None = None, cache=None) -> int:
     # Sphinx builds into the cache (myst-nb writes its executed notebooks beside the output folder, and the
     # doctrees are only for the next incremental build); the finished site is copied into --out
     stage = _stage(cache, out)
+    estimates = lanes.FIRST_ESTIMATES | json.loads(env["SEQLAB_BOOK_ESTIMATES"])
+    plan = lanes.plan_lanes(lanes.uncached(names, PAGES, jupyter_cache), estimates, lanes.lane_count())
+    if len(plan) > 1:
+        scratch = cache / "lanes"
+        shutil.rmtree(scratch, ignore_errors=True)
+        if not lanes.run_lanes(plan, PAGES, scratch, env):
+            print("seqlab: error: chapter build failed (warnings count as errors; see the messages above)",
+                  file=sys.stderr)
+            return 1
+        lanes.merge_lane_times(scratch, Path(env["SEQLAB_BOOK_TIMINGS"]))
+        shutil.rmtree(scratch, ignore_errors=True)
+        # every page is in the cache now: the full build below reads them, and its times are a warm build's
+        env = dict(env, SEQLAB_BOOK_ESTIMATES="{}", SEQLAB_BOOK_TIMINGS=str(jupyter_cache / "seqlab-seconds.json"))
     p = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(PAGES),
                         str(stage)], env=env)
     if p.returncode != 0:

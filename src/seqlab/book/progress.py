@@ -4,7 +4,8 @@ A cold build runs for minutes; without this it prints nothing until the end. Eac
 one line: its number, its name, the seconds it took, the time since the start and an estimate
 of the time left (from the previous build's times where there are some, else the mean so far).
 The build passes the estimates in ``SEQLAB_BOOK_ESTIMATES`` (JSON) and a file to record this
-build's times in ``SEQLAB_BOOK_TIMINGS``; outside the build both are optional.
+build's times in ``SEQLAB_BOOK_TIMINGS``; outside the build both are optional. A lane of pages
+executed beside another (``SEQLAB_BOOK_LANE``) writes one whole line per page when it is done.
 """
 from __future__ import annotations
 
@@ -24,7 +25,9 @@ def clock(seconds: float) -> str:
 
 
 class Progress:
-    def __init__(self, estimates: dict[str, float] | None = None, record: Path | None = None, stream=None):
+    def __init__(self, estimates: dict[str, float] | None = None, record: Path | None = None, stream=None,
+                 lane: str | None = None):
+        self.lane = lane  # a lane of pages executed beside another (seqlab.book.lanes)
         self.estimates = dict(estimates or {})
         self.record = record
         self.stream = stream
@@ -47,7 +50,7 @@ class Progress:
 
     def start(self, docname: str) -> None:
         self.t_page = time.perf_counter()
-        if docname in self.todo:
+        if docname in self.todo and not self.lane:
             self._write(f"[{self.todo.index(docname) + 1}/{len(self.todo)}] {docname} ...")
 
     def finish(self, docname: str) -> None:
@@ -55,6 +58,12 @@ class Progress:
             return
         now = time.perf_counter()
         self.done[docname] = now - self.t_page
+        if self.lane:  # lanes share one terminal: a whole line per page, and only pages with cells
+            if self.estimates.get(docname) != 0.0:
+                self._write(f"  lane {self.lane}: {docname} {self.done[docname]:.1f} s "
+                            f"(elapsed {clock(now - self.t0)})\n")
+            self._save()
+            return
         left = self.time_left()
         tail = "" if left is None or left < 0.5 else f", about {clock(left)} left"
         self._write(f" {self.done[docname]:.1f} s (elapsed {clock(now - self.t0)}{tail})\n")
@@ -89,7 +98,8 @@ class Progress:
 def setup(app):
     record = os.environ.get("SEQLAB_BOOK_TIMINGS")
     progress = Progress(json.loads(os.environ.get("SEQLAB_BOOK_ESTIMATES") or "{}"),
-                        Path(record) if record else None)
+                        Path(record) if record else None, lane=os.environ.get("SEQLAB_BOOK_LANE") or None)
+
     def begin(app, env, docnames):
         progress.begin(docnames, {d: Path(env.doc2path(d)).read_text(encoding="utf-8") for d in docnames})
 
