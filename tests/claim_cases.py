@@ -97,6 +97,13 @@ def _s61_63_cases():
                           share_over=0.46)]
         return (pd.DataFrame(rows),), {}
 
+    def verdict_sig(all_significant):
+        sets = ("A", "B")
+        v = pd.DataFrame({"dataset": sets, "scope": "official hold-out", "best_neural": ["N-BEATS", "GRU"]})
+        sig = pd.DataFrame({"dataset": ["A", "A", "B"], "scope": "official hold-out",
+                            "model": ["N-BEATS", "GRU", "GRU"], "significant": [True, False, all_significant]})
+        return (sig, v), {"sets": sets}
+
     def significance(kind):
         rows = []
         for d, scope, _ in s14_63.SIGNIFICANCE_READ:
@@ -178,6 +185,7 @@ def _s61_63_cases():
         P63 + "bias_claims": [lambda: bias(True), lambda: bias(False)],
         P63 + "significance_claims": [lambda: significance("sig"), lambda: significance("not"),
                                       lambda: significance("wrong flag")],
+        P63 + "verdict_significance_claims": [lambda: verdict_sig(True), lambda: verdict_sig(False)],
         P63 + "demo_claims": [lambda: ((19, 68.7, 76.8), {}), lambda: ((30, 70.0, 60.0), {}),
                               lambda: ((10, 70.0, 60.0), {})],
         P63 + "interval_claims": [lambda: intervals(True), lambda: intervals(False)],
@@ -380,9 +388,9 @@ def _text_cases():
                                  seconds_without_cache=[c * s for c, s in zip(cached, speedup)], speedup=speedup,
                                  flops_with_cache=[1.6e6, 1.7e6, 2.1e6, 3.7e6]))
 
-    def kv_cost(identical, speedup):
+    def kv_cost(identical, speedup, per_token=3e-3):  # per_token: seconds per cached token of each run
         return pd.DataFrame(dict(new_tokens=[32, 256], context_at_end=[96, 320], identical_tokens=identical,
-                                 speedup=[2.0, speedup]))
+                                 seconds_with_cache=[32 * 2.8e-3, 256 * per_token], speedup=[2.0, speedup]))
 
     good_steps = kv_steps([2.7e-3, 2.8e-3, 3.3e-3, 4.4e-3], [1.5, 2.1, 5.3, 18.8])
     bad_steps = kv_steps([1e-3, 2e-3, 4e-3, 9e-3], [1.0, 0.9, 0.8, 0.7])
@@ -430,9 +438,9 @@ def _text_cases():
         p + "s14_59.matched_claims": [lambda: matched_args(adaptive_wins), lambda: matched_args(mixed),
                                      lambda: matched_args(temperature_best)],
         p + "s14_60.kv_claims": [lambda: ((good_steps, kv_cost([True, True], 3.5)), {}),
-                                 lambda: ((bad_steps, kv_cost([True, False], 0.9)), {})],
+                                 lambda: ((bad_steps, kv_cost([True, False], 0.9, per_token=2e-2)), {})],
         p + "s14_60.here_claims": [lambda: ((good_steps, kv_steps([1, 1, 1, 1], [1, 1, 1, 15.0])), {}),
-                                   lambda: ((good_steps, kv_steps([1, 1, 1, 1], [1, 1, 1, 3.0])), {})],
+                                   lambda: ((good_steps, kv_steps([1, 1, 1, 1], [1, 1, 1, 0.8])), {})],
     }
 
 
@@ -551,12 +559,13 @@ def _s64_cases() -> dict:
         return pd.DataFrame({"d": [32, 64], "flop_T_star": [64, 128],
                              "measured_T_star": [32 if early else 128, 256], "training_T_star": [128, None]})
 
-    def matched(gain):
-        return pd.DataFrame({"knob": ["temperature", "top_p", "min_p"],
+    def matched(gain):  # the middle of three distinct-3 levels
+        return pd.DataFrame({"knob": ["temperature", "top_p", "min_p"], "target": 0.7,
                              "nll_judge": [1.3, 1.3 - gain, 1.35]})
 
     def levels(diffs):  # §14.59's against(): each rule minus temperature at each level, with its error
         return pd.DataFrame({"knob": ["top_p"] * len(diffs) + ["min_p"] * len(diffs),
+                             "target": [0.6, 0.7, 0.8][:len(diffs)] * 2,
                              "difference": list(diffs) + [0.01] * len(diffs), "se": [0.01] * (2 * len(diffs))})
 
     def kv(same, speedup, rise):

@@ -16,6 +16,8 @@ from .base import section
 #: the chapter's settings: sequence length, widths of the surface, seeds, forget-gate biases
 T = 80
 WIDTHS = (8, 16, 32, 64, 128)
+#: the width of the cells in the reach table (the surface varies it)
+REACH_WIDTH = 32
 SEED = 31
 FORGET_SEED = 33
 FORGET_BIASES = (-1.0, 0.0, 1.0, 2.0)
@@ -24,7 +26,7 @@ FORGET_BIASES = (-1.0, 0.0, 1.0, 2.0)
 def reach_table(seed: int = SEED) -> pd.DataFrame:
     rows = []
     for cell in ("rnn", "lstm", "gru"):
-        g = input_gradient_reach(cell, T=T, d=32, seed=seed)
+        g = input_gradient_reach(cell, T=T, d=REACH_WIDTH, seed=seed)
         for t in range(T):
             rows.append(dict(cell=cell.upper(), step=t + 1, lag=T - 1 - t, g=max(float(g[t]), 1e-30)))
     return pd.DataFrame(rows)

@@ -173,13 +173,14 @@ def kept_claims(kept: pd.DataFrame, k: int = 10):
     rules = [r for r in kept.strategy.unique() if r not in ("full", f"top-k {k}")]
     conf = {r: int(t.tokens_kept["confident", r]) for r in rules}
     unc = {r: int(t.tokens_kept["uncertain", r]) for r in rules}
-    rest = t.mass_kept["confident", f"top-k {k}"] - t.top_probability["confident", "full"]
+    kept_mass, top = t.mass_kept["confident", f"top-k {k}"], t.top_probability["confident", "full"]
+    rest = kept_mass - top
     loose = all(v < k for v in conf.values())
     tight = all(v > k for v in unc.values())
     return [
         claim("s59_k_loose", loose,
-              f"while top-k keeps its {k}, {k - 1} of them implausible: together they hold {rest:.4f} of the "
-              "probability, what the favourite leaves",
+              f"while top-k keeps its {k}, {k - 1} of them implausible: together they hold {rest:.3f} of the "
+              f"probability ({kept_mass:.3f} − {top:.3f}) of the {1 - top:.3f} the favourite leaves",
               f"and top-k keeps its {k}, no more than the adaptive rules keep here",
               confident=conf, k=k, rest=rest),
         claim("s59_k_fixed", loose and tight,
@@ -256,15 +257,19 @@ def matched_claims(vs_text: pd.DataFrame, matched: pd.DataFrame, by_entropy: pd.
                          target=target, difference=g.difference.to_dict(), se=g.se.to_dict()))
     adaptive = vs_text[vs_text.knob.isin(["top_p", "min_p"])]
     ahead = adaptive.assign(ahead=adaptive.difference < 0).groupby("target").ahead.sum()
-    n_one, n_none = int((ahead == 1).sum()), int((ahead == 0).sum())
     n_settled = int(adaptive.settled.sum())
+    by_rule = {KNOB_NAMES.get(k, k): [f"{t:.3f}" for t in g.target[g.difference < 0]]
+               for k, g in adaptive.groupby("knob", sort=True)}
+    where_ahead = "; ".join(f"{name} is ahead of temperature at distinct-3 {' and '.join(lv)}"
+                            for name, lv in by_rule.items() if lv) or "neither is ahead of temperature at any level"
+    if not any(len(lv) == len(levels) for lv in by_rule.values()):
+        where_ahead += ", so neither rule leads at every level"
     out.append(claim("s59_adaptive_all", both_everywhere,
                      "Measured on the text, the adaptive truncation rules give the more plausible samples at every "
                      f"level; {n_settled} of the {len(adaptive)} differences from temperature exceed two standard "
                      "errors.",
                      "So measured on the text the adaptive truncation rules do not give the more plausible samples "
-                     f"at every level: only one of them is ahead of temperature at {n_one} of the {len(levels)} "
-                     f"levels and neither at {n_none}, and {n_settled} of the {len(adaptive)} differences from "
+                     f"at every level: {where_ahead}, and {n_settled} of the {len(adaptive)} differences from "
                      "temperature exceed two standard errors.",
                      levels=levels, ahead=ahead.to_dict(), settled=n_settled))
     worst = set(rank_rules(matched).worst) | set(rank_rules(by_entropy).worst)

@@ -224,6 +224,18 @@ def kv_claims(steps: pd.DataFrame, cost: pd.DataFrame):
     flat, upward = short < FLAT, rise > FLAT
     fixed = flops_per_step(0, cached=True) / c.flops_with_cache[lo]
     speed, last = c.speedup[hi], cost.sort_values("new_tokens").iloc[-1]
+    runs = cost.sort_values("new_tokens").reset_index(drop=True)
+    per_token = runs.seconds_with_cache / runs.new_tokens
+    # the dearest cached step a run can take: the step table's contexts up to the first one at or past its final
+    # context (the table's last where the run goes further); a tenth more allows for the sampling the table omits
+
+    def ceiling_for(end):
+        top = min([t for t in c.index if t >= end], default=hi)
+        return float(cached[c.index <= top].max())
+
+    ceiling = pd.Series([ceiling_for(end) for end in runs.context_at_end])
+    over = runs.assign(per_token=per_token, ceiling=ceiling)[per_token > 1.1 * ceiling]
+    ms_lo, ms_hi = 1e3 * per_token.min(), 1e3 * per_token.max()
     return [
         claim("kv_shape", flat and upward,
               "At short contexts the cached step is dominated by the fixed cost of running the layers on one "
@@ -247,6 +259,15 @@ def kv_claims(steps: pd.DataFrame, cost: pd.DataFrame):
               f"{int(last.context_at_end)} and most of their steps attend over less",
               "no less than the per-step speed-up at the longest context, although these runs end at a context "
               f"of {int(last.context_at_end)}", generation=last.speedup, step=speed),
+        claim("kv_gen_per_token", bool(over.empty),
+              f"Per new token the cached runs took {ms_lo:.2f} to {ms_hi:.2f} ms, no more than the dearest cached "
+              f"step of the step table up to each run's final context (at most {1e3 * ceiling.max():.2f} ms).",
+              f"Per new token the cached runs took {ms_lo:.2f} to {ms_hi:.2f} ms; "
+              + "; ".join(f"the {int(r.new_tokens)}-token run's {1e3 * r.per_token:.2f} ms is more than the dearest "
+                          f"cached step of the step table up to its final context ({1e3 * r.ceiling:.2f} ms)"
+                          for r in over.itertuples())
+              + ": that run was slower than its steps predict, a gap these medians do not explain.",
+              per_token_ms=(1e3 * per_token).tolist(), ceiling_ms=(1e3 * ceiling).tolist()),
         claim("kv_gen_faster", last.speedup > 1,
               f"generating {int(last.new_tokens)} tokens is {last.speedup:.3g} times faster with the cache",
               f"generating {int(last.new_tokens)} tokens is not faster with the cache ({last.speedup:.3g} times)",
@@ -256,14 +277,15 @@ def kv_claims(steps: pd.DataFrame, cost: pd.DataFrame):
 
 @claim_source
 def here_claims(reference: pd.DataFrame, here: pd.DataFrame):
-    """The quick per-step measurement on the machine building the page against the reference, at the contexts
-    both have: is the speed-up at the longest of them within a factor of two of the reference's?"""
+    """The quick per-step measurement on the machine running the page against the reference, at the longest
+    context both have: does the cache make a step cheaper on both machines?"""
     ref, now = reference.set_index("context"), here.set_index("context")
     t = max(set(ref.index) & set(now.index))
     r, n = ref.speedup[t], now.speedup[t]
-    return [claim("kv_here", 0.5 <= n / r <= 2,
-                  f"On this machine the speed-up at a context of {fmt(t, ',')} is {n:.3g}, within a factor of two of the "
-                  f"reference's {r:.3g}.",
-                  f"On this machine the speed-up at a context of {fmt(t, ',')} is {n:.3g}, more than a factor of two away "
-                  f"from the reference's {r:.3g}.",
+    return [claim("kv_here", n > 1 and r > 1,
+                  f"On this machine a cached step at a context of {fmt(t, ',')} is {n:.3g} times faster than "
+                  f"recomputing, against {r:.3g} times in the reference: the cache pays on both machines, by "
+                  "amounts that depend on the machine.",
+                  f"On this machine a cached step at a context of {fmt(t, ',')} runs at {n:.3g} times the speed of "
+                  f"recomputing, against {r:.3g} times in the reference: the cache does not pay on both machines.",
                   context=t, here=n, reference=r)]

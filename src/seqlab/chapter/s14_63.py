@@ -388,8 +388,8 @@ def selection_claims(rounds_: pd.DataFrame, grid: pd.DataFrame, picked: pd.DataF
               holdout=[r1.last_window_mase, r2.last_window_mase]),
         claim("s63_visible", (nb_val < cl_val[best_cl]) == ho_ahead,
               f"{best_cl}, the best classical model on the same validation windows, scores "
-              f"{fmt(cl_val[best_cl], '.4f')} there, so the ranking seen on the hold-out was already visible "
-              "before it was opened.",
+              f"{fmt(cl_val[best_cl], '.4f')} there, so the order of N-BEATS and the best classical model that the "
+              "hold-out shows was already visible before it was opened.",
               f"{best_cl}, the best classical model on the same validation windows, scores "
               f"{fmt(cl_val[best_cl], '.4f')} there: the validation windows ranked the two sides the other way "
               "round from the hold-out.", nbeats=nb_val, classical=cl_val[best_cl]),
@@ -434,7 +434,7 @@ def member_claims(members: pd.DataFrame, pairs: pd.DataFrame):
         b = g.loc[g.validation_mase.idxmin()]
         best[int(r)] = f"{b.stack} {b.input_multiple:g}h"
         basis[int(r)] = b.stack
-    same_basis = (f"; the basis alone, {next(iter(basis.values()))}, is the best member's in every round"
+    same_basis = (f"; the basis alone, {next(iter(basis.values()))}, is the best member's in every seed round"
                   if len(set(basis.values())) == 1 else "")
     spread = float(pairs.difference.mean())
     return [
@@ -444,8 +444,9 @@ def member_claims(members: pd.DataFrame, pairs: pd.DataFrame):
               f"Members range from {fmt(lo, '.4f')} to {fmt(hi, '.4f')}, and the best of them beats the median of "
               f"all ({fmt(ens, '.4f')}).", lowest=lo, highest=hi, ensemble=ens),
         claim("s63_no_best_design", len(set(best.values())) > 1,
-              "No one design, basis and input length together, is best in every seed round: the best member "
-              f"of the first round is {best.get(1, '?')}, of the second {best.get(2, '?')}{same_basis}.",
+              "No one design, basis and input length together, is best in every seed round: the best of the "
+              f"members with the first round of seeds is {best.get(1, '?')}, of those with the second "
+              f"{best.get(2, '?')}{same_basis}.",
               f"One design is best in every seed round: {next(iter(best.values()))}.", best=best),
         claim("s63_seed_spread", spread < hi - lo,
               f"Changing only the seed moves a member by {fmt(spread, '.4f')} on average, a fraction of the "
@@ -561,9 +562,9 @@ def bias_claims(check: pd.DataFrame):
               f"{fmt(share, '.0%')} of the time.", neural=nn, classical=cl, share_over=share),
         claim("s63_apart", apart,
               f"On M3 yearly and Tourism the two sides lean in opposite directions: N-BEATS over-forecasts and the "
-              f"classical leaders under-forecast ({nums}). One reading consistent with these signs: a global model "
-              "learns the average growth of its collection and extends it, while a local model damps each "
-              "series' own trend.",
+              f"classical leaders under-forecast ({nums}). One reading consistent with these two sets' signs, though not "
+              "with M3 monthly's: a global model learns the average growth of its collection and extends it, "
+              "while a local model damps each series' own trend.",
               f"On M3 yearly and Tourism the two sides do not lean in opposite directions ({nums}).",
               m3y=[y_nn, y_cl], tourism=[t_nn, t_cl]),
     ]
@@ -574,6 +575,25 @@ SIGNIFICANCE_READ = [("M3 monthly", "official hold-out", "s63_sig_m3m"),
                      ("M3 yearly", "official hold-out", "s63_sig_m3y"),
                      ("Tourism quarterly", "official hold-out", "s63_sig_tq"),
                      ("Tourism quarterly", "all windows", "s63_sig_tq_all")]
+
+
+@claim_source
+def verdict_significance_claims(sig: pd.DataFrame, v: pd.DataFrame,
+                                sets=("M3 monthly", "Tourism quarterly", "M1 yearly", "M3 yearly")):
+    """Which of the hold-out verdicts the paired bootstrap tells from zero (the best neural model against the best
+    classical one, as in the verdict)."""
+    HO = "official hold-out"
+    V = v.set_index(["dataset", "scope"])
+    S = sig[sig.scope == HO].set_index(["dataset", "model"])
+    sure, open_ = [], []
+    for d in sets:
+        r = S.loc[(d, V.loc[(d, HO)].best_neural)]
+        (sure if bool(r.significant) else open_).append(d)
+    return [claim("s63_verdict_sig", not open_,
+                  "The bootstrap interval tells every one of these differences from zero.",
+                  f"The bootstrap interval tells the difference on {_and(sure) or 'no set'} from zero, but not "
+                  f"the one on {_and(open_)}: there the data do not settle which side is better.",
+                  significant=sure, not_significant=open_)]
 
 
 @claim_source
@@ -628,6 +648,10 @@ def interval_claims(iv: pd.DataFrame, cov: pd.DataFrame):
     C = cov.set_index(["kind", "level"])
     miss = {k: (float(C.mean_miss[(k, 80)]), float(C.mean_miss[(k, 95)])) for k in ("conformal", "native")}
     nat = (float(C["mean"][("native", 80)]), float(C["mean"][("native", 95)]))
+
+    def pts(x: float) -> str:
+        return fmt(100 * x, ".1f")
+
     I = iv.set_index(["dataset", "model", "kind"])
     m1n, m1c = float(I.coverage_95[("M1 yearly", "AutoTheta", "native")]), \
         float(I.coverage_95[("M1 yearly", "AutoTheta", "conformal")])
@@ -644,13 +668,13 @@ def interval_claims(iv: pd.DataFrame, cov: pd.DataFrame):
     width_first = abs(nat[1] - 0.95) > conf95[1] - conf95[0]
     return [
         claim("s63_conf_nearer", miss["conformal"][0] < miss["native"][0] and miss["conformal"][1] < miss["native"][1],
-              f"On average the conformal intervals miss their nominal level by {fmt(miss['conformal'][0], '.1%')} "
-              f"at 80 percent and {fmt(miss['conformal'][1], '.1%')} at 95, the models' own by "
-              f"{fmt(miss['native'][0], '.1%')} and {fmt(miss['native'][1], '.1%')}: calibrating on earlier errors "
+              f"On average the conformal intervals miss their nominal level by {pts(miss['conformal'][0])} "
+              f"percentage points at 80 percent and {pts(miss['conformal'][1])} at 95, the models' own by "
+              f"{pts(miss['native'][0])} and {pts(miss['native'][1])}: calibrating on earlier errors "
               "lands nearer the promise.",
-              f"On average the conformal intervals miss their nominal level by {fmt(miss['conformal'][0], '.1%')} "
-              f"at 80 percent and {fmt(miss['conformal'][1], '.1%')} at 95, the models' own by "
-              f"{fmt(miss['native'][0], '.1%')} and {fmt(miss['native'][1], '.1%')}: calibrating on earlier errors "
+              f"On average the conformal intervals miss their nominal level by {pts(miss['conformal'][0])} "
+              f"percentage points at 80 percent and {pts(miss['conformal'][1])} at 95, the models' own by "
+              f"{pts(miss['native'][0])} and {pts(miss['native'][1])}: calibrating on earlier errors "
               "does not land nearer the promise at both levels.", miss=miss),
         claim("s63_native_short", nat[0] < 0.80 and nat[1] < 0.95,
               "The models' own intervals are too narrow on average. Their formulas take the fitted model and its "
@@ -681,10 +705,10 @@ def interval_claims(iv: pd.DataFrame, cov: pd.DataFrame):
               "hold-out values." + (f" On {_and(narrow)} they fall short on average." if narrow else ""),
               wide=wide, narrow=narrow),
         claim("s63_width_first", width_first,
-              "For the width of the forecast, the calibration mattered more than the model: conformal bands held "
+              "For how far the forecast may be off, the calibration mattered more than the model: conformal bands held "
               f"between {fmt(conf95[0], '.1%')} and {fmt(conf95[1], '.1%')} at 95 percent whatever the model and "
               f"set, while the statistical models' own held {fmt(nat[1], '.1%')} on average.",
-              "For the width of the forecast, the models differ among themselves as much as the calibrations do: "
+              "For how far the forecast may be off, the models differ among themselves as much as the calibrations do: "
               f"conformal bands held between {fmt(conf95[0], '.1%')} and {fmt(conf95[1], '.1%')} at 95 percent, "
               f"the statistical models' own {fmt(nat[1], '.1%')} on average.",
               conformal_95=conf95, native_mean_95=nat[1]),
@@ -707,16 +731,27 @@ def anchor_claims(anchors_: pd.DataFrame):
                   largest_relative_difference=worst)]
 
 
+def horizon_ends(horizon: pd.DataFrame, scope: str = "official hold-out") -> pd.DataFrame:
+    """Last-step MASE over first-step MASE, one row per model and one column per competition set."""
+    ho = horizon[horizon.scope == scope].sort_values("step")
+    g = ho.groupby(["dataset", "model"], sort=False).mase
+    ratio = (g.last() / g.first()).rename("ratio").reset_index()
+    out = ratio.pivot(index="model", columns="dataset", values="ratio")
+    out.columns.name = None
+    return out.reset_index()
+
+
 @claim_source
 def horizon_claims(horizon: pd.DataFrame, nn_model: str, cl_model: str, dataset: str = "M3 monthly",
                    scope: str = "official hold-out"):
     """Errors by step: do they grow on every competition set, and where does the neural leader gain?"""
     ho = horizon[horizon.scope == scope]
     by_set = {}
-    for (d, m), g in ho.groupby(["dataset", "model"], sort=False):
-        g = g.sort_values("step")
-        if g.mase.iloc[-1] <= g.mase.iloc[0]:
-            by_set.setdefault(d, []).append(m)
+    ends = horizon_ends(horizon, scope).set_index("model")
+    for d in ends.columns:
+        for m, r in ends[d].items():
+            if r <= 1:
+                by_set.setdefault(d, []).append(m)
     shrink = [f"{_and(ms)} on {d}" for d, ms in by_set.items()]
     steps = ho[ho.dataset == dataset].pivot(index="step", columns="model", values="mase")
     nn, cl = steps[nn_model], steps[cl_model]
@@ -777,7 +812,7 @@ def yearly_claims(val: pd.DataFrame, coll: pd.DataFrame, picked: pd.DataFrame, g
               steps={d: int(P[d]) for d in yearly}),
         claim("s63_y_dir", y_nn > 0 > y_cl,
               f"The residual check adds the direction ({fmt(y_nn, '+.3f')} against {fmt(y_cl, '+.3f')}): the "
-              "global model over-forecasts where AutoTheta's damped local trend under-forecasts.",
+              "global model over-forecasts M3 yearly where AutoTheta's damped local trend under-forecasts it.",
               f"The residual check does not split the two sides by direction ({fmt(y_nn, '+.3f')} against "
               f"{fmt(y_cl, '+.3f')}).", neural=y_nn, classical=y_cl),
     ]

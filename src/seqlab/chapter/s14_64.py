@@ -13,12 +13,14 @@ import ast
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..claims import claim, claim_source, fmt, require
 from .base import section
 from .s14_50 import SCALED, UNSCALED
 from .s14_55 import LEVEL as COST_LEVEL
+from .s14_63 import _and
 
 #: the copy task's lengths the bottleneck verdict compares (§14.48's sweep)
 COPY_SHORT, COPY_LONG = 4, 32
@@ -107,7 +109,7 @@ def gradient_claims(decay_by_rho: dict) -> list:
 
 
 @claim_source
-def gating_claims(lstm_over_rnn: float, gru_over_rnn: float, lag: int = REACH_LAG) -> list:
+def gating_claims(lstm_over_rnn: float, gru_over_rnn: float, lag: int = REACH_LAG, width: int = 32) -> list:
     """The gated cells' input gradient at the longest lag against the plain RNN's, before training."""
     def times(x):
         return fmt(x, ",.0f" if x >= 1000 else ".3g")
@@ -115,8 +117,10 @@ def gating_claims(lstm_over_rnn: float, gru_over_rnn: float, lag: int = REACH_LA
     return [claim("s64_v_gating", lstm_over_rnn > 1 and gru_over_rnn > 1,
                   f"Before any training, the gradient that reaches an input {lag} steps back is "
                   f"{times(lstm_over_rnn)} times the plain RNN's for the LSTM and {times(gru_over_rnn)} "
-                  "times for the GRU: the additive update of the cell state carries the gradient back where the "
-                  "RNN's repeated multiplication wipes it out, as a residual connection carries it across layers.",
+                  f"times for the GRU (at width {width}; §14.47 shows how the ratio changes with the width): the additive "
+                  "update of the gated state keeps far more of the gradient than the RNN's repeated "
+                  "multiplication, as a residual connection carries it across layers, though all three still "
+                  "decay towards zero.",
                   f"Before any training, the gated cells do not carry more gradient {lag} steps back than the plain "
                   f"RNN (the LSTM {times(lstm_over_rnn)} times, the GRU {times(gru_over_rnn)} times the "
                   "RNN's), so the additive path shows no advantage at initialisation in this measurement.",
@@ -229,12 +233,21 @@ def cost_claims(cross: pd.DataFrame, level: float = COST_LEVEL) -> list:
     early, near = int((ratio < 1 - level).sum()), int(((ratio - 1).abs() <= level).sum())
     n, d_lo, d_hi = len(cross), int(cross.d.min()), int(cross.d.max())
     head = "By operation count attention is the cheaper layer below T = 2d and the dearer one above it. Measured"
+    d = cross.d.astype(int).to_numpy()
+
+    def widths(mask) -> str:
+        return "d = " + _and([str(x) for x in d[np.asarray(mask)]])
+
+    before, within, after = ratio < 1 - level, (ratio - 1).abs() <= level, ratio > 1 + level
+    late = int(after.sum())
+    parts = [f"its crossover came before T = 2d at {widths(before)}"] if early else []
+    parts += [f"within {fmt(level, '.0%')} of it at {widths(within)}"] if near else []
+    parts += [f"after it at {widths(after)}"] if late else []
     return [claim("s64_v_cost", early == 0 and near == 0,
                   f"{head} forward on one thread, it stayed the cheaper layer beyond T = 2d at every width from "
                   f"{d_lo} to {d_hi}: per operation, attention ran faster than the recurrence.",
-                  f"{head} forward on one thread, its crossover came before T = 2d at {early} and within "
-                  f"{fmt(level, '.0%')} of it at {near} of the {n} widths from {d_lo} to {d_hi}: per operation, "
-                  "attention did not run faster than the recurrence at every width.",
+                  f"{head} forward on one thread, {'; '.join(parts)}: the clock departs from the operation "
+                  f"count{' in both directions' if early and late else ''}.",
                   early=early, near=near, widths=n, measured=cross.measured_T_star.tolist(),
                   flop=cross.flop_T_star.tolist())]
 
@@ -259,15 +272,22 @@ def decoding_claims(leak_masked: float, leak_unmasked: float, matched: pd.DataFr
     where = (f"At the middle of §14.59's diversity levels (distinct-3 {fmt(float(matched.target.iloc[0]), '.3f')})"
              if "target" in matched else "At equal diversity of the text")
     across = []
+    # the error of the difference itself where §14.59's comparison gives it (two means' errors combined)
+    se_diff, of = se, "the typical standard error of one setting's NLL"
+    if levels is not None and "target" in matched:
+        row = levels[(levels.target == matched.target.iloc[0]) & (levels.knob == best)]
+        if len(row):
+            se_diff, of = float(row.se.iloc[0]), "the standard error of that difference"
     if levels is not None:
         m = mean_difference(levels, best)
         two = fmt(SETTLED_SE, "g")
+        over = f"§14.59's {levels.target.nunique()} distinct-3 levels"
         across.append(claim(
             "s64_v_sampling_levels", not m["settled"],
-            f"Over all of §14.59's levels, though, {name}'s NLL minus temperature's averages {fmt(m['mean'], '+.3f')} "
+            f"Over {over}, though, {name}'s NLL minus temperature's averages {fmt(m['mean'], '+.3f')} "
             f"nats (standard error {fmt(m['se'], '.3f')}), within {two} standard errors of zero: across the levels "
             f"the sweep cannot tell {name} from temperature.",
-            f"Over all of §14.59's levels {name}'s NLL minus temperature's averages {fmt(m['mean'], '+.3f')} nats "
+            f"Over {over} {name}'s NLL minus temperature's averages {fmt(m['mean'], '+.3f')} nats "
             f"(standard error {fmt(m['se'], '.3f')}), more than {two} standard errors from zero: across the levels "
             f"{name} is {'more' if m['mean'] < 0 else 'less'} plausible than temperature.",
             **m))
@@ -290,15 +310,14 @@ def decoding_claims(leak_masked: float, leak_unmasked: float, matched: pd.DataFr
               f"and it took {rise} times as long as at {lo} tokens: this measurement does not show both a saving "
               "and a cost that grows with the context.",
               step_speedup=kv["step_speedup"], cached_rise=kv["cached_rise"]),
-        claim("s64_v_sampling", gain > n_se * se,
+        claim("s64_v_sampling", gain > n_se * se_diff,
               f"{where}, the best truncation rule, {name}, gave more plausible text than "
-              f"temperature by {fmt(gain, '.3f')} nats of judge NLL, more than {fmt(n_se, 'g')} times the typical "
-              f"standard error of one setting's NLL ({fmt(se, '.2f')}).",
-              f"{where}, the best truncation rule, {name}, was within {fmt(n_se, 'g')} times the typical "
-              f"standard error of one setting's NLL ({fmt(se, '.2f')}) of temperature ({fmt(gain, '+.3f')} nats of "
-              "judge NLL): "
-              "this sweep does not separate them.",
-              best=best, gain=gain, se=se),
+              f"temperature by {fmt(gain, '.3f')} nats of judge NLL, more than {fmt(n_se, 'g')} times {of} "
+              f"({fmt(n_se, 'g')} × {fmt(se_diff, '.3f')} = {fmt(n_se * se_diff, '.3f')}).",
+              f"{where}, the best truncation rule, {name}, was within {fmt(n_se, 'g')} times {of} "
+              f"({fmt(n_se, 'g')} × {fmt(se_diff, '.3f')} = {fmt(n_se * se_diff, '.3f')}) of temperature "
+              f"({fmt(gain, '+.3f')} nats of judge NLL): this sweep does not separate them.",
+              best=best, gain=gain, se=se_diff),
     ]
 
 
