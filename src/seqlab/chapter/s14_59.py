@@ -179,8 +179,8 @@ def kept_claims(kept: pd.DataFrame, k: int = 10):
     tight = all(v > k for v in unc.values())
     return [
         claim("s59_k_loose", loose,
-              f"while top-k keeps its {k}, {k - 1} of them implausible: together they hold {rest:.3f} of the "
-              f"probability ({kept_mass:.3f} − {top:.3f}) of the {1 - top:.3f} the favourite leaves",
+              f"while top-k keeps its {k}, {k - 1} of them implausible: together they hold {rest:.4f} of the "
+              f"probability ({kept_mass:.4f} − {top:.4f}) of the {1 - top:.4f} the favourite leaves",
               f"and top-k keeps its {k}, no more than the adaptive rules keep here",
               confident=conf, k=k, rest=rest),
         claim("s59_k_fixed", loose and tight,

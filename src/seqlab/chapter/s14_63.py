@@ -590,9 +590,9 @@ def verdict_significance_claims(sig: pd.DataFrame, v: pd.DataFrame,
         r = S.loc[(d, V.loc[(d, HO)].best_neural)]
         (sure if bool(r.significant) else open_).append(d)
     return [claim("s63_verdict_sig", not open_,
-                  "The bootstrap interval tells every one of these differences from zero.",
-                  f"The bootstrap interval tells the difference on {_and(sure) or 'no set'} from zero, but not "
-                  f"the one on {_and(open_)}: there the data do not settle which side is better.",
+                  "tells every one of them from zero.",
+                  f"tells the difference on {_and(sure) or 'no set'} from zero, but not the one on {_and(open_)}: "
+                  "there the data do not settle which side is better.",
                   significant=sure, not_significant=open_)]
 
 
