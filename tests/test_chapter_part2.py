@@ -79,7 +79,7 @@ def test_14_54_patterns(section_results):
     pat = t(section_results, "14.54", "attention_patterns").set_index("pattern")
     assert pat.loc["self (encoder)", "weights_shape"] == "4 x 7 x 7"
     assert pat.loc["causal self (decoder)", "weights_shape"] == "4 x 5 x 5"
-    assert pat.loc["cross (decoder -> encoder)", "weights_shape"] == "4 x 5 x 7"
+    assert pat.loc["cross (decoder → encoder)", "weights_shape"] == "4 x 5 x 7"
     p = t(section_results, "14.54", "layer_parameters")
     assert (p.parameters == p.formula_value).all()
     c = t(section_results, "14.54", "causality_check").iloc[0]

@@ -167,7 +167,7 @@ def softmax_explorer(frame: pd.DataFrame, T: int = T):
             go.Scatter(x=[1, 1], y=[0, 1], mode="lines", name="divisor = 1 (no scaling)",
                        line=dict(color="#BBBBBB", dash="dot")),
         ]))
-    fig = slider_figure(steps, title="Softmax of Q K^T / divisor, one key dimension at a time",
+    fig = slider_figure(steps, title="Softmax of QKᵀ / divisor, one key dimension at a time",
                         subtitle=f"T = {T} random queries and keys; move the slider to change d_k",
                         xlab="Logit divisor (log scale)", ylab="Fraction", slider_label="d_k = ",
                         log_x=True, yrange=(-0.05, 1.05), active=3)

@@ -177,11 +177,11 @@ def parameter_table(block: EncoderLayer) -> pd.DataFrame:
     norms = count_parameters(block.norm1) + count_parameters(block.norm2)
     return pd.DataFrame([
         dict(part="attention (W^Q, W^K, W^V, W^O + biases)", parameters=attention,
-             formula="4d^2 + 4d", formula_value=4 * D_MODEL ** 2 + 4 * D_MODEL),
+             formula="4d² + 4d", formula_value=4 * D_MODEL ** 2 + 4 * D_MODEL),
         dict(part="feed-forward", parameters=ff, formula="2 d d_ff + d_ff + d",
              formula_value=2 * D_MODEL * D_FF + D_FF + D_MODEL),
         dict(part="two LayerNorms", parameters=norms, formula="4d", formula_value=4 * D_MODEL),
-        dict(part="block total", parameters=count_parameters(block), formula="4d^2 + 2 d d_ff + 9d + d_ff",
+        dict(part="block total", parameters=count_parameters(block), formula="4d² + 2d·d_ff + 9d + d_ff",
              formula_value=encoder_layer_parameters(D_MODEL, D_FF)),
     ])
 

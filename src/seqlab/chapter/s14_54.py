@@ -62,17 +62,17 @@ def pattern_table(w: dict, out_shape: str) -> pd.DataFrame:
         dict(pattern="self (encoder)", queries_from="source", keys_values_from="source", mask="none (or padding)",
              weights_shape=shape_str(w["self"][0]), output_shape=shape_str(w["memory"])),
         dict(pattern="causal self (decoder)", queries_from="target", keys_values_from="target so far",
-             mask="j <= i", weights_shape=shape_str(w["causal self"][0]), output_shape=out_shape),
-        dict(pattern="cross (decoder -> encoder)", queries_from="target", keys_values_from="encoder memory",
+             mask="j ≤ i", weights_shape=shape_str(w["causal self"][0]), output_shape=out_shape),
+        dict(pattern="cross (decoder → encoder)", queries_from="target", keys_values_from="encoder memory",
              mask="none (or source padding)", weights_shape=shape_str(w["cross"][0]), output_shape=out_shape),
     ])
 
 
 def layer_parameters(enc: EncoderLayer, dec: DecoderLayer) -> pd.DataFrame:
     return pd.DataFrame([
-        dict(layer="encoder layer", parameters=count_parameters(enc), formula="4d^2 + 2 d d_ff + 9d + d_ff",
+        dict(layer="encoder layer", parameters=count_parameters(enc), formula="4d² + 2d·d_ff + 9d + d_ff",
              formula_value=encoder_layer_parameters(D, D_FF)),
-        dict(layer="decoder layer", parameters=count_parameters(dec), formula="8d^2 + 2 d d_ff + 15d + d_ff",
+        dict(layer="decoder layer", parameters=count_parameters(dec), formula="8d² + 2d·d_ff + 15d + d_ff",
              formula_value=decoder_layer_parameters(D, D_FF)),
     ])
 

@@ -375,10 +375,10 @@ def _measure_memory(mem_T, mem_d) -> pd.DataFrame:
 
 
 SEQUENTIAL_STEPS = pd.DataFrame([
-    dict(model="self-attention", flops="8 T d^2 + 4 T^2 d", sequential_steps="O(1)", max_path_length="O(1)",
-         memory="O(T^2) weights (explicit) / O(T) (fused)"),
-    dict(model="RNN", flops="4 T d^2", sequential_steps="O(T)", max_path_length="O(T)", memory="O(T d)"),
-    dict(model="LSTM", flops="16 T d^2", sequential_steps="O(T)", max_path_length="O(T)", memory="O(T d)"),
+    dict(model="self-attention", flops="8Td² + 4T²d", sequential_steps="O(1)", max_path_length="O(1)",
+         memory="O(T²) weights (explicit) / O(T) (fused)"),
+    dict(model="RNN", flops="4Td²", sequential_steps="O(T)", max_path_length="O(T)", memory="O(Td)"),
+    dict(model="LSTM", flops="16Td²", sequential_steps="O(T)", max_path_length="O(T)", memory="O(Td)"),
 ])
 
 
@@ -769,7 +769,7 @@ def time_figure(grid: pd.DataFrame):
     long["d"] = _panel(long.d)
     return line_pair(long, "T", "ms", "layer", facet="d", points=True, log_x=True, log_y=True,
                      title="One layer's forward time: attention vs recurrence",
-                     subtitle=f"Batch {BATCH}, one CPU thread; attention's FLOPs grow as T^2 d, the recurrence's as T d^2",
+                     subtitle=f"Batch {BATCH}, one CPU thread; attention's FLOPs grow as T²d, the recurrence's as Td²",
                      xlab="Sequence length T (log scale)", ylab="Milliseconds (log scale)",
                      colors={"self-attention": "#7FB069", "RNN": "#D8433B", "LSTM": "#3B7DD8"})
 
