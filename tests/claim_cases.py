@@ -97,6 +97,11 @@ def _s61_63_cases():
                           share_over=0.46)]
         return (pd.DataFrame(rows),), {}
 
+    def elsewhere(mase, smape):  # reported: MASE 0.8286 / 0.8321, sMAPE 13.11 / 13.24
+        return (pd.DataFrame({"metric": ["mase", "mase", "smape", "smape"], "model": ["A", "B", "C", "D"],
+                              "reported": [0.8286, 0.8321, 13.11, 13.24],
+                              "seqlab_nbeats": [mase, mase, smape, smape]}),), {}
+
     def verdict_sig(all_significant):
         sets = ("A", "B")
         v = pd.DataFrame({"dataset": sets, "scope": "official hold-out", "best_neural": ["N-BEATS", "GRU"]})
@@ -186,6 +191,8 @@ def _s61_63_cases():
         P63 + "significance_claims": [lambda: significance("sig"), lambda: significance("not"),
                                       lambda: significance("wrong flag")],
         P63 + "verdict_significance_claims": [lambda: verdict_sig(True), lambda: verdict_sig(False)],
+        P63 + "elsewhere_claims": [lambda: elsewhere(0.80, 13.0), lambda: elsewhere(0.8355, 13.58),
+                                   lambda: elsewhere(0.83, 13.12)],
         P63 + "demo_claims": [lambda: ((19, 68.7, 76.8), {}), lambda: ((30, 70.0, 60.0), {}),
                               lambda: ((10, 70.0, 60.0), {})],
         P63 + "interval_claims": [lambda: intervals(True), lambda: intervals(False)],

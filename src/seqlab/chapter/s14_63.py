@@ -33,6 +33,26 @@ ANCHORS = [("M1 yearly", "official hold-out", "AutoTheta", "mase", 3.61,
             "the chapter's reference for four 12-month windows")]
 
 
+#: figures published or reported elsewhere for M3 monthly's official hold-out, each named for what it is (they are
+#: quoted, not reproduced here): (source, what was run, metric, value)
+REPORTED_ELSEWHERE = [
+    ("Oreshkin et al. (2020), N-BEATS paper, Table 14", "N-BEATS-I+G ensemble", "smape", 13.11),
+    ("Oreshkin et al. (2020), N-BEATS paper, Table 14", "N-BEATS-G ensemble", "smape", 13.19),
+    ("Oreshkin et al. (2020), N-BEATS paper, Table 14", "N-BEATS-I ensemble", "smape", 13.15),
+    ("ServiceNow N-BEATS repository, reproduction notebook", "N-BEATS ensemble", "smape", 13.24),
+    ("fev benchmark, zero-shot (no training on M3)", "TimeCopilot", "mase", 0.8286),
+    ("fev benchmark, zero-shot (no training on M3)", "TiRex", "mase", 0.8308),
+    ("fev benchmark, zero-shot (no training on M3)", "TimesFM-2.0", "mase", 0.8321),
+]
+
+
+def reported_elsewhere(summary: pd.DataFrame, dataset: str = "M3 monthly") -> pd.DataFrame:
+    """:data:`REPORTED_ELSEWHERE` beside this comparison's N-BEATS on the same hold-out and metric."""
+    s = summary[(summary.dataset == dataset) & (summary.scope == "official hold-out")].set_index("model")
+    return pd.DataFrame([dict(source=src, model=what, metric=k, reported=v, seqlab_nbeats=float(s.loc["N-BEATS", k]))
+                         for src, what, k, v in REPORTED_ELSEWHERE])
+
+
 def results():
     """``(summary, per_horizon, significance, timings, unit_mase, nbeats, mode)``: the comparison and its evidence."""
     summary, horizon, sig, timings, units, mode = forecast_results()
@@ -739,6 +759,26 @@ def horizon_ends(horizon: pd.DataFrame, scope: str = "official hold-out") -> pd.
     out = ratio.pivot(index="model", columns="dataset", values="ratio")
     out.columns.name = None
     return out.reset_index()
+
+
+@claim_source
+def elsewhere_claims(reported: pd.DataFrame):
+    """Where this comparison's N-BEATS stands against the figures reported elsewhere for the same hold-out."""
+    out = []
+    for metric, what in (("mase", "the zero-shot models fev reports"), ("smape", "the published N-BEATS figures")):
+        r = reported[reported.metric == metric]
+        ours = float(r.seqlab_nbeats.iloc[0])
+        better = list(r.model[r.reported < ours])
+        name = "MASE" if metric == "mase" else "sMAPE"
+        num = ".4f" if metric == "mase" else ".2f"
+        span = f"{fmt(r.reported.min(), num)} to {fmt(r.reported.max(), num)}"
+        out.append(claim(f"s63_elsewhere_{metric}", not better,
+                         f"On {name} the N-BEATS here, at {fmt(ours, num)}, is at or below every one of {what} "
+                         f"({span}).",
+                         f"On {name} the N-BEATS here, at {fmt(ours, num)}, is behind "
+                         f"{'all' if len(better) == len(r) else 'some'} of {what} ({span}; lower is better).",
+                         ours=ours, better=better))
+    return out
 
 
 @claim_source
