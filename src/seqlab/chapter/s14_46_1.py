@@ -100,9 +100,11 @@ def clipping_claims(clip: pd.DataFrame) -> list:
 def figure(vg: pd.DataFrame):
     from ..plotting import line_pair
 
+    top = vg[vg.label == vg.label.max()]  # the largest radius (labels share one format)
+    rho = top.label.iloc[0].split("= ")[1]
     return line_pair(vg, "lag", "g", "label", title="Gradient reaching back through time",
-                     subtitle="Dashed: norm 1. Below one the curves fall geometrically with the lag; rho = 1.15 "
-                              "stays near 1 because tanh saturates",
+                     subtitle=f"Dashed: norm 1. Below one the curves fall geometrically with the lag; rho = {rho} "
+                              f"stays between {top.g.min():.2g} and {top.g.max():.2g} because tanh saturates",
                      xlab="Lag (steps back from the loss)", ylab="Gradient norm (log scale)", log_y=True,
                      reverse_x=True, hline=1.0)
 

@@ -104,8 +104,8 @@ def reversal_claims(rev: dict, controls: pd.DataFrame, above: float,
               f"training sequences, more than 0.01 away from the chapter's {chapter_accuracy:.4f}.",
               accuracy=acc, chapter=chapter_accuracy),
         claim("s49_learned", learned,
-              "The weights did organise themselves around the anti-diagonal without ever being told where it "
-              "is. " + numbers,
+              "The weights did organise themselves into a band along the anti-diagonal (within one step of it) "
+              "without ever being told where it is. " + numbers,
               "The weights did not clearly organise themselves around the anti-diagonal. " + numbers,
               trained=tr, untrained=un, uniform=uni, sequences_above=above, margin=0.1),
         claim("s49_one_later", later > on,

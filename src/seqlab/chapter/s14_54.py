@@ -276,7 +276,7 @@ def task_claims(comparison: pd.DataFrame, chance: float) -> list:
               f"not far above the chance level of {chance:.3f}", f"well above the chance level of {chance:.3f}",
               copy=gru[0], reverse=gru[1], chance=chance),
         claim("s54_free_running_gap", fits and gap > 0.1,
-              f"The GRU with attention falls short here not only because of the bottleneck: on copy at T = {T} it "
+              f"The GRU with attention has no fixed-vector bottleneck, yet it falls short here: on copy at T = {T} it "
               f"fits its training set ({att.train_teacher_forced:.3f} teacher-forced) and reaches "
               f"{att.heldout_teacher_forced:.3f} on held-out data when fed the true previous tokens, but decoding "
               "free-running, one early mistake derails the rest of the sequence.",

@@ -738,8 +738,9 @@ def here_claims(here: pd.DataFrame, grid: pd.DataFrame) -> list:
     head = f"On this machine the crossover at d = {d} lies {where(t_here, h['T'].max())}, {w[s_here]}"
     return [claim("s55_here_side", s_here == s_ref,
                   f"{head}, as in the reference ({where(t_ref, ref['T'].max())}).",
-                  f"{head}, where the reference's lies {where(t_ref, ref['T'].max())}, {w[s_ref]}: this machine runs "
-                  "the two layers at other relative rates than the reference machine.",
+                  f"{head}, where the reference's lies {where(t_ref, ref['T'].max())}, {w[s_ref]}: timed here, with "
+                  "whatever else this machine is running, the two layers' relative rates differ from the "
+                  "reference's.",
                   d=d, here_T_star=t_here, reference_T_star=t_ref, flop_T_star=2 * d)]
 
 
