@@ -306,7 +306,8 @@ def alignment_claims(share: pd.DataFrame) -> list:
     s = share.set_index("task")
     copy, rev = s.aligned_weight["copy"], s.aligned_weight["reverse"]
     tail = (f"on average {copy:.0%} of a query's weight falls on the aligned source position for copy and {rev:.0%} "
-            f"for reversal, where uniform weights would put {s.uniform.iloc[0]:.0%}")
+            f"for reversal, where uniform weights over the {int(round(1 / s.uniform.iloc[0]))} source positions "
+            f"would put {s.uniform.iloc[0]:.0%}")
     return [claim("s54_alignment", min(copy, rev) > 0.5,
                   f"The cross-attention of the trained models shows the alignment plainly, a diagonal for copy and an "
                   f"anti-diagonal for reversal: {tail}.",
