@@ -253,6 +253,12 @@ def test_pages_run_in_two_lanes_once_each_then_build_from_the_cache(tmp_path, mo
     (cell,) = get_cache(jc).get_cache_bundle(records["one"]).nb.cells
     assert cell.outputs[0]["text"] == "2\n"
     assert not (tmp_path / "cache" / "lanes").exists()
+    import nbformat
+
+    executed = build._stage((tmp_path / "cache").resolve(), (tmp_path / "site").resolve()).parent / "jupyter_execute"
+    for name in ("one", "two"):  # as the lane's kernel ran it, not as the cache gives it back
+        (cell,) = [c for c in nbformat.read(executed / f"{name}.ipynb", as_version=4).cells if c.cell_type == "code"]
+        assert cell.execution_count == 1, name
     # warm: nothing left to execute, no lanes
     assert build.build(tmp_path / "site", None, tmp_path / "cache") == 0
     assert "executing" not in capfd.readouterr().err

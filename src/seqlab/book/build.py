@@ -267,11 +267,14 @@ def build(out=DEFAULT_OUT, pages: str | None = None, cache=None) -> int:
                   file=sys.stderr)
             return 1
         lanes.merge_lane_times(scratch, Path(env["SEQLAB_BOOK_TIMINGS"]))
-        shutil.rmtree(scratch, ignore_errors=True)
         # every page is in the cache now: the full build below reads them, and its times are a warm build's
         env = dict(env, SEQLAB_BOOK_ESTIMATES="{}", SEQLAB_BOOK_TIMINGS=str(jupyter_cache / "seqlab-seconds.json"))
     p = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(PAGES),
                         str(stage)], env=env)
+    if len(plan) > 1:
+        # the notebooks as the lanes' kernels ran them (the cache keeps outputs, not execution counts)
+        lanes.keep_executed(scratch, stage.parent / "jupyter_execute")
+        shutil.rmtree(scratch, ignore_errors=True)
     if p.returncode != 0:
         print("seqlab: error: chapter build failed (warnings count as errors; see the messages above)", file=sys.stderr)
         return p.returncode

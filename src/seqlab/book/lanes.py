@@ -119,6 +119,17 @@ def merge_lane_times(scratch: Path, record: Path) -> None:
         pass
 
 
+def keep_executed(scratch: Path, executed: Path) -> None:
+    """Copy the notebooks each lane executed (with their execution counts) over the full build's copies, which it
+    read back from the cache; only pages a lane ran are replaced."""
+    import shutil
+
+    executed.mkdir(parents=True, exist_ok=True)
+    for lane in sorted(scratch.glob("lane*/")):
+        for nb in (lane / "jupyter_execute").glob("*.ipynb"):
+            shutil.copyfile(nb, executed / nb.name)
+
+
 def lane_count() -> int:
     """Two lanes where the machine has two cores to give them, else one (the build runs as before)."""
     try:

@@ -459,8 +459,8 @@ def member_claims(members: pd.DataFrame, pairs: pd.DataFrame):
     spread = float(pairs.difference.mean())
     return [
         claim("s63_median_beats_all", ens < lo,
-              f"Members range from {fmt(lo, '.4f')} to {fmt(hi, '.4f')}, and the median of all of them "
-              f"({fmt(ens, '.4f')}) beats each one.",
+              f"Members range from {fmt(lo, '.4f')} to {fmt(hi, '.4f')}, and the ensemble, which takes the "
+              f"median of all their forecasts, scores {fmt(ens, '.4f')}, better than each one.",
               f"Members range from {fmt(lo, '.4f')} to {fmt(hi, '.4f')}, and the best of them beats the median of "
               f"all ({fmt(ens, '.4f')}).", lowest=lo, highest=hi, ensemble=ens),
         claim("s63_no_best_design", len(set(best.values())) > 1,
@@ -582,8 +582,7 @@ def bias_claims(check: pd.DataFrame):
               f"{fmt(share, '.0%')} of the time.", neural=nn, classical=cl, share_over=share),
         claim("s63_apart", apart,
               f"On M3 yearly and Tourism the two sides lean in opposite directions: N-BEATS over-forecasts and the "
-              f"classical leaders under-forecast ({nums}). One reading consistent with these two sets' signs, though not "
-              "with M3 monthly's: a global model learns the average growth of its collection and extends it, "
+              f"classical leaders under-forecast ({nums}). One reading, for these two sets only: a global model learns the average growth of its collection and extends it, "
               "while a local model damps each series' own trend.",
               f"On M3 yearly and Tourism the two sides do not lean in opposite directions ({nums}).",
               m3y=[y_nn, y_cl], tourism=[t_nn, t_cl]),

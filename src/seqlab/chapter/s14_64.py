@@ -85,24 +85,28 @@ def problem_class_claims(parameters_by_length: dict, outputs_by_length: dict) ->
 
 
 @claim_source
-def gradient_claims(decay_by_rho: dict) -> list:
-    """The gradient's decay per step against the spectral radius: bounded by rho, and never growing."""
-    above = {r: f for r, f in decay_by_rho.items() if f > r}
+def gradient_claims(decay_by_rho: dict, ranges: dict | None = None) -> list:
+    """The gradient's decay per step against the spectral radius: bounded by rho below one, and never growing.
+
+    ``ranges`` maps a radius to the (smallest, largest) gradient over the lags, quoted for the largest radius."""
+    below = {r: f for r, f in decay_by_rho.items() if r < 1}
+    above = {r: f for r, f in below.items() if f > r}
     grows = {r: f for r, f in decay_by_rho.items() if f > 1}
     top = max(decay_by_rho)
+    span = (f"it stayed between {fmt(ranges[top][0], '.3g')} and {fmt(ranges[top][1], '.3g')} over the lags"
+            if ranges and top in ranges else f"a fitted factor of {fmt(decay_by_rho[top], '.3f')} per step")
+    radii = ", ".join(f"ρ = {fmt(r, 'g')}" for r in sorted(below))
     return [
         claim("s64_v_gradient", not above,
-              "At every spectral radius measured the gradient shrank per step by a factor no larger than the "
-              "radius itself: the radius bounds the rate of the geometric decay, and the slope of tanh, below "
-              "one, only speeds it up.",
+              f"At every spectral radius below one ({radii}) the gradient shrank per step by a factor no larger "
+              "than the radius itself: the radius bounds the rate of the geometric decay, and the slope of tanh, "
+              "below one, only speeds it up.",
               "At " + ", ".join(f"ρ = {fmt(r, 'g')}" for r in above) + " the gradient shrank per step by less "
               "than the radius, so in this measurement the spectral radius does not bound the rate of decay.",
               decay=decay_by_rho),
         claim("s64_v_gradient_growth", not grows,
-              f"Even at ρ = {fmt(top, 'g')} it did not explode (a fitted factor of {fmt(decay_by_rho[top], '.3f')} "
-              "per step over the lags): a "
-              "radius above one allows the gradient to explode; it does not force it, because a saturating "
-              "tanh damps the product.",
+              f"At ρ = {fmt(top, 'g')} it did not explode ({span}): a radius above one allows the gradient to "
+              "explode; it does not force it, because a saturating tanh damps the product.",
               "At " + ", ".join(f"ρ = {fmt(r, 'g')}" for r in grows) + " it grew from step to step, the "
               "explosion that a radius above one allows.", decay=decay_by_rho),
     ]
@@ -137,7 +141,7 @@ def bottleneck_claims(fixed_short: float, fixed_long: float, attention_long: flo
         claim("s64_v_bottleneck", falls,
               f"Fed the true previous token, the decoder that reads one fixed context vector copies held-out "
               f"sequences of length {short} with accuracy {fmt(fixed_short, '.3f')} and of length {long} with "
-              f"only {fmt(fixed_long, '.3f')}: a vector of fixed width cannot carry a source of any length.",
+              f"only {fmt(fixed_long, '.3f')}: a vector of fixed width cannot carry a source of arbitrary length.",
               f"Fed the true previous token, the decoder that reads one fixed context vector copies held-out "
               f"sequences of length {short} with accuracy {fmt(fixed_short, '.3f')} and of length {long} with "
               f"{fmt(fixed_long, '.3f')}: no fall of more than {fmt(margin, '.0%')} with length, so this "
@@ -145,7 +149,7 @@ def bottleneck_claims(fixed_short: float, fixed_long: float, attention_long: flo
               fixed_short=fixed_short, fixed_long=fixed_long, margin=margin),
         claim("s64_v_bottleneck_attention", repairs,
               f"With attention over the encoder's states the same decoder reaches {fmt(attention_long, '.3f')} "
-              f"at length {long}: reading every encoder state instead of one vector removes the bottleneck.",
+              f"at length {long}: reading every encoder state instead of one vector largely removes the bottleneck, fed the true previous tokens.",
               f"With attention over the encoder's states the same decoder reaches {fmt(attention_long, '.3f')} "
               f"at length {long}, not more than {fmt(margin, '.0%')} above the fixed vector.",
               attention_long=attention_long, fixed_long=fixed_long, margin=margin),
