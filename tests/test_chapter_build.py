@@ -178,6 +178,9 @@ def test_plan_lanes_deals_the_longest_page_first_to_the_least_loaded_lane():
     assert plan_lanes(["a", "b"], {"a": 5.0}, 1) == [["a", "b"]]
     with pytest.raises(ValueError, match="lanes must be >= 1"):
         plan_lanes(["a"], {}, 0)
+    from seqlab.book.lanes import lane_pages
+
+    assert lane_pages(["attention", "summary", "text"]) == ["attention", "text"]  # the summary quotes the others
 
 
 @given(st.dictionaries(st.sampled_from("abcdefgh"), st.floats(0, 500)), st.integers(1, 4))

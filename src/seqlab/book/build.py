@@ -258,7 +258,8 @@ def build(out=DEFAULT_OUT, pages: str | None = None, cache=None) -> int:
     # doctrees are only for the next incremental build); the finished site is copied into --out
     stage = _stage(cache, out)
     estimates = lanes.FIRST_ESTIMATES | json.loads(env["SEQLAB_BOOK_ESTIMATES"])
-    plan = lanes.plan_lanes(lanes.uncached(names, PAGES, jupyter_cache), estimates, lanes.lane_count())
+    plan = lanes.plan_lanes(lanes.uncached(lanes.lane_pages(names), PAGES, jupyter_cache), estimates,
+                            lanes.lane_count())
     if len(plan) > 1:
         scratch = cache / "lanes"
         shutil.rmtree(scratch, ignore_errors=True)
@@ -267,7 +268,7 @@ def build(out=DEFAULT_OUT, pages: str | None = None, cache=None) -> int:
                   file=sys.stderr)
             return 1
         lanes.merge_lane_times(scratch, Path(env["SEQLAB_BOOK_TIMINGS"]))
-        # every page is in the cache now: the full build below reads them, and its times are a warm build's
+        # the lanes' pages are in the cache now: the full build below reads them and runs the summary
         env = dict(env, SEQLAB_BOOK_ESTIMATES="{}", SEQLAB_BOOK_TIMINGS=str(jupyter_cache / "seqlab-seconds.json"))
     p = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(PAGES),
                         str(stage)], env=env)

@@ -5,7 +5,8 @@ machine with two cores two pages can run side by side. Sphinx's own ``-j`` split
 into fixed chunks of three, which leaves one core idle while the longest chunk runs; here the
 pages are dealt into *lanes* by their expected time (longest first, each to the lane with
 the least work so far), and each lane is a Sphinx build of its pages only that fills the
-shared execution cache. The full build that follows finds every page in the cache.
+shared execution cache. The full build that follows finds those pages in the cache and executes
+only the summary, which quotes the others' results and so runs fastest once they are stored.
 
 Nothing a page shows depends on the lanes: pages share measurements through the result store
 (:mod:`seqlab.results`), whose file locks make a second page wait for the first instead of
@@ -21,6 +22,10 @@ import time
 from pathlib import Path
 
 from .progress import clock
+
+#: pages that quote the other pages' results (through the result store): they run after the lanes, in the full
+#: build, where every result they read is already stored
+QUOTES_OTHERS = ("summary",)
 
 #: expected seconds per page on a quiet 2-core machine, used only to deal the pages into lanes when the cache
 #: folder has no times of its own yet (a first build); a page missing here counts as the mean
@@ -42,6 +47,11 @@ def plan_lanes(pages: list[str], estimates: dict[str, float], lanes: int) -> lis
         plan[i].append(page)
         load[i] += cost[page]
     return [lane for lane in plan if lane]
+
+
+def lane_pages(pages: list[str]) -> list[str]:
+    """The pages to execute in lanes: all but those that quote the others."""
+    return [p for p in pages if p not in QUOTES_OTHERS]
 
 
 def uncached(pages: list[str], page_dir: Path, jupyter_cache: Path) -> list[str]:
