@@ -27,10 +27,10 @@ from .progress import clock
 #: build, where every result they read is already stored
 QUOTES_OTHERS = ("summary",)
 
-#: expected seconds per page on a quiet 2-core machine, used only to deal the pages into lanes when the cache
-#: folder has no times of its own yet (a first build); a page missing here counts as the mean
-FIRST_ESTIMATES = {"recurrence": 79.0, "text": 61.0, "forecasting": 55.0, "attention": 35.0,
-                   "transformer": 35.0, "summary": 11.0}
+#: expected seconds per page, each run beside another on a 2-core machine (the recurrence page slows the most), used
+#: only to deal the pages into lanes when the cache folder has no times of its own yet (a first build); a page
+#: missing here counts as the mean
+FIRST_ESTIMATES = {"recurrence": 117.0, "forecasting": 66.0, "text": 62.0, "attention": 40.0, "transformer": 36.0}
 
 
 def plan_lanes(pages: list[str], estimates: dict[str, float], lanes: int) -> list[list[str]]:
