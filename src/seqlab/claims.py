@@ -20,10 +20,16 @@ from typing import Any, Callable
 
 from .errors import SeqlabError
 
-__all__ = ["Claim", "ClaimError", "claim", "require", "claim_source", "SOURCES", "jsonable", "fmt"]
+__all__ = ["join_and", "Claim", "ClaimError", "claim", "require", "claim_source", "SOURCES", "jsonable", "fmt"]
 
 #: thousands separator in prose: a narrow no-break space
 _THOUSANDS = "\u202f"
+
+
+def join_and(items) -> str:
+    """``a``, ``a and b``, ``a, b and c``: a list in a sentence."""
+    items = list(items)
+    return " and ".join(items) if len(items) < 3 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def fmt(value, spec: str = ".3g") -> str:

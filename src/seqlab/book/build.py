@@ -43,6 +43,9 @@ logging.getLogger("IPKernelApp").addFilter(_QuietTransport())
 '''
 
 
+_FAILED = "seqlab: error: chapter build failed (warnings count as errors; see the messages above)"
+
+
 class BookError(SeqlabError, ValueError):
     """A chapter build that cannot start: an unknown page, an output path that is a file, a missing tool."""
 
@@ -264,8 +267,7 @@ def build(out=DEFAULT_OUT, pages: str | None = None, cache=None) -> int:
         scratch = cache / "lanes"
         shutil.rmtree(scratch, ignore_errors=True)
         if not lanes.run_lanes(plan, PAGES, scratch, env):
-            print("seqlab: error: chapter build failed (warnings count as errors; see the messages above)",
-                  file=sys.stderr)
+            print(_FAILED, file=sys.stderr)
             return 1
         lanes.merge_lane_times(scratch, Path(env["SEQLAB_BOOK_TIMINGS"]))
         # the lanes' pages are in the cache now: the full build below reads them and runs the summary
@@ -277,7 +279,7 @@ def build(out=DEFAULT_OUT, pages: str | None = None, cache=None) -> int:
         lanes.keep_executed(scratch, stage.parent / "jupyter_execute")
         shutil.rmtree(scratch, ignore_errors=True)
     if p.returncode != 0:
-        print("seqlab: error: chapter build failed (warnings count as errors; see the messages above)", file=sys.stderr)
+        print(_FAILED, file=sys.stderr)
         return p.returncode
     shutil.copytree(stage, out, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".doctrees"))
     export_notebooks(out, names)

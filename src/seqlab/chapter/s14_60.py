@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..claims import claim, claim_source, fmt
+from ..claims import claim, claim_source, fmt, join_and
 from ..nn import GPT, GPTConfig, KVCache
 from ..text.generation import generate
 from ..threads import single_threaded
@@ -212,11 +212,6 @@ def run(ctx):
 FLAT = 1.25
 
 
-def _and_list(items: list[str]) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    return " and ".join(items) if len(items) < 3 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
 @claim_source
 def kv_claims(steps: pd.DataFrame, cost: pd.DataFrame):
     """The per-step curve and the end-to-end runs of the timing reference."""
@@ -240,9 +235,9 @@ def kv_claims(steps: pd.DataFrame, cost: pd.DataFrame):
 
     ceiling = pd.Series([ceiling_for(end) for end in runs.context_at_end])
     over = runs.assign(per_token=per_token, ceiling=ceiling)[per_token > 1.1 * ceiling]
-    runs_named = _and_list([f"{int(n)}" for n in runs.new_tokens]) + "-token"
-    per_ms = _and_list([f"{1e3 * x:.2f}" for x in per_token])
-    ceil_ms = _and_list([f"{1e3 * x:.2f}" for x in ceiling])
+    runs_named = join_and([f"{int(n)}" for n in runs.new_tokens]) + "-token"
+    per_ms = join_and([f"{1e3 * x:.2f}" for x in per_token])
+    ceil_ms = join_and([f"{1e3 * x:.2f}" for x in ceiling])
     return [
         claim("kv_shape", flat and upward,
               "At short contexts the cached step is dominated by the fixed cost of running the layers on one "
@@ -274,7 +269,7 @@ def kv_claims(steps: pd.DataFrame, cost: pd.DataFrame):
               f"Per new token the {runs_named} runs took {per_ms} ms, against at most {ceil_ms} ms for one "
               "cached step over the contexts each passes through (up to the first context the step table times "
               "at or past its end): "
-              + _and_list([f"the {int(r.new_tokens)}-token run" for r in over.itertuples()])
+              + join_and([f"the {int(r.new_tokens)}-token run" for r in over.itertuples()])
               + f" {'is' if len(over) == 1 else 'are'} more than a tenth slower than its steps, a gap these "
               "medians do not explain" + ("; the others are within a tenth" if len(over) < len(runs) else "")
               + ".",

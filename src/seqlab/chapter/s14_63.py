@@ -18,6 +18,7 @@ from ..experiments.forecast import (
     validation_units,
 )
 from ..claims import claim, claim_source, fmt, require
+from ..claims import join_and as _and
 from .base import section
 from .s14_62 import REFERENCE, REPRODUCED
 
@@ -289,12 +290,6 @@ def seed_spread(nbeats: dict, dataset: str) -> float:
 # ----------------------------------------------------------------------------------------------------------------
 # Claim sources: every sentence of the page that interprets these numbers
 # ----------------------------------------------------------------------------------------------------------------
-def _and(items) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    items = list(items)
-    return " and ".join(items) if len(items) < 3 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
 def _ahead(x: float) -> str:
     return "ahead" if x < 0 else "behind"
 

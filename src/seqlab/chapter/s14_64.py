@@ -16,11 +16,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..claims import claim, claim_source, fmt, require
+from ..claims import claim, claim_source, fmt, join_and, require
 from .base import section
 from .s14_50 import SCALED, UNSCALED
 from .s14_55 import LEVEL as COST_LEVEL
-from .s14_63 import _and
 
 #: the copy task's lengths the bottleneck verdict compares (§14.48's sweep)
 COPY_SHORT, COPY_LONG = 4, 32
@@ -240,7 +239,7 @@ def cost_claims(cross: pd.DataFrame, level: float = COST_LEVEL) -> list:
     d = cross.d.astype(int).to_numpy()
 
     def widths(mask) -> str:
-        return "d = " + _and([str(x) for x in d[np.asarray(mask)]])
+        return "d = " + join_and([str(x) for x in d[np.asarray(mask)]])
 
     before, within, after = ratio < 1 - level, (ratio - 1).abs() <= level, ratio > 1 + level
     late = int(after.sum())
