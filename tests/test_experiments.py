@@ -41,7 +41,7 @@ def test_forecast_experiment_tiny(tmp_path):
     manifest = verify_artifacts(forecast.NAME, forecast.experiment_config(datasets, tiny, plan), root=tmp_path)
     assert manifest["config"]["datasets"] == {"AirPassengers": ["air", 2], "M1 yearly": ["M1/yearly", 3]}
     summary = pd.read_csv(tmp_path / forecast.NAME / "summary.csv")
-    everything = set(forecast.CLASSICAL_MODELS) | set(forecast.NEURAL)
+    everything = set(forecast.CLASSICAL_MODELS) | set(forecast.NEURAL) | set(forecast.COMBINATIONS)
     assert set(summary.model) == everything
     air = summary[summary.dataset == "AirPassengers"]
     assert (air.units == 2).all() and summary.mase.notna().all()
@@ -51,7 +51,7 @@ def test_forecast_experiment_tiny(tmp_path):
     m1 = iv[iv.dataset == "M1 yearly"]
     assert set(m1[m1.kind == "conformal"].model) == everything
     assert (m1[m1.kind == "conformal"].calibration_scores >= 19).all()
-    native = set(forecast.CLASSICAL_MODELS) - {"Naive2"}
+    native = set(forecast.CLASSICAL_MODELS) - {"Naive2", "M4 Comb"}
     assert set(m1[m1.kind == "native"].model) == native
     assert set(iv[iv.dataset == "AirPassengers"].kind) == {"native"}
     for c in ("coverage_80", "coverage_95"):
@@ -61,18 +61,30 @@ def test_forecast_experiment_tiny(tmp_path):
     from seqlab.forecast import competition
 
     assert (m1.units == competition("M1", "yearly")[0].unique_id.nunique()).all()  # every series
-    # one row per pool and set; the chosen ensemble's last-window MASE is the summary's N-BEATS hold-out MASE
+    # three rounds per set: the generic pool and the whole pool of round 2's members, then round 3's whole pool
     rounds = pd.read_csv(tmp_path / forecast.NAME / "nbeats_rounds.csv")
-    assert list(rounds.pool.unique()) == ["generic", "generic + interpretable"]
-    assert rounds.groupby("dataset").pool_size.apply(list).to_dict() == {"AirPassengers": [1, 2], "M1 yearly": [1, 2]}
-    assert (rounds.members <= rounds.pool_size).all() and rounds.groupby("dataset").chosen.any().all()
+    assert rounds.groupby("dataset")["round"].apply(list).to_dict() == {"AirPassengers": [1, 2, 3],
+                                                                        "M1 yearly": [1, 2, 3]}
+    assert list(rounds.pool) == ["generic", "generic + interpretable", "generic + interpretable"] * 2
+    assert (rounds.members <= rounds.pool_size).all()
     sel = pd.read_csv(tmp_path / forecast.NAME / "nbeats_selection.csv")
-    for (d, pool), r in rounds.set_index(["dataset", "pool"]).iterrows():
-        within = sel[(sel.dataset == d) & (sel.members <= r.pool_size)]
+    for r in rounds.itertuples():
+        within = sel[(sel.dataset == r.dataset) & (sel["round"] == max(r.round, 2)) & (sel.members <= r.pool_size)]
         assert r.validation_mase == pytest.approx(within.validation_mase.min())
+    # the chapter's N-BEATS is round 3's ensemble
     m1_holdout = summary[(summary.dataset == "M1 yearly") & (summary.scope == "official hold-out")]
-    picked = rounds[(rounds.dataset == "M1 yearly") & rounds.chosen].last_window_mase.iloc[0]
-    assert picked == pytest.approx(m1_holdout.set_index("model").mase["N-BEATS"], rel=1e-5)
+    picked = rounds[(rounds.dataset == "M1 yearly") & (rounds["round"] == 3)].last_window_mase.iloc[0]
+    assert picked == pytest.approx(m1_holdout.set_index("model").mase["N-BEATS"], rel=1e-12)
+    # no ablation in a quick run: round 3's recipe changes nothing
+    assert pd.read_csv(tmp_path / forecast.NAME / "nbeats_recipe.csv").empty
+    # every forecast is stored, and scoring again from the stored forecasts writes the same files
+    stored = pd.read_csv(tmp_path / forecast.NAME / "forecasts.csv.gz")
+    assert {*forecast.CLASSICAL_MODELS, *forecast.NEURAL, *forecast.ROUND_NAMES.values()} <= set(stored.columns)
+    assert {"AutoETS-lo-95", "AutoETS-hi-80", "Naive-hi-95"} <= set(stored.columns)
+    before = {p.name: p.read_bytes() for p in (tmp_path / forecast.NAME).iterdir()}
+    forecast.score_forecast_artifacts(tmp_path, log=lambda *_: None)
+    after = {p.name: p.read_bytes() for p in (tmp_path / forecast.NAME).iterdir()}
+    assert before == after
 
 
 def test_seq2seq_experiments_tiny():

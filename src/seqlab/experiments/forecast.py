@@ -17,6 +17,7 @@ The run has four steps, and the N-BEATS ensemble's settings are chosen in the se
 """
 from __future__ import annotations
 
+import gzip
 import time
 from dataclasses import asdict, dataclass, field, replace
 
@@ -26,24 +27,34 @@ import pandas as pd
 from ..forecast.core import Forecaster
 from ..forecast.data import air_passengers, competition
 from ..forecast.evaluation import bootstrap_difference, evaluate, per_horizon, summarize, unit_mase
-from ..forecast.intervals import conformal_from_windows, min_calibration_size
+from ..forecast.intervals import conformal_from_windows, interval_columns, min_calibration_size
 from ..forecast.intervals import window_index as series_window_index
 from ..forecast.metrics import mase_by_row, mase_scale
 from ..forecast.nbeats import (GENERIC_MEMBER, INTERPRETABLE_MEMBER, NBeatsConfig, NBeatsForecaster, ensemble_median,
                                member_forecasts)
 from ..forecast.neural import NeuralConfig, NeuralForecaster
 from ..parallel import run_calls
-from ..store import heavy_eval, read_artifact_csv, verify_artifacts, write_artifacts
+from ..store import artifact_dir, heavy_eval, read_artifact_csv, verify_artifacts, write_artifacts
 
-__all__ = ["DATASETS", "SCOPES", "CLASSICAL_MODELS", "NEURAL", "NEURAL_CONFIG", "NBEATS_CONFIG", "NBeatsPlan",
+__all__ = ["DATASETS", "SCOPES", "CLASSICAL_MODELS", "COMBINATIONS", "CLASSICAL_ENTRIES", "ROUND_NAMES", "ROUND3",
+           "Round3Protocol", "round3_recipe", "recipe_plan", "add_combinations", "score_forecast_artifacts",
+           "TRAINING_FILES", "NEURAL", "NEURAL_CONFIG", "NBEATS_CONFIG", "NBeatsPlan",
            "NBEATS_PLAN", "ABLATIONS", "ABLATION_SETS", "nbeats_plan", "min_train_length", "official_holdout",
            "window_index", "validation_units", "choose_on_validation", "chosen_nbeats", "experiment_config",
            "run_forecast_experiment", "forecast_results", "nbeats_results", "interval_results",
            "native_interval_models", "LEVELS"]
 
 NAME = "forecast"
-CLASSICAL_MODELS = ["Naive", "SeasonalNaive", "RandomWalkWithDrift", "Naive2", "AutoETS", "Theta", "AutoTheta"]
+CLASSICAL_MODELS = ["Naive", "SeasonalNaive", "RandomWalkWithDrift", "Naive2", "AutoETS", "Theta", "AutoTheta",
+                    "M4 Comb"]
 NEURAL = {"GRU": "gru", "Transformer": "transformer", "N-BEATS": "nbeats"}
+#: the combinations, each the pointwise mean of its members' forecasts (no weights, nothing fitted): the classical
+#: one of the statistical models that are best on their own, and a neural + classical one
+COMBINATIONS = {"Combination": ("AutoETS", "AutoTheta", "Theta"), "N-BEATS + Combination": ("N-BEATS", "Combination")}
+#: the classical entries a neural model must beat: every classical model and the classical combination
+CLASSICAL_ENTRIES = CLASSICAL_MODELS + ["Combination"]
+#: the N-BEATS ensemble of each round, as stored in the forecasts; the chapter's "N-BEATS" is round 3's
+ROUND_NAMES = {1: "N-BEATS round 1", 2: "N-BEATS round 2", 3: "N-BEATS"}
 #: name -> (loader, windows). The last window of a competition set is its official hold-out; earlier windows
 #: step back one horizon at a time and include only the series long enough for them (see min_train_length).
 #: M1 yearly is there for the AutoTheta anchor on its hold-out; its two earlier windows are its N-BEATS validation
@@ -135,6 +146,65 @@ ABLATIONS = {
 ABLATION_SETS = tuple(dict.fromkeys(d for d, _ in ABLATIONS.values()))
 
 
+@dataclass(frozen=True)
+class Round3Protocol:
+    """Round 3 of the N-BEATS search, fixed before any of its hold-out numbers existed (docs/forecast-round-3.md).
+
+    The recipe: each one-change variant of :data:`ABLATIONS`, except those in ``by_pools``,
+    is adopted when its mean validation MASE over its data set's validation windows (at the
+    step count round 2 chose there) is lower than the unchanged first member's; of the
+    variants in one ``exclusive`` group only the lowest can be adopted. The adopted changes
+    apply to every member of every set. The members are round 2's (both stacks, the same
+    input lengths and seeds), trained with the recipe on the validation windows; step count
+    and ensemble size are chosen by the same rule as before (:func:`choose_on_validation`).
+    Round 3's ensemble is the chapter's N-BEATS. The verdict compares it on the official
+    hold-out with the best classical entry (:data:`CLASSICAL_ENTRIES`, the one with the lowest
+    hold-out MASE), by the paired bootstrap over series and the share of series won.
+    """
+
+    by_pools: tuple = ("interpretable basis (trend, seasonality)",)  # the stacks are chosen as pools of members
+    exclusive: tuple = (("loss: scaled MAE instead of MASE", "loss: sMAPE instead of MASE"),)
+    seeds: tuple = (1, 2)
+    #: targets, benchmarks only: M3 monthly MASE at most 0.829 and significantly below the best classical entry;
+    #: M3 yearly at most AutoTheta's 2.598; each set's final ensemble trained in at most 10 minutes
+    budget_final_seconds: float = 600.0
+
+
+ROUND3 = Round3Protocol()
+
+
+def round3_recipe(ablation: pd.DataFrame, protocol: Round3Protocol = ROUND3) -> pd.DataFrame:
+    """The recipe rule of :class:`Round3Protocol` applied to an ablation table: one row per variant, ``adopted``
+    marked, with the mean validation MASE of the variant and of the reference."""
+    rows = []
+    ref_name = "reference: the first member"
+    for label, g in ablation.groupby("dataset", sort=False):
+        ref = g[g.ingredient == ref_name].validation_mase.mean()
+        for name, v in g[g.ingredient.isin(list(ABLATIONS))].groupby("ingredient", sort=False):
+            rows.append(dict(dataset=label, ingredient=name, change=v.change.iloc[0],
+                             validation_mase=float(v.validation_mase.mean()), reference_mase=float(ref),
+                             considered=name not in protocol.by_pools))
+    table = pd.DataFrame(rows, columns=["dataset", "ingredient", "change", "validation_mase", "reference_mase",
+                                        "considered"])
+    better = table.considered & (table.validation_mase < table.reference_mase)
+    for group in protocol.exclusive:
+        inside = better & table.ingredient.isin(group)
+        if inside.sum() > 1:
+            keep = table[inside].validation_mase.idxmin()
+            better &= ~inside | (table.index == keep)
+    return table.assign(adopted=better)
+
+
+def recipe_plan(plan: NBeatsPlan, recipe: pd.DataFrame, protocol: Round3Protocol = ROUND3) -> NBeatsPlan:
+    """``plan`` with the adopted changes of ``recipe`` in every member (a loss change replaces the losses)."""
+    changes = {}
+    for name in recipe[recipe.adopted].ingredient:
+        changes |= ABLATIONS[name][1]
+    loss = changes.pop("loss", None)
+    return replace(plan, configs=tuple(replace(c, **changes) for c in plan.configs),
+                   losses=(loss,) if loss else plan.losses, ablation=False)
+
+
 def nbeats_plan(neural_config: NeuralConfig | None = None) -> NBeatsPlan:
     """The chapter's plan; for a quick run with a smaller ``neural_config``, one small member of the same size."""
     if neural_config is None or neural_config == NEURAL_CONFIG:
@@ -154,7 +224,8 @@ def experiment_config(datasets: dict | None = None, neural_config: NeuralConfig 
     return {"datasets": {k: list(v) for k, v in datasets.items()}, "classical": CLASSICAL_MODELS,
             "neural": NEURAL, "neural_config": asdict(neural_config), "nbeats": plan.describe(),
             "ablation": {k: [d, c] for k, (d, c) in ABLATIONS.items()} if plan.ablation else None,
-            "airpassengers_h": 12, "min_train_length": "max(2 h, h + 2 season)", "scopes": list(SCOPES)}
+            "airpassengers_h": 12, "min_train_length": "max(2 h, h + 2 season)", "scopes": list(SCOPES),
+            "combinations": {k: list(v) for k, v in COMBINATIONS.items()}, "round3": asdict(ROUND3)}
 
 
 def min_train_length(h: int, season: int) -> int:
@@ -367,7 +438,7 @@ def _interval_scores(cv: pd.DataFrame, d: dict, names: list[str]) -> pd.DataFram
     if d.official:
         ok = [w for w in ok if w == 0]
     rows = []
-    native = native_interval_models(d.cv)  # the merge in _attach does not keep attrs
+    native = _native_models(cv)
     for kind, frame, models, keep in (("conformal", conf, names, np.isin(j, ok)),
                                       ("native", cv, native, np.isin(window_index(cv), [0] if d.official
                                                                       else list(range(d.windows))))):
@@ -381,16 +452,18 @@ def _interval_scores(cv: pd.DataFrame, d: dict, names: list[str]) -> pd.DataFram
     return pd.concat(rows, ignore_index=True)
 
 
-def _validation_trainings(sets: dict, neural_config: NeuralConfig, plan: NBeatsPlan, workers, log):
+def _validation_trainings(sets: dict, neural_config: NeuralConfig | None, plan: NBeatsPlan, workers, log,
+                          suffix: str = ""):
     """Step 2: the global models on every window; N-BEATS members (and the ablation) on the validation windows.
 
-    Returns ``(preds, members, ablation)``: label -> model -> window -> forecasts.
+    With ``neural_config=None`` only the N-BEATS members run (round 3's). Returns ``(preds,
+    members, ablation)``: label -> model -> window -> forecasts.
     """
     calls, tags = [], []
     for label, d in sets.items():
         for w in d.win:
             for name, arch in NEURAL.items():
-                if arch != "nbeats":
+                if arch != "nbeats" and neural_config is not None:
                     calls.append((_global_job, (arch, name, neural_config, d.season, w.frame, d.h)))
                     tags.append(("global", label, name, w.j))
             if w.j > 0:
@@ -406,12 +479,12 @@ def _validation_trainings(sets: dict, neural_config: NeuralConfig, plan: NBeatsP
                         calls.append((_member_job, (w.series, d.h, d.season, replace(first, **change),
                                                     plan.grid(label))))
                         tags.append(("ablation", label, variant, w.j))
-    log(f"{len(calls)} trainings of global models and N-BEATS members on the validation windows")
+    log(f"{len(calls)} trainings on the validation windows")
     results = run_calls(calls, workers=workers, cost=_cost)
     preds = {label: {} for label in sets}  # label -> model -> j -> {uid: forecast}
     members = {label: {} for label in sets}  # label -> m -> j -> {steps: (N, h)}
     ablation = {}
-    seconds_key = {"member": "N-BEATS validation", "ablation": "N-BEATS ablation"}
+    seconds_key = {"member": "N-BEATS validation" + suffix, "ablation": "N-BEATS ablation"}
     for (kind, label, what, j), (out, secs) in zip(tags, results):
         target = {"global": preds, "member": members}.get(kind)
         if target is None:
@@ -424,13 +497,12 @@ def _validation_trainings(sets: dict, neural_config: NeuralConfig, plan: NBeatsP
     return preds, members, ablation
 
 
-def _choose_ensembles(sets: dict, members: dict, preds: dict, plan: NBeatsPlan, log):
+def _choose_ensembles(sets: dict, members: dict, plan: NBeatsPlan, log, tag: str = ""):
     """Step 3: step count and ensemble size per data set, chosen on its validation windows (or a donor's).
 
-    Adds the chosen ensemble's validation forecasts to ``preds``; returns ``(selection tables, chosen,
-    rounds)``. ``rounds[label]`` maps each pool of members (the first architecture's, then all of
-    them) to the choice the same rule makes within it: the first round of the chapter's search used
-    only the generic members, and the table of rounds reports both.
+    Returns ``(selection tables, chosen, pools)``. ``pools[label]`` maps each pool of members
+    (the first architecture's, then all of them) to the choice the same rule makes within
+    it, ``(steps, size, validation MASE)``.
     """
     selection, chosen, rounds = [], {}, {}
     for label, d in sets.items():
@@ -443,9 +515,6 @@ def _choose_ensembles(sets: dict, members: dict, preds: dict, plan: NBeatsPlan, 
                              for name, size in plan.pools(label).items()}
             best = table[table.chosen].iloc[0]
             chosen[label] = (int(best.steps), int(best.members))
-            for w in val:  # the validation windows' own N-BEATS forecasts: the chosen ensemble
-                f = ensemble_median([m[w.j][chosen[label][0]] for m in mem[: chosen[label][1]]])
-                preds[label].setdefault("N-BEATS", {})[w.j] = dict(zip(w.ids, f))
     for label in sets:
         if label not in chosen:
             donor = plan.like.get(label)
@@ -457,7 +526,7 @@ def _choose_ensembles(sets: dict, members: dict, preds: dict, plan: NBeatsPlan, 
                 top = plan.forecaster(label, sets[label].season, max(plan.grid(label)))
                 chosen[label] = (max(plan.grid(label)), len(top.member_configs()))
                 rounds[label] = {name: (chosen[label][0], size, np.nan) for name, size in plan.pools(label).items()}
-        log(f"{label}: N-BEATS with {chosen[label][1]} members, {chosen[label][0]} steps (chosen on validation)")
+        log(f"{label}{tag}: N-BEATS with {chosen[label][1]} members, {chosen[label][0]} steps (chosen on validation)")
     return selection, chosen, rounds
 
 
@@ -472,51 +541,131 @@ def _best(table: pd.DataFrame) -> tuple[int, int, float]:
     return int(best.steps), int(best.members), float(best.validation_mase)
 
 
-def _final_ensembles(sets: dict, chosen: dict, rounds: dict, preds: dict, plan: NBeatsPlan, workers) -> list:
-    """Step 4: retrain the chosen ensembles up to the last origin; their median is the hold-out forecast.
+@dataclass(frozen=True)
+class _Round:
+    number: int
+    plan: str  # which trained pool of members: "round 2" (rounds 1 and 2) or "round 3"
+    pool: str
+    pool_size: int
+    steps: int
+    members: int
+    validation_mase: float
+
+
+def _final_ensembles(sets: dict, plans: dict, rounds: dict, workers) -> dict:
+    """Step 4: retrain each round's members up to the last origin; returns label -> plan -> member -> steps -> (N, h).
 
     Each member is trained once, to the largest step count any round needs, with a
     checkpoint at each round's count (the learning rate is constant, so a checkpoint is
-    the model a shorter run ends with). Returns the rows of the rounds table: each
-    round's choice, its validation MASE and its MASE on the last window.
+    the model a shorter run ends with).
     """
     calls, tags = [], []
     for label, d in sets.items():
         last = d.win[0]
-        need = list(rounds[label].values()) + [(*chosen[label], np.nan)]
-        size = max(k for _, k, _ in need)
-        configs = plan.forecaster(label, d.season, max(plan.grid(label)), size=size).member_configs()
-        for m, c in enumerate(configs):
-            marks = tuple(sorted({s for s, k, _ in need if m < k}))
-            calls.append((_member_job, (last.series, d.h, d.season, replace(c, max_steps=marks[-1]), marks)))
-            tags.append((label, m))
+        for key, plan in plans.items():
+            need = [(r.steps, r.members) for r in rounds[label] if r.plan == key]
+            size = max(k for _, k in need)
+            configs = plan.forecaster(label, d.season, max(plan.grid(label)), size=size).member_configs()
+            for m, c in enumerate(configs):
+                marks = tuple(sorted({s for s, k in need if m < k}))
+                calls.append((_member_job, (last.series, d.h, d.season, replace(c, max_steps=marks[-1]), marks)))
+                tags.append((label, key, m))
     finals = {}
-    for (label, m), (out, secs) in zip(tags, run_calls(calls, workers=workers, cost=_cost)):
-        finals.setdefault(label, {})[m] = out
+    for (label, key, m), (out, secs) in zip(tags, run_calls(calls, workers=workers, cost=_cost)):
+        finals.setdefault(label, {}).setdefault(key, {})[m] = out
         sec = sets[label].seconds
-        sec["N-BEATS final"] = sec.get("N-BEATS final", 0.0) + secs
+        name = "N-BEATS final" if key == "round 2" else "N-BEATS round 3 final"
+        sec[name] = sec.get(name, 0.0) + secs
+    return finals
+
+
+def _round_forecasts(d: "DataSet", r: _Round, members: dict, finals: dict) -> dict:
+    """One round's N-BEATS forecasts on every window: window -> {series: forecast} (the median of its members)."""
+    out = {}
+    for w in d.win:
+        if w.j == 0:
+            f = ensemble_median([finals[r.plan][m][r.steps] for m in range(r.members)])
+        else:
+            mem = members[r.plan]
+            f = ensemble_median([mem[m][w.j][r.steps] for m in sorted(mem)[: r.members]])
+        out[w.j] = dict(zip(w.ids, f))
+    return out
+
+
+def _train(datasets: dict, neural_config: NeuralConfig, plan: NBeatsPlan, workers, log) -> dict:
+    """Steps 1-4: every model's forecasts on every window, and the N-BEATS search's evidence."""
+    sets = _classical_windows(datasets, log)
+    preds, members2, ablation = _validation_trainings(sets, neural_config, plan, workers, log)
+    selection2, chosen2, pools2 = _choose_ensembles(sets, members2, plan, log, " (round 2)")
+    ablation_table = _ablation_table(sets, members2, ablation, chosen2) if ablation else \
+        pd.DataFrame(columns=["dataset", "ingredient", "change", "window", "validation_mase", "steps"])
+    recipe = round3_recipe(ablation_table)
+    plan3 = recipe_plan(plan, recipe)
+    log("round 3 recipe: " + (", ".join(recipe[recipe.adopted].change) or "no change"))
+    _, members3, _ = _validation_trainings(sets, None, plan3, workers, log, " round 3")
+    selection3, chosen3, pools3 = _choose_ensembles(sets, members3, plan3, log, " (round 3)")
+    rounds = {}
+    for label in sets:
+        p2, p3 = list(pools2[label].items()), list(pools3[label].items())
+        rounds[label] = [_Round(1, "round 2", p2[0][0], plan.pools(label)[p2[0][0]], *p2[0][1]),
+                         _Round(2, "round 2", p2[-1][0], plan.pools(label)[p2[-1][0]], *p2[-1][1]),
+                         _Round(3, "round 3", p3[-1][0], plan3.pools(label)[p3[-1][0]], *p3[-1][1])]
+    finals = _final_ensembles(sets, {"round 2": plan, "round 3": plan3}, rounds, workers)
+    frames = []
+    for label, d in sets.items():
+        mem = {"round 2": members2[label], "round 3": members3[label]}
+        for r in rounds[label]:
+            preds[label][ROUND_NAMES[r.number]] = _round_forecasts(d, r, mem, finals[label])
+        # statsforecast's own bounds are kept; the others' come from the stored points (conformal_from_windows)
+        own = set(native_interval_models(d.cv))
+        drop = [c for m in CLASSICAL_MODELS if m not in own for c in interval_columns(m, LEVELS) if c in d.cv.columns]
+        frames.append(_attach(d.cv.drop(columns=drop), d.win, preds[label], d.h).assign(dataset=label))
+    selection = pd.concat([pd.concat(selection2, ignore_index=True).assign(round=2),
+                           pd.concat(selection3, ignore_index=True).assign(round=3)], ignore_index=True)
+    round_rows = pd.DataFrame([dict(dataset=label, round=r.number, pool=r.pool, pool_size=r.pool_size, steps=r.steps,
+                                    members=r.members, validation_mase=r.validation_mase)
+                               for label in sets for r in rounds[label]])
+    members_table = pd.concat([_members_table(sets, members2, plan).assign(round=2),
+                               _members_table(sets, members3, plan3).assign(round=3)], ignore_index=True)
+    return dict(sets=sets, forecasts=pd.concat(frames, ignore_index=True), selection=selection, rounds=round_rows,
+                members=members_table, ablation=ablation_table, recipe=recipe, timings=_timings(sets))
+
+
+def _timings(sets: dict) -> pd.DataFrame:
     rows = []
     for label, d in sets.items():
-        last = d.win[0]
+        sec = d.seconds
+        rows.append(dict(
+            dataset=label, series=d.series, windows=d.windows, series_windows=sum(len(w.ids) for w in d.win),
+            seconds=sum(sec.values()), classical_seconds=sec["classical"], gru_seconds=sec.get("GRU", 0.0),
+            transformer_seconds=sec.get("Transformer", 0.0),
+            nbeats_validation_seconds=sec.get("N-BEATS validation", 0.0),
+            nbeats_ablation_seconds=sec.get("N-BEATS ablation", 0.0),
+            nbeats_final_seconds=sec.get("N-BEATS final", 0.0),
+            round3_validation_seconds=sec.get("N-BEATS validation round 3", 0.0),
+            round3_final_seconds=sec.get("N-BEATS round 3 final", 0.0)))
+    return pd.DataFrame(rows)
 
-        def median(steps, size):
-            return ensemble_median([finals[label][m][steps] for m in range(size)])
 
-        preds[label].setdefault("N-BEATS", {})[0] = dict(zip(last.ids, median(*chosen[label])))
-        for name, (steps, size, val) in rounds[label].items():
-            rows.append(dict(dataset=label, pool=name, pool_size=plan.pools(label)[name], steps=steps, members=size,
-                             validation_mase=val, last_window_mase=float(np.nanmean(_unit_mase(median(steps, size),
-                                                                                               last))),
-                             chosen=(steps, size) == chosen[label]))
-    return rows
+def add_combinations(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with a column per :data:`COMBINATIONS` entry: the pointwise mean of its members, in order."""
+    out = frame.copy()
+    for name, parts in COMBINATIONS.items():
+        out[name] = out[list(parts)].mean(axis=1)
+    return out
 
 
-def _score_sets(sets: dict, preds: dict, log) -> dict[str, list]:
-    """Step 5: errors, summaries, per-horizon MASE, significance, residuals and timings of every data set."""
-    out = {k: [] for k in ("summary", "horizon", "tests", "timings", "units", "residuals", "intervals")}
+def _native_models(frame: pd.DataFrame) -> list[str]:
+    """The classical models whose own intervals the forecasts hold."""
+    return [m for m in CLASSICAL_MODELS if all(c in frame.columns for c in interval_columns(m, LEVELS))]
+
+
+def _score_sets(sets: dict, forecasts: pd.DataFrame, log) -> dict[str, list]:
+    """Step 5: errors, summaries, per-horizon MASE, significance, residuals and intervals of every data set."""
+    out = {k: [] for k in ("summary", "horizon", "tests", "units", "residuals", "intervals", "rounds")}
+    names = CLASSICAL_MODELS + list(NEURAL) + list(COMBINATIONS)
     for label, d in sets.items():
-        cv = _attach(d.cv, d.win, preds[label], d.h)
-        names = CLASSICAL_MODELS + list(NEURAL)
+        cv = add_combinations(forecasts[forecasts.dataset == label].drop(columns="dataset"))
         err = evaluate(cv, d.history, d.season, names, level=[])
         out["intervals"].append(_interval_scores(cv, d, names).assign(dataset=label))
         out["units"].append(unit_mase(err).assign(dataset=label))
@@ -525,15 +674,75 @@ def _score_sets(sets: dict, preds: dict, log) -> dict[str, list]:
         out["summary"] += s
         out["horizon"] += ph
         out["tests"] += sig
-        sec = d.seconds
-        out["timings"].append(dict(
-            dataset=label, series=d.series, windows=d.windows, series_windows=sum(len(w.ids) for w in d.win),
-            seconds=sum(sec.values()), classical_seconds=sec["classical"], gru_seconds=sec.get("GRU", 0.0),
-            transformer_seconds=sec.get("Transformer", 0.0),
-            nbeats_validation_seconds=sec.get("N-BEATS validation", 0.0),
-            nbeats_ablation_seconds=sec.get("N-BEATS ablation", 0.0),
-            nbeats_final_seconds=sec.get("N-BEATS final", 0.0)))
+        last = cv[window_index(cv) == 0]
+        for r, name in ROUND_NAMES.items():
+            e = evaluate(last, d.history, d.season, [name], level=[])
+            out["rounds"].append(dict(dataset=label, round=r, last_window_mase=float(unit_mase(e).mase.mean())))
     return out
+
+
+def _sets_from_forecasts(forecasts: pd.DataFrame, datasets: dict) -> dict:
+    """What scoring needs of each data set: its history, season, horizon and windows (from the stored forecasts)."""
+    sets = {}
+    for label, (key, windows) in datasets.items():
+        src = _load(key)
+        ids = {str(u): u for u in src.history.unique_id.unique()}  # the ids were written as text
+        rows = forecasts.dataset == label
+        forecasts.loc[rows, "unique_id"] = forecasts.loc[rows, "unique_id"].map(ids)
+        cv = forecasts[rows]
+        sets[label] = DataSet(label, key, windows, src.season, src.h, src.history, cv,
+                              _windows(cv, src.history, src.h, src.season), src.train.unique_id.nunique(),
+                              official=src.test is not None)
+    return sets
+
+
+def _typed(frame: pd.DataFrame, columns=("cutoff", "ds")) -> pd.DataFrame:
+    """CSV mixes AirPassengers' dates with the competition sets' period numbers; give each set its own type back."""
+    parts = []
+    for _, g in frame.groupby("dataset", sort=False):
+        g = g.copy()
+        for col in columns:
+            c = pd.to_numeric(g[col], errors="coerce")
+            g[col] = c.astype("int64") if c.notna().all() else pd.to_datetime(g[col])
+        parts.append(g)
+    return pd.concat(parts)
+
+
+def _csv(frame: pd.DataFrame) -> bytes:
+    """Full precision: 17 significant digits read back as the same float."""
+    return frame.to_csv(index=False, float_format="%.17g").encode()
+
+
+TRAINING_FILES = ("forecasts.csv.gz", "timings.csv", "nbeats_selection.csv", "nbeats_members.csv",
+                  "nbeats_ablation.csv", "nbeats_recipe.csv", "nbeats_rounds.csv")
+
+
+def score_forecast_artifacts(root=None, log=print, *, datasets: dict | None = None, config: dict | None = None):
+    """Step 5 from the stored forecasts alone: rewrite every scored table of the artifact set.
+
+    The trainings' files (:data:`TRAINING_FILES`) are verified and kept as they are; the
+    summaries, significance tests, intervals, residuals and the rounds' hold-out MASE are
+    computed again from ``forecasts.csv.gz`` and the raw data. ``config``: the manifest's
+    (default: the stored one).
+    """
+    manifest = verify_artifacts(NAME, config, root)
+    config = manifest["config"] if config is None else config
+    datasets = {k: tuple(v) for k, v in config["datasets"].items()} if datasets is None else datasets
+    raw = {f: (artifact_dir(NAME, root) / f).read_bytes() for f in TRAINING_FILES}
+    forecasts = _typed(pd.read_csv(artifact_dir(NAME, root) / "forecasts.csv.gz", float_precision="round_trip",
+                                   dtype={"unique_id": str}))
+    sets = _sets_from_forecasts(forecasts, datasets)
+    scored = _score_sets(sets, forecasts, log)
+    rounds = read_artifact_csv(NAME, "nbeats_rounds.csv", root).drop(columns=["last_window_mase"], errors="ignore")
+    rounds = rounds.merge(pd.DataFrame(scored["rounds"]), on=["dataset", "round"], how="left", validate="one_to_one")
+    files = dict(raw) | {"nbeats_rounds.csv": _csv(rounds),
+                         "summary.csv": _csv(pd.concat(scored["summary"])),
+                         "per_horizon.csv": _csv(pd.concat(scored["horizon"])),
+                         "significance.csv": _csv(pd.DataFrame(scored["tests"])),
+                         "unit_mase.csv": _csv(pd.concat(scored["units"])),
+                         "residuals.csv": _csv(pd.concat(scored["residuals"])),
+                         "intervals.csv": _csv(pd.concat(scored["intervals"], ignore_index=True))}
+    write_artifacts(NAME, files, config, root)
 
 
 def run_forecast_experiment(root=None, log=print, *, datasets: dict | None = None,
@@ -544,30 +753,27 @@ def run_forecast_experiment(root=None, log=print, *, datasets: dict | None = Non
     ``datasets`` (label -> (loader key, windows)), ``neural_config`` and ``nbeats``
     default to the chapter's; smaller ones make a quick run (a smaller ``neural_config``
     alone brings a one-member N-BEATS of the same size, see :func:`nbeats_plan`) whose
-    manifest records what it used. ``workers``: processes for the trainings.
+    manifest records what it used. ``workers``: processes for the trainings. The
+    trainings' results are written first, so that scoring can be run again from them
+    (:func:`score_forecast_artifacts`) without training anything.
     """
     datasets = DATASETS if datasets is None else datasets
     neural_config = NEURAL_CONFIG if neural_config is None else neural_config
     plan = nbeats_plan(neural_config) if nbeats is None else nbeats
     config = experiment_config(datasets, neural_config, plan)
     t_run = time.perf_counter()
-    sets = _classical_windows(datasets, log)
-    preds, members, ablation = _validation_trainings(sets, neural_config, plan, workers, log)
-    selection, chosen, rounds = _choose_ensembles(sets, members, preds, plan, log)
-    round_rows = _final_ensembles(sets, chosen, rounds, preds, plan, workers)
-    scored = _score_sets(sets, preds, log)
-    ablation_table = _ablation_table(sets, members, ablation, chosen) if ablation else \
-        pd.DataFrame(columns=["dataset", "ingredient", "change", "window", "validation_mase", "steps"])
+    raw = _train(datasets, neural_config, plan, workers, log)
+    log(f"trainings: {time.perf_counter() - t_run:.0f} s")
+    f = raw["forecasts"]
+    first = ["dataset", "unique_id", "ds", "cutoff", "y"]
+    f = f[first + [c for c in f.columns if c not in first]].assign(unique_id=lambda x: x.unique_id.map(str))
+    files = {"forecasts.csv.gz": gzip.compress(_csv(f), mtime=0), "timings.csv": _csv(raw["timings"]),
+             "nbeats_selection.csv": _csv(raw["selection"]), "nbeats_members.csv": _csv(raw["members"]),
+             "nbeats_ablation.csv": _csv(raw["ablation"]), "nbeats_recipe.csv": _csv(raw["recipe"]),
+             "nbeats_rounds.csv": _csv(raw["rounds"])}
+    write_artifacts(NAME, files, config, root)
+    score_forecast_artifacts(root, log, datasets=datasets, config=config)
     log(f"whole run: {time.perf_counter() - t_run:.0f} s")
-    files = {"summary.csv": pd.concat(scored["summary"]), "per_horizon.csv": pd.concat(scored["horizon"]),
-             "significance.csv": pd.DataFrame(scored["tests"]), "timings.csv": pd.DataFrame(scored["timings"]),
-             "unit_mase.csv": pd.concat(scored["units"]), "residuals.csv": pd.concat(scored["residuals"]),
-             "intervals.csv": pd.concat(scored["intervals"], ignore_index=True),
-             "nbeats_selection.csv": pd.concat(selection, ignore_index=True),
-             "nbeats_members.csv": _members_table(sets, members, plan), "nbeats_ablation.csv": ablation_table,
-             "nbeats_rounds.csv": pd.DataFrame(round_rows)}
-    write_artifacts(NAME, {k: v.to_csv(index=False, float_format="%.6g").encode() for k, v in files.items()}, config,
-                    root)
 
 
 def _attach(cv: pd.DataFrame, windows: list[_Window], preds: dict, h: int) -> pd.DataFrame:
@@ -664,9 +870,14 @@ def _score(label: str, official: bool, windows: int, err: pd.DataFrame, h: int, 
         s = summarize(e).assign(dataset=label, scope=scope, horizon=h, season_length=season)
         summaries.append(s)
         horizons.append(per_horizon(e).assign(dataset=label, scope=scope))
-        best_classical = s[s.model.isin(CLASSICAL_MODELS)].sort_values("mase").model.iloc[0]
-        for name in NEURAL:
-            tests.append(bootstrap_difference(e, name, best_classical) | {"dataset": label, "scope": scope})
+        ranked = s.sort_values("mase", kind="stable")
+        single = ranked[ranked.model.isin(CLASSICAL_MODELS)].model.iloc[0]
+        entry = ranked[ranked.model.isin(CLASSICAL_ENTRIES)].model.iloc[0]
+        against = {"best classical model": single, "best classical entry": entry}
+        for name in [*NEURAL, "N-BEATS + Combination"]:
+            for baseline, b in against.items():
+                tests.append(bootstrap_difference(e, name, b) | {"dataset": label, "scope": scope,
+                                                                 "baseline": baseline})
         log(f"{label} ({scope}):\n{s[['model', 'mase', 'smape', 'owa', 'units']].to_string(index=False)}")
     return summaries, horizons, tests
 
@@ -683,7 +894,7 @@ def forecast_results(root=None):
     verify_artifacts(NAME, experiment_config(), root)
     tables = [read_artifact_csv(NAME, f, root) for f in ("summary.csv", "per_horizon.csv", "significance.csv",
                                                           "timings.csv", "unit_mase.csv")]
-    tables[-1] = _typed_cutoffs(tables[-1])
+    tables[-1] = _typed(tables[-1], ("cutoff",))
     return (*tables, mode)
 
 
@@ -720,12 +931,3 @@ def chosen_nbeats(dataset: str = "M3 monthly", root=None) -> tuple[int, int]:
     sel = nbeats_results(root)["selection"]
     row = sel[(sel.dataset == dataset) & sel.chosen].iloc[0]
     return int(row.steps), int(row.members)
-
-
-def _typed_cutoffs(units: pd.DataFrame) -> pd.DataFrame:
-    """CSV mixes AirPassengers' dates with the competition sets' period numbers; give each set its own type back."""
-    parts = []
-    for _, g in units.groupby("dataset", sort=False):
-        c = pd.to_numeric(g["cutoff"], errors="coerce")
-        parts.append(g.assign(cutoff=c.astype("int64") if c.notna().all() else pd.to_datetime(g["cutoff"])))
-    return pd.concat(parts)

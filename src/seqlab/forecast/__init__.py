@@ -9,7 +9,7 @@ try:  # statsforecast imports tqdm.autonotebook, which warns in notebooks withou
     warnings.filterwarnings("ignore", message="IProgress not found", category=TqdmWarning)
 except ImportError:  # pragma: no cover
     pass
-from .classical import Naive2, StatsForecastModel
+from .classical import M4Comb, Naive2, StatsForecastModel
 from .core import MODEL_NAMES, Forecaster, ForecastModel, rolling_origin_splits
 from .data import ForecastDataError, air_passengers, competition, infer_freq, read_series_csv, validate_long
 from .engines import Engine
@@ -27,7 +27,7 @@ from .metrics import (
 )
 from .neural import NeuralConfig, NeuralForecaster
 
-__all__ = ["MODEL_NAMES", "Forecaster", "ForecastModel", "StatsForecastModel", "Naive2", "Engine",
+__all__ = ["MODEL_NAMES", "Forecaster", "ForecastModel", "StatsForecastModel", "Naive2", "M4Comb", "Engine",
            "rolling_origin_splits", "ForecastDataError", "air_passengers", "competition", "infer_freq",
            "read_series_csv", "validate_long", "bootstrap_difference", "evaluate", "per_horizon", "summarize",
            "unit_mase", "mase", "owa", "smape", "coverage", "winkler_score", "pinball_loss", "scaled_pinball_loss",

@@ -14,8 +14,8 @@ import pandas as pd
 
 from ..errors import InvalidParameterError
 
-__all__ = ["CLASSICAL", "make_statsforecast_model", "naive2_forecast", "seasonality_test", "StatsForecastModel",
-           "Naive2", "is_statsforecast_model"]
+__all__ = ["CLASSICAL", "make_statsforecast_model", "naive2_forecast", "seasonality_test", "seasonal_adjustment",
+           "StatsForecastModel", "Naive2", "M4Comb", "is_statsforecast_model"]
 
 #: model name -> statsforecast class name (AutoARIMA is slow: keep it to few series)
 CLASSICAL = {"Naive": "Naive", "SeasonalNaive": "SeasonalNaive", "RandomWalkWithDrift": "RandomWalkWithDrift",
@@ -61,17 +61,22 @@ def _seasonal_indices(y: np.ndarray, m: int) -> np.ndarray:
     return idx / idx.mean()
 
 
-def naive2_forecast(y, h: int, season_length: int) -> np.ndarray:
-    """Naive forecast of the seasonally adjusted series, reseasonalized (M4's Naive2 benchmark)."""
+def seasonal_adjustment(y, h: int, season_length: int) -> tuple[np.ndarray, np.ndarray]:
+    """M4's adjustment: ``(y / s_t, s_{n+1..n+h})`` when the 90% test finds seasonality in a positive series, else
+    ``(y, 1)``; the indices ``s`` are those of the classical multiplicative decomposition."""
     y = np.asarray(y, float)
     m = season_length
     if m > 1 and seasonality_test(y, m) and (y > 0).all():
         s = _seasonal_indices(y, m)
         n = len(y)
-        season_of = lambda t: s[t % m]
-        level = y[-1] / season_of(n - 1)
-        return np.array([level * season_of(n + i) for i in range(h)])
-    return np.full(h, y[-1])
+        return y / s[np.arange(n) % m], s[np.arange(n, n + h) % m]
+    return y, np.ones(h)
+
+
+def naive2_forecast(y, h: int, season_length: int) -> np.ndarray:
+    """Naive forecast of the seasonally adjusted series, reseasonalized (M4's Naive2 benchmark)."""
+    adjusted, future = seasonal_adjustment(y, h, season_length)
+    return adjusted[-1] * future
 
 
 def is_statsforecast_model(obj) -> bool:
@@ -180,3 +185,67 @@ class Naive2:
     def predict(self, df: pd.DataFrame, h: int) -> dict:
         return {uid: naive2_forecast(g["y"].to_numpy(float), h, self.season_length)
                 for uid, g in df.groupby("unique_id", sort=False)}
+
+
+#: M4 Comb's three members, as statsforecast's ETS forms: SES (A,N,N), Holt (A,A,N) and damped Holt (A,Ad,N), each
+#: with the simpler model it falls back to on a series too short to fit it (n <= parameters + 4)
+COMB_MEMBERS = {"SES": (dict(model="ANN"), "Naive"), "Holt": (dict(model="AAN", damped=False), "SES"),
+                "Damped": (dict(model="AAN", damped=True), "SES")}
+
+
+class M4Comb:
+    """M4's Comb benchmark: the mean of SES, Holt and damped Holt fitted to the seasonally adjusted series
+    (:func:`seasonal_adjustment`), reseasonalized. It has no native intervals."""
+
+    local = True
+    native_intervals = False
+
+    def __init__(self, season_length: int = 1, name: str = "M4 Comb"):
+        self.season_length, self.name = int(season_length), name
+        self._fitted = None
+
+    def __repr__(self):
+        return f"M4Comb(season_length={self.season_length})"
+
+    @staticmethod
+    def forecast_many(models, df: pd.DataFrame, h: int, level=None, n_jobs: int = 1, engine=None) -> pd.DataFrame:
+        """Every model's forecasts of every series of ``df``: one statsforecast call fits the three members."""
+        from statsforecast import StatsForecast
+        from statsforecast.models import AutoETS, Naive
+
+        # ``engine`` is accepted for the Forecaster's sake; the three small ETS fits run here
+        simple = {"Naive": lambda: Naive(), "SES": lambda: AutoETS(model="ANN", alias="SES")}
+        out = None
+        for m in models:
+            adjusted, future = [], {}
+            for uid, g in df.groupby("unique_id", sort=False):
+                a, f = seasonal_adjustment(g["y"].to_numpy(float), h, m.season_length)
+                adjusted.append(pd.DataFrame({"unique_id": uid, "ds": g["ds"].to_numpy(), "y": a}))
+                future[uid] = f
+            pos, ids = _positional(pd.concat(adjusted, ignore_index=True))
+            parts = []
+            for name, (kw, fallback) in COMB_MEMBERS.items():
+                fc = StatsForecast(models=[AutoETS(alias=name, **kw)], freq=1, n_jobs=n_jobs,
+                                   fallback_model=simple[fallback]()).forecast(df=pos, h=h)
+                fc = fc.reset_index() if "unique_id" not in fc.columns else fc
+                parts.append(fc.set_index(["unique_id", "ds"])[name])
+            fc = pd.concat(parts, axis=1).reset_index()
+            last = pos.groupby("unique_id", sort=False)["ds"].max()
+            code = fc["unique_id"].to_numpy(np.int64)
+            step = fc["ds"].to_numpy(np.int64) - last.reindex(code).to_numpy()
+            uid = ids.take(code)
+            factor = np.array([future[u][k - 1] for u, k in zip(uid, step)])
+            point = fc[list(COMB_MEMBERS)].mean(axis=1).to_numpy() * factor
+            frame = pd.DataFrame({"unique_id": uid, "ds": step, m.name: point})
+            out = frame if out is None else out.merge(frame, on=["unique_id", "ds"], how="left", validate="one_to_one")
+        return out
+
+    def fit(self, df: pd.DataFrame, h: int):
+        self._fitted = (h, self.forecast_many([self], df, h))
+        return self
+
+    def predict(self, df: pd.DataFrame, h: int) -> dict:
+        if self._fitted is None or self._fitted[0] != h:
+            raise RuntimeError("fit the model with this horizon first")
+        fc = self._fitted[1].sort_values(["ds"], kind="stable")
+        return {uid: g[self.name].to_numpy(float) for uid, g in fc.groupby("unique_id", sort=False)}

@@ -28,7 +28,7 @@ import pandas as pd
 
 from ..errors import InvalidParameterError, InvalidTypeError, SeqlabError
 from ..text.devices import resolve_device
-from .classical import CLASSICAL, Naive2, StatsForecastModel, is_statsforecast_model
+from .classical import CLASSICAL, M4Comb, Naive2, StatsForecastModel, is_statsforecast_model
 from .data import ForecastDataError, validate_long
 from .engines import make_engine
 from .intervals import (INTERVAL_KINDS, check_levels, conformal_band, conformal_scores, default_calibration,
@@ -41,7 +41,7 @@ from .panel import Panel
 __all__ = ["Forecaster", "ForecastModel", "rolling_origin_splits", "check_calendar", "min_fit_length",
            "MODEL_NAMES"]
 
-MODEL_NAMES = sorted(CLASSICAL) + ["Naive2", "GRU", "LSTM", "Transformer", "N-BEATS"]
+MODEL_NAMES = sorted(CLASSICAL) + ["Naive2", "M4 Comb", "GRU", "LSTM", "Transformer", "N-BEATS"]
 _NEURAL = {"GRU": "gru", "LSTM": "lstm", "Transformer": "transformer"}
 
 
@@ -220,6 +220,8 @@ class Forecaster:
                 return StatsForecastModel(m, self.season_length)
             if m == "Naive2":
                 return Naive2(self.season_length)
+            if m == "M4 Comb":
+                return M4Comb(self.season_length)
             if m == "N-BEATS":
                 return NBeatsForecaster.default(self.season_length, device=self.device)
             return NeuralForecaster(_NEURAL[m], season_length=self.season_length, device=self.device)
