@@ -85,6 +85,13 @@ def test_forecast_experiment_tiny(tmp_path):
     forecast.score_forecast_artifacts(tmp_path, log=lambda *_: None)
     after = {p.name: p.read_bytes() for p in (tmp_path / forecast.NAME).iterdir()}
     assert before == after
+    # and the independent recomputation (utilsforecast, numpy) agrees with every scored table of this run too
+    import test_forecast_recompute as rc
+
+    stored = rc.load_stored(tmp_path, datasets)
+    for check in (rc.check_summary_mase_and_smape, rc.check_unit_mase_and_significance, rc.check_rounds_last_window,
+                  rc.check_interval_coverage):
+        check(stored, tmp_path)
 
 
 def test_seq2seq_experiments_tiny():

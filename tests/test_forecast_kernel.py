@@ -82,6 +82,46 @@ def test_conformal_from_windows_is_split_conformal_by_hand():
     assert np.isinf(out.loc[cv.cutoff == cv.cutoff.min(), "Naive-hi-50"]).all()  # nothing before the first window
 
 
+def test_mondrian_conformal_pools_scores_within_each_group_only():
+    df = walk(n=48, ids=("a", "b", "c", "d"))
+    df.loc[df.unique_id.isin(["c", "d"]), "y"] *= 7.0  # a second group whose scale differs
+    cv = Forecaster(["Naive"], season_length=1).cross_validation(4, df, n_windows=4, step_size=4)
+    groups = {"a": "calm", "b": "calm", "c": "wild", "d": "wild"}
+    out = conformal_from_windows(cv, df, 1, ["Naive"], [50], groups=groups)
+    for name, members in (("calm", ["a", "b"]), ("wild", ["c", "d"])):
+        alone = conformal_from_windows(cv[cv.unique_id.isin(members)], df, 1, ["Naive"], [50])
+        mine = out[out.unique_id.isin(members)]
+        np.testing.assert_array_equal(mine["Naive-hi-50"].to_numpy(), alone["Naive-hi-50"].to_numpy())
+    pooled = conformal_from_windows(cv, df, 1, ["Naive"], [50])
+    assert not np.allclose(pooled["Naive-hi-50"].to_numpy()[8:], out["Naive-hi-50"].to_numpy()[8:])
+    with pytest.raises(InvalidParameterError, match="'d' has no group"):
+        conformal_from_windows(cv, df, 1, ["Naive"], [50], groups={"a": 1, "b": 1, "c": 2})
+
+
+def test_m4_comb_is_the_mean_of_three_ets_fits_on_the_adjusted_series():
+    from statsforecast import StatsForecast
+    from statsforecast.models import AutoETS
+
+    from seqlab.forecast import M4Comb
+    from seqlab.forecast.classical import seasonal_adjustment
+
+    t = np.arange(60)
+    y = (100 + t) * (1 + 0.3 * np.sin(2 * np.pi * t / 12)) + np.random.default_rng(0).normal(0, 2, 60)
+    df = pd.DataFrame({"unique_id": "s", "ds": t + 1, "y": y})
+    got = Forecaster([M4Comb(12)], season_length=12).forecast(6, df)["M4 Comb"].to_numpy()
+    adjusted, future = seasonal_adjustment(y, 6, 12)
+    assert not np.allclose(future, 1)  # the test finds the season
+    fits = []
+    for kw in (dict(model="ANN"), dict(model="AAN", damped=False), dict(model="AAN", damped=True)):
+        fc = StatsForecast(models=[AutoETS(alias="m", **kw)], freq=1).forecast(
+            df=pd.DataFrame({"unique_id": 0, "ds": t + 1, "y": adjusted}), h=6)
+        fits.append(fc["m"].to_numpy())
+    np.testing.assert_allclose(got, np.mean(fits, axis=0) * future, rtol=1e-12)
+    # too short for Holt (n <= 4 parameters + 4): that member falls back to SES, and the forecast still comes
+    short = Forecaster(["M4 Comb"], season_length=1).forecast(3, df.head(8))
+    assert np.isfinite(short["M4 Comb"]).all()
+
+
 def test_one_panel_for_the_frame_and_the_windows():
     df = walk(n=10, ids=("x", "y"))
     df = df[~((df.unique_id == "y") & (df.ds <= 4))].sample(frac=1.0, random_state=1)  # y: 6 points, shuffled rows

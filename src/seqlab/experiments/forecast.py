@@ -41,7 +41,8 @@ __all__ = ["DATASETS", "SCOPES", "CLASSICAL_MODELS", "COMBINATIONS", "CLASSICAL_
            "TRAINING_FILES", "NEURAL", "NEURAL_CONFIG", "NBEATS_CONFIG", "NBeatsPlan",
            "NBEATS_PLAN", "ABLATIONS", "ABLATION_SETS", "nbeats_plan", "min_train_length", "official_holdout",
            "window_index", "validation_units", "choose_on_validation", "chosen_nbeats", "experiment_config",
-           "run_forecast_experiment", "forecast_results", "nbeats_results", "interval_results",
+           "run_forecast_experiment", "forecast_results", "nbeats_results", "interval_results", "interval_group_results",
+           "length_groups", "LENGTH_GROUPS",
            "native_interval_models", "LEVELS"]
 
 NAME = "forecast"
@@ -655,6 +656,50 @@ def add_combinations(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+#: the length groups of :func:`length_groups`, shortest first
+LENGTH_GROUPS = ("short", "medium", "long")
+
+
+def length_groups(d: "DataSet") -> pd.Series:
+    """Each series' third of its set by the length of its training part at the last origin (ties: set order)."""
+    last = d.win[0]
+    lengths = pd.Series([len(y) for y in last.series], index=last.ids)
+    return pd.qcut(lengths.rank(method="first"), len(LENGTH_GROUPS), labels=list(LENGTH_GROUPS)).astype(str)
+
+
+def _interval_groups(cv: pd.DataFrame, d: "DataSet", names: list[str]) -> pd.DataFrame:
+    """Coverage of the last window's intervals by length group and by horizon step (competition sets only).
+
+    Three kinds: conformal with the scores pooled over all series, conformal calibrated
+    within each length group (Mondrian), and statsforecast's own intervals. One row per
+    (model, kind, grouping, group).
+    """
+    if not d.official:
+        return pd.DataFrame()
+    point = cv[["unique_id", "ds", "cutoff", "y", *names]]
+    groups = length_groups(d)
+    lengths = pd.Series([len(y) for y in d.win[0].series], index=d.win[0].ids)
+    kinds = {"conformal": (conformal_from_windows(point, d.history, d.season, names, LEVELS), names),
+             "conformal by length group": (conformal_from_windows(point, d.history, d.season, names, LEVELS,
+                                                                  groups=groups), names),
+             "native": (cv, _native_models(cv))}
+    rows = []
+    for kind, (frame, models) in kinds.items():
+        last = frame[window_index(frame) == 0]
+        step = last.groupby(["unique_id", "cutoff"]).cumcount() + 1
+        group = last.unique_id.map(groups)
+        for m in models:
+            inside = {lv: ((last.y >= last[f"{m}-lo-{lv}"]) & (last.y <= last[f"{m}-hi-{lv}"])).astype(float)
+                      for lv in LEVELS}
+            for by, key in (("length", group), ("step", step)):
+                for g, idx in key.groupby(key).groups.items():
+                    ids = last.unique_id[idx].unique()
+                    rows.append(dict(model=m, kind=kind, by=by, group=str(g), series=len(ids),
+                                     shortest=int(lengths[ids].min()), longest=int(lengths[ids].max()),
+                                     **{f"coverage_{lv}": float(inside[lv][idx].mean()) for lv in LEVELS}))
+    return pd.DataFrame(rows)
+
+
 def _native_models(frame: pd.DataFrame) -> list[str]:
     """The classical models whose own intervals the forecasts hold."""
     return [m for m in CLASSICAL_MODELS if all(c in frame.columns for c in interval_columns(m, LEVELS))]
@@ -662,12 +707,13 @@ def _native_models(frame: pd.DataFrame) -> list[str]:
 
 def _score_sets(sets: dict, forecasts: pd.DataFrame, log) -> dict[str, list]:
     """Step 5: errors, summaries, per-horizon MASE, significance, residuals and intervals of every data set."""
-    out = {k: [] for k in ("summary", "horizon", "tests", "units", "residuals", "intervals", "rounds")}
+    out = {k: [] for k in ("summary", "horizon", "tests", "units", "residuals", "intervals", "rounds", "groups")}
     names = CLASSICAL_MODELS + list(NEURAL) + list(COMBINATIONS)
     for label, d in sets.items():
         cv = add_combinations(forecasts[forecasts.dataset == label].drop(columns="dataset"))
         err = evaluate(cv, d.history, d.season, names, level=[])
         out["intervals"].append(_interval_scores(cv, d, names).assign(dataset=label))
+        out["groups"].append(_interval_groups(cv, d, names).assign(dataset=label))
         out["units"].append(unit_mase(err).assign(dataset=label))
         out["residuals"].append(_residuals(cv, d.win, names, d.official, d.windows).assign(dataset=label))
         s, ph, sig = _score(label, d.official, d.windows, err, d.h, d.season, log)
@@ -741,7 +787,8 @@ def score_forecast_artifacts(root=None, log=print, *, datasets: dict | None = No
                          "significance.csv": _csv(pd.DataFrame(scored["tests"])),
                          "unit_mase.csv": _csv(pd.concat(scored["units"])),
                          "residuals.csv": _csv(pd.concat(scored["residuals"])),
-                         "intervals.csv": _csv(pd.concat(scored["intervals"], ignore_index=True))}
+                         "intervals.csv": _csv(pd.concat(scored["intervals"], ignore_index=True)),
+                         "interval_groups.csv": _csv(pd.concat(scored["groups"], ignore_index=True))}
     write_artifacts(NAME, files, config, root)
 
 
@@ -905,12 +952,13 @@ def nbeats_results(root=None) -> dict:
     marked; ``members``: each member's own validation MASE; ``ablation``: one change at
     a time; ``rounds``: the choice within each pool of members (generic only, then generic
     + interpretable), its validation MASE and its MASE on the last window (the official
-    hold-out of a competition set); ``residuals``: mean signed scaled error by data set,
+    hold-out of a competition set); ``recipe``: round 3's rule applied to the ablation (what was adopted);
+    ``residuals``: mean signed scaled error by data set,
     scope, model and step.
     """
     verify_artifacts(NAME, experiment_config(), root)
     out = {k: read_artifact_csv(NAME, f"nbeats_{k}.csv", root)
-           for k in ("selection", "members", "ablation", "rounds")}
+           for k in ("selection", "members", "ablation", "rounds", "recipe")}
     out["residuals"] = read_artifact_csv(NAME, "residuals.csv", root)
     return out
 
@@ -926,8 +974,15 @@ def interval_results(root=None) -> pd.DataFrame:
     return read_artifact_csv(NAME, "intervals.csv", root)
 
 
-def chosen_nbeats(dataset: str = "M3 monthly", root=None) -> tuple[int, int]:
-    """``(steps, members)`` the last run chose for ``dataset`` on its validation windows."""
+def interval_group_results(root=None) -> pd.DataFrame:
+    """Coverage of the last window's intervals by length group and by step, pooled and Mondrian conformal and native
+    (one row per data set, model, kind, grouping and group; competition sets only)."""
+    verify_artifacts(NAME, experiment_config(), root)
+    return read_artifact_csv(NAME, "interval_groups.csv", root)
+
+
+def chosen_nbeats(dataset: str = "M3 monthly", root=None, round: int = 3) -> tuple[int, int]:
+    """``(steps, members)`` the last run chose for ``dataset`` on its validation windows in ``round`` (2 or 3)."""
     sel = nbeats_results(root)["selection"]
-    row = sel[(sel.dataset == dataset) & sel.chosen].iloc[0]
+    row = sel[(sel.dataset == dataset) & (sel["round"] == round) & sel.chosen].iloc[0]
     return int(row.steps), int(row.members)

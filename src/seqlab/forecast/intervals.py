@@ -173,7 +173,7 @@ def window_index(cv: pd.DataFrame) -> np.ndarray:
 
 
 def conformal_from_windows(cv: pd.DataFrame, history: pd.DataFrame, season_length: int, models,
-                           level) -> pd.DataFrame:
+                           level, groups=None) -> pd.DataFrame:
     """Split-conformal intervals for every window of a cross-validation frame, calibrated on the windows before it.
 
     No model is refitted: the forecasts already in ``cv`` at earlier windows are the
@@ -185,7 +185,12 @@ def conformal_from_windows(cv: pd.DataFrame, history: pd.DataFrame, season_lengt
     nothing before it, and a window with fewer scores than the level needs, gets ``-inf,
     inf``. Returns a copy of ``cv`` with ``Model-lo-l, Model-hi-l`` for each model and level
     (existing ones replaced); ``attrs["calibration_scores"]`` maps each window to the number
-    of scores per step behind it (the smallest over steps).
+    of scores per step behind it (the smallest over steps, and over groups).
+
+    ``groups`` (a mapping or Series from ``unique_id`` to a label) makes the calibration
+    Mondrian: a series' interval pools only the scores of series in its own group, so that
+    a group whose errors run larger than the rest gets wider intervals (Vovk et al., 2005).
+    Every series of ``cv`` needs a group.
     """
     levels = check_levels(level)
     if not levels:
@@ -206,6 +211,15 @@ def conformal_from_windows(cv: pd.DataFrame, history: pd.DataFrame, season_lengt
                       for u, c in zip(units.unique_id, units.cutoff)], float)
     j = np.zeros(n_units, int)
     j[unit] = window_index(out)
+    if groups is None:
+        group = np.zeros(n_units, int)
+    else:
+        label = pd.Series(units["unique_id"].to_numpy()).map(pd.Series(groups) if not isinstance(groups, pd.Series)
+                                                               else groups)
+        if label.isna().any():
+            raise InvalidParameterError(f"series {units['unique_id'].iloc[int(np.flatnonzero(label.isna())[0])]!r} "
+                                        "has no group")
+        group = pd.factorize(label)[0]
 
     def wide(values):
         w = np.full((n_units, h), np.nan)
@@ -221,10 +235,12 @@ def conformal_from_windows(cv: pd.DataFrame, history: pd.DataFrame, season_lengt
         for lv in levels:
             lo, hi = np.full((n_units, h), np.nan), np.full((n_units, h), np.nan)
             for w in np.unique(j):
-                rows, earlier = j == w, j > w
-                lo[rows], hi[rows], _ = conformal_band(f[rows], scale[rows], score[earlier], lv)
-                cal = score[earlier]
-                counts[int(w)] = min([counts.get(int(w), np.inf)] + [int(np.isfinite(cal[:, s]).sum()) for s in range(h)])
+                for g in np.unique(group[j == w]):
+                    rows, earlier = (j == w) & (group == g), (j > w) & (group == g)
+                    lo[rows], hi[rows], _ = conformal_band(f[rows], scale[rows], score[earlier], lv)
+                    cal = score[earlier]
+                    counts[int(w)] = min([counts.get(int(w), np.inf)] +
+                                         [int(np.isfinite(cal[:, s]).sum()) for s in range(h)])
             new[f"{m}-lo-{lv}"], new[f"{m}-hi-{lv}"] = lo[unit, step], hi[unit, step]
     cols = list(out.columns)
     for m in models:  # statsforecast's order: each model's bounds right after it
