@@ -85,7 +85,8 @@ def _s61_63_cases():
 
     def cost(fin):
         c = pd.DataFrame({"dataset": ["M3 monthly"], "windows": [3], "gru_per_window": [25.0],
-                          "transformer_per_window": [116.0], "nbeats_validation": [849.0], "nbeats_final": [fin]})
+                          "transformer_per_window": [116.0], "nbeats_validation": [849.0], "nbeats_ablation": [427.0],
+                          "round3_validation": [849.0], "nbeats_final": [fin]})
         return (c, 12), {}
 
     def bias(ok):
@@ -105,17 +106,56 @@ def _s61_63_cases():
     def verdict_sig(all_significant):
         sets = ("A", "B")
         v = pd.DataFrame({"dataset": sets, "scope": "official hold-out", "best_neural": ["N-BEATS", "GRU"]})
-        sig = pd.DataFrame({"dataset": ["A", "A", "B"], "scope": "official hold-out",
-                            "model": ["N-BEATS", "GRU", "GRU"], "significant": [True, False, all_significant]})
+        sig = pd.DataFrame({"dataset": ["A", "A", "B", "B"], "scope": "official hold-out",
+                            "model": ["N-BEATS", "GRU", "GRU", "GRU"],
+                            "baseline": ["best classical entry"] * 3 + ["best classical model"],
+                            "significant": [True, False, all_significant, True]})
         return (sig, v), {"sets": sets}
+
+    def round3(ok):
+        recipe = pd.DataFrame({"dataset": "M3 monthly", "ingredient": ["a", "b", "c"], "change": ["x=1", "y=2", "z"],
+                               "validation_mase": [0.86, 0.88, 0.85], "reference_mase": 0.87,
+                               "considered": [True, True, False], "adopted": [ok, False, False]})
+        rounds = pd.DataFrame({"dataset": "M3 monthly", "round": [1, 2, 3], "validation_mase": [0.85, 0.84, 0.83],
+                               "last_window_mase": [0.846, 0.835, 0.83 if ok else 0.84]})
+        return (rounds, recipe), {}
+
+    def entries(ok):
+        rows = []
+        for d in ("M3 monthly", "M3 yearly", "Tourism quarterly", "M1 yearly"):
+            rows.append(dict(dataset=d, best_entry="Combination", best_entry_mase=0.84, best_single="AutoTheta",
+                             best_single_mase=0.86, combination_mase=0.84 if ok else 0.87, m4_comb_mase=0.9,
+                             nbeats_mase=0.83, nbeats_difference=-0.01, nbeats_ci_low=-0.02 if ok else -0.03,
+                             nbeats_ci_high=-0.001 if ok else 0.01, nbeats_significant=ok, nbeats_share_won=0.52,
+                             both_mase=0.82 if ok else 0.85, both_difference=-0.02 if ok else 0.01,
+                             both_ci_low=-0.03, both_ci_high=-0.01, both_significant=ok, both_share_won=0.55))
+        return (pd.DataFrame(rows),), {}
+
+    def groups(ok):
+        rows = []
+        for kind, cov in (("conformal", {"short": 0.9, "medium": 0.8, "long": 0.7} if ok else
+                           {"short": 0.81, "medium": 0.8, "long": 0.82}),
+                          ("conformal by length group", {"short": 0.82, "medium": 0.8, "long": 0.79} if ok else
+                           {"short": 0.9, "medium": 0.8, "long": 0.7})):
+            for g, c in cov.items():
+                rows.append(dict(dataset="M3 monthly", model="N-BEATS", kind=kind, by="length", group=g,
+                                 coverage_80=c))
+        return (pd.DataFrame(rows),), {}
+
+    def native(ok):
+        rows = [dict(dataset=d, model=m, kind="native", coverage_80=c80, coverage_95=c95)
+                for d in ("M3 monthly", "M3 yearly")
+                for m, c80, c95 in (("AutoETS", 0.7, 0.85), ("Naive", 0.85 if ok else 0.7, 0.96 if ok else 0.9))]
+        return (pd.DataFrame(rows),), {}
 
     def significance(kind):
         rows = []
         for d, scope, _ in s14_63.SIGNIFICANCE_READ:
             lo, hi = (-0.04, -0.01) if kind == "sig" else (-0.01, 0.2)
-            rows.append(dict(model="N-BEATS", dataset=d, scope=scope, ci_low=lo, ci_high=hi,
-                             mean_difference=(lo + hi) / 2, testable=True,
-                             significant=(kind == "sig") != (kind == "wrong flag")))
+            for baseline in ("best classical entry", "best classical model"):
+                rows.append(dict(model="N-BEATS", dataset=d, scope=scope, ci_low=lo, ci_high=hi,
+                                 mean_difference=(lo + hi) / 2, testable=True, baseline=baseline,
+                                 significant=(kind == "sig") != (kind == "wrong flag")))
         return (pd.DataFrame(rows),), {}
 
     def intervals(ok):
@@ -132,6 +172,12 @@ def _s61_63_cases():
                                      scrps=0.06 if (ok and m == "AutoETS") else 0.08))
         iv = pd.DataFrame(rows)
         return (iv, s14_63.coverage_summary(iv)), {}
+
+    def naive2(explained):
+        a = pd.DataFrame({"dataset": ["M3 monthly"], "model": ["Naive2"], "measured": [16.76], "reference": [16.91]})
+        v = pd.DataFrame({"variant": ["test at 80%", "test at 90% (the definition)", "every series adjusted"],
+                          "smape": [16.9 if explained else 16.7, 16.76, 17.4]})
+        return (a, v), {}
 
     def anchors(off):
         a = pd.DataFrame({"dataset": ["M1 yearly", "M3 yearly"], "model": ["AutoTheta", "Naive"],
@@ -196,7 +242,17 @@ def _s61_63_cases():
         P63 + "demo_claims": [lambda: ((19, 68.7, 76.8), {}), lambda: ((30, 70.0, 60.0), {}),
                               lambda: ((10, 70.0, 60.0), {})],
         P63 + "interval_claims": [lambda: intervals(True), lambda: intervals(False)],
+        P63 + "round3_claims": [lambda: round3(True), lambda: round3(False)],
+        P63 + "entry_claims": [lambda: entries(True), lambda: entries(False)],
+        P63 + "group_claims": [lambda: groups(True), lambda: groups(False)],
+        P63 + "native_claims": [lambda: native(True), lambda: native(False)],
         P63 + "anchor_claims": [lambda: anchors(-0.001), lambda: anchors(0.08)],
+        P63 + "pad_claims": [lambda ok=ok: ((pd.DataFrame({"ingredient": ["short histories padded with their first value"],
+                                                     "adopted": [ok]}),
+                                       pd.DataFrame({"dataset": "M3 yearly", "round": [2, 3],
+                                                     "last_window_mase": [2.7, 2.6]})), {})
+                             for ok in (True, False)],
+        P63 + "naive2_claims": [lambda: naive2(False), lambda: naive2(True)],
         P63 + "horizon_claims": [lambda: horizon(True), lambda: horizon(False)],
         P63 + "yearly_claims": [lambda: yearly(True), lambda: yearly(False)],
         P63 + "validation_claims": [lambda: validation(0.842), lambda: validation(0.99)],

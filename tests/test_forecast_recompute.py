@@ -10,13 +10,11 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from utilsforecast import losses  # a test dependency: the recomputation must run, never skip
 
-utilsforecast = pytest.importorskip("utilsforecast")
-from utilsforecast import losses  # noqa: E402
-
-from seqlab.experiments import forecast as fx  # noqa: E402
-from seqlab.forecast.data import air_passengers, competition  # noqa: E402
-from seqlab.store import artifact_dir, read_artifact_csv, verify_artifacts  # noqa: E402
+from seqlab.experiments import forecast as fx
+from seqlab.forecast.data import air_passengers, competition
+from seqlab.store import artifact_dir, read_artifact_csv, verify_artifacts
 
 
 

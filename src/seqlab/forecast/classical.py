@@ -31,8 +31,8 @@ def make_statsforecast_model(name: str, season_length: int):
     return cls(alias=name, **kwargs)
 
 
-def seasonality_test(y: np.ndarray, m: int) -> bool:
-    """M4's 90% test: |r_m| > 1.645 sqrt((1 + 2 sum_{k<m} r_k^2) / n) for the autocorrelations r_k."""
+def seasonality_test(y: np.ndarray, m: int, critical: float = 1.645) -> bool:
+    """M4's 90% test: |r_m| > c sqrt((1 + 2 sum_{k<m} r_k^2) / n) for the autocorrelations r_k (c = 1.645)."""
     y = np.asarray(y, float)
     n = len(y)
     if m <= 1 or n < 3 * m:
@@ -42,7 +42,7 @@ def seasonality_test(y: np.ndarray, m: int) -> bool:
     if denom == 0:
         return False
     r = np.array([(z[k:] * z[:-k]).sum() / denom for k in range(1, m + 1)])
-    limit = 1.645 * np.sqrt((1 + 2 * (r[:-1] ** 2).sum()) / n)
+    limit = critical * np.sqrt((1 + 2 * (r[:-1] ** 2).sum()) / n)
     return bool(abs(r[-1]) > limit)
 
 
