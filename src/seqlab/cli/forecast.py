@@ -253,7 +253,7 @@ def add_commands(sub, parser_class) -> None:
     e.add_argument("--connect-timeout", type=float_in(0, 3600, low_open=True), default=None, metavar="SECONDS",
                    help="how long to wait for the scheduler at --address to answer (default 10)")
     e.add_argument("--max-steps", type=positive_int, default=None, metavar="N",
-                   help="training steps of each N-BEATS member (default 2000)")
+                   help="training steps of each N-BEATS member (default 2500)")
     e.add_argument("--members", type=int_at_least(1, 60), default=None, metavar="N",
                    help="N-BEATS members (default 6: generic and interpretable, inputs 2h, 3h, 4h; fewer keep the "
                         "first N of that order, more add seeds)")

@@ -303,6 +303,9 @@ GENERIC_MEMBER = NBeatsConfig(width=256, layers=2, blocks=3, batch_size=512, lea
 #: the same member with the interpretable basis (trend, seasonality, trend, seasonality): the paper's N-BEATS-I,
 #: whose members join the generic ones in its N-BEATS-I+G ensemble
 INTERPRETABLE_MEMBER = replace(GENERIC_MEMBER, stack="interpretable", blocks=4)
+#: the members of :meth:`NBeatsForecaster.default`: both stacks, with training windows drawn uniformly over every
+#: cut point (so long series weigh more) and short histories padded with their first value instead of masked
+PRESET_MEMBERS = tuple(replace(c, sampling="windows", short="pad") for c in (GENERIC_MEMBER, INTERPRETABLE_MEMBER))
 
 
 def build_model(c: NBeatsConfig, h: int, season: int = 1) -> NBeats:
@@ -478,20 +481,20 @@ class NBeatsForecaster(NeuralForecaster):
                 **kw) -> "NBeatsForecaster":
         """The preset ``Forecaster(["N-BEATS"])`` and ``seqlab forecast evaluate --models N-BEATS`` use.
 
-        Generic and interpretable members (:data:`GENERIC_MEMBER`, :data:`INTERPRETABLE_MEMBER`: the paper's
-        I+G ensemble) with inputs of 2h, 3h and 4h, one seed: six members, 2,000 steps each, combined by the
-        median. §14.63 chooses these settings on M3 monthly's validation windows. ``max_steps`` replaces the 2,000
-        steps; ``members`` keeps the first that many members in the ensemble's order (generic 2h, 3h, 4h, then
+        Generic and interpretable members (:data:`PRESET_MEMBERS`: the paper's I+G ensemble, windows drawn
+        uniformly, short histories padded) with inputs of 2h, 3h and 4h, one seed: six members, 2,500 steps each,
+        combined by the median. §14.63 chooses these settings on M3 monthly's validation windows. ``max_steps``
+        replaces the 2,500 steps; ``members`` keeps the first that many members in the ensemble's order (generic 2h, 3h, 4h, then
         interpretable; past 6, more seeds, whose generic members all come before the interpretable ones); ``kw``
         goes to the constructor (``workers``, ``engine``, ``device``, ``name``).
         """
-        steps = 2000 if max_steps is None else max_steps
+        steps = 2500 if max_steps is None else max_steps
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
             raise InvalidParameterError(f"max_steps must be a whole number >= 1, got {max_steps!r}")
         if members is not None and (isinstance(members, bool) or not isinstance(members, int)
                                     or not 1 <= members <= MAX_MEMBERS):
             raise InvalidParameterError(f"members must be a whole number from 1 to {MAX_MEMBERS}, got {members!r}")
-        configs = tuple(replace(c, max_steps=steps) for c in (GENERIC_MEMBER, INTERPRETABLE_MEMBER))
+        configs = tuple(replace(c, max_steps=steps) for c in PRESET_MEMBERS)
         inputs = (2.0, 3.0, 4.0)
         if members is not None:  # members run architecture first, then seed: every seed's generic ones come first
             kw |= dict(seeds=tuple(range(1, -(-members // (len(configs) * len(inputs))) + 1)), size=members)
