@@ -185,7 +185,8 @@ def test_nbeats_by_name_is_the_default_preset():
     preset = NBeatsForecaster.default(12)
     assert m.member_configs() == preset.member_configs() and m.input_multiples == (2.0, 3.0, 4.0)
     assert [c.stack for c in m.configs] == [GENERIC_MEMBER.stack, INTERPRETABLE_MEMBER.stack]
-    assert {c.max_steps for c in m.configs} == {2000}
+    assert {c.max_steps for c in m.configs} == {2500}
+    assert {(c.sampling, c.short) for c in m.configs} == {("windows", "pad")}  # round 3's recipe
     assert len(NBeatsForecaster.default(members=8).member_configs()) == 8
     for bad in (dict(max_steps=0), dict(max_steps=True), dict(members=0), dict(members=MAX_MEMBERS + 1)):
         with pytest.raises(InvalidParameterError):
