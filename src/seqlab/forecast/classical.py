@@ -99,7 +99,21 @@ def _positional(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.Index]:
     return pd.DataFrame({"unique_id": c, "ds": pos, "y": df["y"].to_numpy(float)[order]}), pd.Index(ids)
 
 
-class StatsForecastModel:
+class _ManyAtOnce:
+    """``fit``/``predict`` for a model whose ``forecast_many`` fits every series in one call."""
+
+    def fit(self, df: pd.DataFrame, h: int):
+        self._fitted = (h, self.forecast_many([self], df, h))
+        return self
+
+    def predict(self, df: pd.DataFrame, h: int) -> dict:
+        if self._fitted is None or self._fitted[0] != h:
+            raise RuntimeError("fit the model with this horizon first")
+        fc = self._fitted[1].sort_values(["ds"], kind="stable")
+        return {uid: g[self.name].to_numpy(float) for uid, g in fc.groupby("unique_id", sort=False)}
+
+
+class StatsForecastModel(_ManyAtOnce):
     """A statsforecast model as a Forecaster model: by name (:data:`CLASSICAL`) or as a ``statsforecast.models`` object.
 
     ``name`` is statsforecast's name for it (its ``alias``, else its class name). Native
@@ -155,15 +169,6 @@ class StatsForecastModel:
         cols = [c for c in fc.columns if c not in ("unique_id", "ds", "index")]
         return pd.concat([out, fc[cols].reset_index(drop=True).astype(float)], axis=1)
 
-    def fit(self, df: pd.DataFrame, h: int):
-        self._fitted = (h, self.forecast_many([self], df, h))
-        return self
-
-    def predict(self, df: pd.DataFrame, h: int) -> dict:
-        if self._fitted is None or self._fitted[0] != h:
-            raise RuntimeError("fit the model with this horizon first")
-        fc = self._fitted[1].sort_values(["ds"], kind="stable")
-        return {uid: g[self.name].to_numpy(float) for uid, g in fc.groupby("unique_id", sort=False)}
 
 
 class Naive2:
@@ -193,7 +198,7 @@ COMB_MEMBERS = {"SES": (dict(model="ANN"), "Naive"), "Holt": (dict(model="AAN", 
                 "Damped": (dict(model="AAN", damped=True), "SES")}
 
 
-class M4Comb:
+class M4Comb(_ManyAtOnce):
     """M4's Comb benchmark: the mean of SES, Holt and damped Holt fitted to the seasonally adjusted series
     (:func:`seasonal_adjustment`), reseasonalized. It has no native intervals."""
 
@@ -240,12 +245,3 @@ class M4Comb:
             out = frame if out is None else out.merge(frame, on=["unique_id", "ds"], how="left", validate="one_to_one")
         return out
 
-    def fit(self, df: pd.DataFrame, h: int):
-        self._fitted = (h, self.forecast_many([self], df, h))
-        return self
-
-    def predict(self, df: pd.DataFrame, h: int) -> dict:
-        if self._fitted is None or self._fitted[0] != h:
-            raise RuntimeError("fit the model with this horizon first")
-        fc = self._fitted[1].sort_values(["ds"], kind="stable")
-        return {uid: g[self.name].to_numpy(float) for uid, g in fc.groupby("unique_id", sort=False)}
