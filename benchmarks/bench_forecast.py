@@ -27,7 +27,6 @@ import pandas as pd
 from seqlab.experiments.forecast import (CLASSICAL_ENTRIES, CLASSICAL_MODELS, COMBINATIONS, ROUND3, forecast_results,
                                          nbeats_results, recipe_plan, NBEATS_PLAN)
 from seqlab.forecast import Forecaster, bootstrap_difference, competition, evaluate, unit_mase
-from seqlab.forecast.nbeats import ensemble_median
 
 TARGETS = {"M3 monthly": 0.829, "M3 yearly": 2.598}
 
