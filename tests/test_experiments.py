@@ -139,3 +139,16 @@ def test_the_library_preset_is_what_the_experiment_chose():
     assert round3.inputs["M3 monthly"] == preset.input_multiples and round3.losses == preset.losses
     # the preset's step count is the one the last HEAVY_EVAL run's round 3 chose on M3 monthly's validation windows
     assert preset.config.max_steps == chosen_nbeats("M3 monthly")[0]
+
+
+def test_every_ablation_variant_is_one_public_member():
+    """Each ablation variant trains through NBeatsForecaster.member_jobs as a one-member ensemble whose member is
+    exactly the changed first member (its seed included)."""
+    from seqlab.experiments import forecast
+
+    plan = forecast.NBEATS_PLAN
+    for variant, (where, change) in forecast.ABLATIONS.items():
+        first = plan.forecaster(where, 12, max(plan.grid(where))).member_configs()[0]
+        config = dataclasses.replace(first, **change)
+        one = forecast._one_member(config, plan.seeds[0], 12)
+        assert one.member_configs() == [config], variant

@@ -161,3 +161,33 @@ def test_evaluate_takes_the_season_the_frame_carries():
     read_back.attrs = {}
     with pytest.raises(InvalidParameterError, match="give season_length"):
         evaluate(read_back, df)
+
+
+def test_training_windows_are_the_forecasters_windows():
+    """training_windows cuts, from a cross-validation frame, each window's training part and test values: a model
+    of one's own trains on the Forecaster's very windows and is scored with the same MASE scales."""
+    from seqlab.forecast.origins import training_windows, window_origins
+
+    df = walk(n=40, ids=("b", "a", "c"))
+    df = df[~((df.unique_id == "c") & (df.ds <= 20))]  # a shorter series that skips the earliest window
+    cv = Forecaster(["Naive"], season_length=4).cross_validation(3, df, n_windows=3, step_size=3,
+                                                                    min_train_length=12)
+    wins = training_windows(cv, df)
+    assert [w.j for w in wins] == [0, 1, 2]
+    assert wins[0].ids == ["a", "b", "c"] and wins[2].ids == ["a", "b"]  # sorted; "c" is too short for it
+    for w in wins:
+        for uid, y, test, scale in zip(w.ids, w.series, w.test, w.scale):
+            rows = cv[cv.unique_id == uid]
+            cutoff = sorted(rows.cutoff.unique())[::-1][w.j]
+            np.testing.assert_array_equal(test, rows[rows.cutoff == cutoff].y.to_numpy())
+            np.testing.assert_array_equal(y, df[(df.unique_id == uid) & (df.ds <= cutoff)].y.to_numpy())
+            assert scale == mase_scale(y, 4)  # the season the frame carries
+        assert list(w.frame.unique_id.unique()) == w.ids
+    panel = Panel.from_frame(df)
+    series, offsets = window_origins(panel, 3, 3, 3, min_train_length=12)
+    assert len(series) == sum(len(w.ids) for w in wins)
+    bare = cv.copy()
+    bare.attrs = {}
+    with pytest.raises(InvalidParameterError, match="season_length"):
+        training_windows(bare, df)
+    assert [w.j for w in training_windows(bare, df, season_length=4)] == [0, 1, 2]

@@ -5,7 +5,7 @@ import pytest
 
 from seqlab.cli import main
 from seqlab.forecast import ForecastDataError, Forecaster
-from seqlab.forecast.core import min_fit_length
+from seqlab.forecast import min_fit_length
 from seqlab.forecast.data import competition
 
 H, SEASON = 8, 4

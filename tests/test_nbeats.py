@@ -164,6 +164,34 @@ def test_ensemble_is_deterministic_and_independent_of_the_worker_count():
     assert len(NBeatsForecaster(TINY, size=1, **kw).member_configs()) == 1
 
 
+def test_member_forecasts_are_the_members_of_fit_at_every_checkpoint():
+    """forecast_members: one training per member gives its forecast at each checkpoint; the last checkpoint's
+    median is fit-then-predict's forecast, and a shorter run ends where the longer one passed."""
+    import pandas as pd
+
+    ser = _series()
+    df = pd.concat([pd.DataFrame({"unique_id": f"s{k}", "ds": np.arange(len(y)), "y": y}) for k, y in enumerate(ser)])
+    kw = dict(input_multiples=(1.5, 2.0), seeds=(1,), season_length=12, workers=1)
+    ens = NBeatsForecaster(TINY, **kw)
+    got = ens.forecast_members(df.sample(frac=1, random_state=0), 6, steps=(4, TINY.max_steps))
+    assert got.ids == ["s0", "s1", "s2"] and len(got.forecasts) == 2 and all(s >= 0 for s in got.seconds)
+    assert all(sorted(f) == [4, TINY.max_steps] and f[4].shape == (3, 6) for f in got.forecasts)
+    fitted = ens.fit(df, 6).predict(df, 6)
+    np.testing.assert_array_equal(got.median(TINY.max_steps), np.vstack([fitted[u] for u in got.ids]))
+    short = NBeatsForecaster(replace(TINY, max_steps=4), **kw).forecast_members(df, 6)
+    np.testing.assert_array_equal(short.median(4, members=1), got.median(4, members=1))
+    # the jobs are the members asked for, each trained to the last checkpoint
+    jobs = ens.member_jobs(df, 6, steps=(3, 5), members=[1])
+    assert len(jobs) == 1 and jobs[0][1][3] == replace(ens.member_configs()[1], max_steps=5)
+    for bad in (dict(steps=(0,)), dict(members=[2]), dict(members=[-1])):
+        with pytest.raises(InvalidParameterError):
+            ens.member_jobs(df, 6, **bad)
+    with pytest.raises(InvalidParameterError, match="checkpoints"):
+        got.median(7)
+    with pytest.raises(InvalidParameterError):
+        got.median(4, members=0)
+
+
 def test_bad_settings_are_refused():
     with pytest.raises(InvalidParameterError):
         NBeatsConfig(loss="mape")

@@ -29,10 +29,10 @@ from ..forecast.data import air_passengers, competition
 from ..forecast.evaluation import bootstrap_difference, evaluate, per_horizon, summarize, unit_mase
 from ..forecast.intervals import conformal_from_windows, interval_columns, min_calibration_size
 from ..forecast.intervals import window_index as series_window_index
-from ..forecast.metrics import mase_by_row, mase_scale
-from ..forecast.nbeats import (GENERIC_MEMBER, INTERPRETABLE_MEMBER, NBeatsConfig, NBeatsForecaster, ensemble_median,
-                               member_forecasts)
+from ..forecast.metrics import mase_by_row
+from ..forecast.nbeats import GENERIC_MEMBER, INTERPRETABLE_MEMBER, NBeatsConfig, NBeatsForecaster, ensemble_median
 from ..forecast.neural import NeuralConfig, NeuralForecaster
+from ..forecast.origins import TrainingWindow, training_windows
 from ..parallel import run_calls
 from ..store import artifact_dir, heavy_eval, read_artifact_csv, verify_artifacts, write_artifacts
 
@@ -316,10 +316,13 @@ def _global_job(arch: str, name: str, config: NeuralConfig, season: int, frame: 
     return preds, time.perf_counter() - t0
 
 
-def _member_job(series: list, h: int, season: int, config: NBeatsConfig, checkpoints: tuple):
-    t0 = time.perf_counter()
-    out = member_forecasts(series, h, season, config, checkpoints)
-    return out, time.perf_counter() - t0
+def _one_member(config: NBeatsConfig, seed: int, season: int) -> NBeatsForecaster:
+    """An ensemble of the one member ``config`` (an ablation's variant): its member is ``config`` itself."""
+    one = NBeatsForecaster(config, input_multiples=(config.input_multiple,), losses=(config.loss,), seeds=(seed,),
+                           season_length=season, device="cpu")
+    if one.member_configs() != [config]:
+        raise RuntimeError("an ablation variant's member is not the config it was built from")
+    return one
 
 
 def _cost(fn, args) -> float:
@@ -328,7 +331,7 @@ def _cost(fn, args) -> float:
         arch, _, c, season, frame, h = args
         L = min(60, max(2 * h, 2 * season))
         return c.max_steps * c.batch_size * L * (2.5e-6 if arch == "transformer" else 1.5e-6)
-    series, h, season, c, _ = args
+    c = args[3]  # an N-BEATS member's job (NBeatsForecaster.member_jobs): series, h, season, config, ...
     per_step = 12e-3 * (c.width / 256) ** 2 * c.blocks * c.layers / 6 * c.batch_size / 512
     return c.max_steps * per_step
 
@@ -336,45 +339,12 @@ def _cost(fn, args) -> float:
 # ---------------------------------------------------------------------------------------------------------------
 # Windows and validation
 # ---------------------------------------------------------------------------------------------------------------
-@dataclass
-class _Window:
-    j: int  # windows before the last
-    ids: list
-    series: list  # training parts, as arrays
-    frame: pd.DataFrame  # the same, long
-    test: np.ndarray  # (N, h)
-    scale: np.ndarray  # (N,) MASE scale of each training part
-
-
-def _windows(cv: pd.DataFrame, history: pd.DataFrame, h: int, season: int) -> list[_Window]:
-    """The training part and test values of every window of a cross-validation frame, last window first."""
-    keys = cv.drop_duplicates(["unique_id", "cutoff"])[["unique_id", "cutoff"]].copy()
-    keys["j"] = window_index(keys)
-    hist = {uid: g for uid, g in history.groupby("unique_id", sort=False)}
-    out = []
-    for j, kj in keys.groupby("j", sort=True):
-        kj = kj.sort_values("unique_id", kind="stable")  # the order NBeatsForecaster puts the series in
-        ids, series, frames, tests, scales = [], [], [], [], []
-        for uid, cutoff in zip(kj.unique_id, kj.cutoff):
-            g = hist[uid]
-            part = g[g.ds <= cutoff]
-            y = part.y.to_numpy(float)
-            ids.append(uid)
-            series.append(y)
-            frames.append(part)
-            tests.append(g[g.ds > cutoff].y.to_numpy(float)[:h])
-            scales.append(mase_scale(y, season))
-        out.append(_Window(int(j), ids, series, pd.concat(frames, ignore_index=True), np.array(tests),
-                           np.array(scales)))
-    return out
-
-
-def _unit_mase(pred: np.ndarray, w: _Window) -> np.ndarray:
+def _unit_mase(pred: np.ndarray, w: TrainingWindow) -> np.ndarray:
     """MASE of each series of a window, as :func:`seqlab.forecast.evaluate` computes it (NaN where the scale is 0)."""
     return mase_by_row(w.test, pred, w.scale)
 
 
-def choose_on_validation(members: list[dict], windows: list[_Window]) -> pd.DataFrame:
+def choose_on_validation(members: list[dict], windows: list[TrainingWindow]) -> pd.DataFrame:
     """Validation MASE of the median of the first ``k`` members after ``s`` steps, for every (s, k).
 
     ``members[m][j][s]`` is member ``m``'s forecast on validation window ``j`` after
@@ -409,7 +379,7 @@ def _classical_windows(datasets: dict, log) -> dict:
                                  min_train_length=None if src.test is None else min_train_length(src.h, src.season),
                                  level=list(LEVELS), intervals="native")
         sets[label] = DataSet(label, key, windows, src.season, src.h, src.history, cv,
-                              _windows(cv, src.history, src.h, src.season), src.train.unique_id.nunique(),
+                              training_windows(cv, src.history), src.train.unique_id.nunique(),
                               official=src.test is not None, seconds={"classical": time.perf_counter() - t0})
         log(f"{label}: classical models in {sets[label].seconds['classical']:.0f} s")
     return sets
@@ -469,16 +439,16 @@ def _validation_trainings(sets: dict, neural_config: NeuralConfig | None, plan: 
                     tags.append(("global", label, name, w.j))
             if w.j > 0:
                 top = plan.forecaster(label, d.season, max(plan.grid(label)))
-                for m, c in enumerate(top.member_configs()):
-                    calls.append((_member_job, (w.series, d.h, d.season, c, plan.grid(label))))
-                    tags.append(("member", label, m, w.j))
+                jobs = top.member_jobs(w.frame, d.h, plan.grid(label))
+                calls += jobs
+                tags += [("member", label, m, w.j) for m in range(len(jobs))]
                 if plan.ablation:
                     first = top.member_configs()[0]
                     for variant, (where, change) in ABLATIONS.items():
                         if where != label:
                             continue
-                        calls.append((_member_job, (w.series, d.h, d.season, replace(first, **change),
-                                                    plan.grid(label))))
+                        calls += _one_member(replace(first, **change), plan.seeds[0], d.season).member_jobs(
+                            w.frame, d.h, plan.grid(label))
                         tags.append(("ablation", label, variant, w.j))
     log(f"{len(calls)} trainings on the validation windows")
     results = run_calls(calls, workers=workers, cost=_cost)
@@ -566,10 +536,10 @@ def _final_ensembles(sets: dict, plans: dict, rounds: dict, workers) -> dict:
         for key, plan in plans.items():
             need = [(r.steps, r.members) for r in rounds[label] if r.plan == key]
             size = max(k for _, k in need)
-            configs = plan.forecaster(label, d.season, max(plan.grid(label)), size=size).member_configs()
-            for m, c in enumerate(configs):
-                marks = tuple(sorted({s for s, k in need if m < k}))
-                calls.append((_member_job, (last.series, d.h, d.season, replace(c, max_steps=marks[-1]), marks)))
+            ensemble = plan.forecaster(label, d.season, max(plan.grid(label)), size=size)
+            for m in range(size):
+                marks = tuple(sorted({s for s, k in need if m < k}))  # the step counts of the rounds it is in
+                calls += ensemble.member_jobs(last.frame, d.h, marks, members=[m])
                 tags.append((label, key, m))
     finals = {}
     for (label, key, m), (out, secs) in zip(tags, run_calls(calls, workers=workers, cost=_cost)):
@@ -737,7 +707,7 @@ def _sets_from_forecasts(forecasts: pd.DataFrame, datasets: dict) -> dict:
         forecasts.loc[rows, "unique_id"] = forecasts.loc[rows, "unique_id"].map(ids)
         cv = forecasts[rows]
         sets[label] = DataSet(label, key, windows, src.season, src.h, src.history, cv,
-                              _windows(cv, src.history, src.h, src.season), src.train.unique_id.nunique(),
+                              training_windows(cv, src.history, src.season), src.train.unique_id.nunique(),
                               official=src.test is not None)
     return sets
 
@@ -823,7 +793,7 @@ def run_forecast_experiment(root=None, log=print, *, datasets: dict | None = Non
     log(f"whole run: {time.perf_counter() - t_run:.0f} s")
 
 
-def _attach(cv: pd.DataFrame, windows: list[_Window], preds: dict, h: int) -> pd.DataFrame:
+def _attach(cv: pd.DataFrame, windows: list[TrainingWindow], preds: dict, h: int) -> pd.DataFrame:
     """The cross-validation frame with one column per global model, matched by (series, window, step)."""
     keyed = cv.assign(j=window_index(cv), step=cv.groupby(["unique_id", "cutoff"]).cumcount())
     for name, by_window in preds.items():
@@ -836,7 +806,7 @@ def _attach(cv: pd.DataFrame, windows: list[_Window], preds: dict, h: int) -> pd
     return keyed.drop(columns=["j", "step"])
 
 
-def _residuals(cv: pd.DataFrame, windows: list[_Window], names: list[str], official: bool,
+def _residuals(cv: pd.DataFrame, windows: list[TrainingWindow], names: list[str], official: bool,
                n_windows: int) -> pd.DataFrame:
     """The residual check: mean signed scaled error (forecast - actual) / MASE scale by model and step, per scope.
 

@@ -10,11 +10,12 @@ try:  # statsforecast imports tqdm.autonotebook, which warns in notebooks withou
 except ImportError:  # pragma: no cover
     pass
 from .classical import M4Comb, Naive2, StatsForecastModel
-from .core import MODEL_NAMES, Forecaster, ForecastModel, rolling_origin_splits
+from .core import MODEL_NAMES, Forecaster, ForecastModel
 from .data import ForecastDataError, air_passengers, competition, infer_freq, read_series_csv, validate_long
 from .engines import Engine
 from .evaluation import bootstrap_difference, evaluate, per_horizon, summarize, unit_mase
 from .intervals import check_levels, conformal_quantile
+from .lengths import min_fit_length
 from .metrics import (
     coverage,
     mase,
@@ -26,9 +27,10 @@ from .metrics import (
     winkler_score,
 )
 from .neural import NeuralConfig, NeuralForecaster
+from .origins import rolling_origin_splits
 
 __all__ = ["MODEL_NAMES", "Forecaster", "ForecastModel", "StatsForecastModel", "Naive2", "M4Comb", "Engine",
            "rolling_origin_splits", "ForecastDataError", "air_passengers", "competition", "infer_freq",
            "read_series_csv", "validate_long", "bootstrap_difference", "evaluate", "per_horizon", "summarize",
            "unit_mase", "mase", "owa", "smape", "coverage", "winkler_score", "pinball_loss", "scaled_pinball_loss",
-           "scaled_crps", "check_levels", "conformal_quantile", "NeuralConfig", "NeuralForecaster"]
+           "scaled_crps", "check_levels", "conformal_quantile", "NeuralConfig", "NeuralForecaster", "min_fit_length"]

@@ -48,7 +48,7 @@ from .neural import NeuralForecaster
 __all__ = ["FullyConnected", "GenericBasis", "TrendBasis", "SeasonalityBasis", "Block", "NBeats", "Panel",
            "UniformSeriesSampler", "UniformWindowSampler", "MASELoss", "SMAPELoss", "ScaledMAELoss", "LOSSES",
            "NBeatsConfig", "GENERIC_MEMBER", "INTERPRETABLE_MEMBER", "train_member", "member_forecasts",
-           "ensemble_median", "NBeatsForecaster"]
+           "timed_member_forecasts", "MemberForecasts", "ensemble_median", "NBeatsForecaster"]
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -407,6 +407,40 @@ def member_forecasts(series: list[np.ndarray], h: int, season: int, config: NBea
     return train_member(series, h, season, config, checkpoints, device=device)[1]
 
 
+def timed_member_forecasts(series: list[np.ndarray], h: int, season: int, config: NBeatsConfig,
+                           checkpoints: tuple[int, ...] = (), device="cpu") -> tuple[dict[int, np.ndarray], float]:
+    """:func:`member_forecasts` and the seconds the training took: one job of
+    :meth:`NBeatsForecaster.member_jobs` (a top-level function, so worker processes can run it)."""
+    import time
+
+    t0 = time.perf_counter()
+    out = member_forecasts(series, h, season, config, checkpoints, device)
+    return out, time.perf_counter() - t0
+
+
+@dataclass
+class MemberForecasts:
+    """Each member's forecasts after each checkpoint, from :meth:`NBeatsForecaster.forecast_members`.
+
+    ``forecasts[m][s]`` is member ``m``'s (N, h) forecast after ``s`` training steps, series in the
+    order of ``ids`` (sorted ``unique_id``); ``seconds[m]`` the seconds its training took.
+    """
+
+    ids: list
+    forecasts: list
+    seconds: list
+
+    def median(self, steps: int, members: int | None = None) -> np.ndarray:
+        """The ensemble's forecast: the median of the first ``members`` members (all by default) after ``steps``."""
+        chosen = self.forecasts[: len(self.forecasts) if members is None else members]
+        if not chosen:
+            raise InvalidParameterError(f"members must be >= 1, got {members!r}")
+        if any(steps not in f for f in chosen):
+            raise InvalidParameterError(f"no forecast after {steps} steps: the checkpoints are "
+                                        f"{sorted(chosen[0])}")
+        return ensemble_median([f[steps] for f in chosen])
+
+
 def ensemble_median(forecasts: list[np.ndarray]) -> np.ndarray:
     """The element-wise median over members: robust to one member that goes astray."""
     return np.median(np.stack(forecasts), axis=0)
@@ -544,9 +578,10 @@ class NBeatsForecaster(NeuralForecaster):
 
     @staticmethod
     def _series(df):
-        """The series in the order of their ``unique_id``: the model does not depend on the frame's row order."""
+        """The series in the order of their ``unique_id``, each in time order: the model does not depend on the
+        frame's row order."""
         ids, series = [], []
-        for uid, g in df.groupby("unique_id", sort=True):
+        for uid, g in df.sort_values("ds", kind="stable").groupby("unique_id", sort=True):
             ids.append(uid)
             series.append(g["y"].to_numpy(float))
         return ids, series
@@ -604,6 +639,47 @@ class NBeatsForecaster(NeuralForecaster):
         finally:
             stop.set()
             manager.shutdown()
+
+    def member_jobs(self, df, h: int, steps=(), members=None) -> list[tuple]:
+        """The independent training jobs behind :meth:`forecast_members`, as ``(fn, args)`` pairs.
+
+        Each job trains one member on every series of ``df`` up to its end for ``max(steps)`` steps (its own
+        ``max_steps`` when ``steps`` is empty) and returns ``(forecasts, seconds)``: its (N, h) forecasts from the
+        series' ends after each of ``steps``, and the seconds it took. ``members``: the indices of the members to
+        train (all by default). Jobs of several forecasters and data sets can go to one
+        :func:`seqlab.parallel.run_calls` (or an engine's ``run_calls``), which keeps every worker busy.
+        """
+        _, series = self._series(df)
+        steps = tuple(sorted({int(s) for s in steps}))
+        if any(s < 1 for s in steps):
+            raise InvalidParameterError(f"steps must be whole numbers >= 1, got {steps!r}")
+        configs = self.member_configs()
+        chosen = range(len(configs)) if members is None else list(members)
+        if any(not 0 <= k < len(configs) for k in chosen):
+            raise InvalidParameterError(f"members must be indices below {len(configs)}, got {members!r}")
+        device = resolve_device(self.device).type
+        return [(timed_member_forecasts, (series, h, self.season_length,
+                                          replace(configs[k], max_steps=steps[-1]) if steps else configs[k],
+                                          steps, device)) for k in chosen]
+
+    def forecast_members(self, df, h: int, steps=(), members=None) -> MemberForecasts:
+        """Train the members on ``df`` and keep each one's forecasts after each of ``steps`` training steps.
+
+        The evidence that a step count and an ensemble size are chosen from on validation windows: one run
+        gives every member at every step count (the learning rate is constant, so the member after ``s`` steps
+        of a longer run is the member a run of ``s`` steps ends with), and ``result.median(s, k)`` is the
+        ensemble of the first ``k`` members after ``s`` steps. The members run as :meth:`fit`'s do (in
+        ``workers`` processes or on the engine), with the same numbers; the trained networks are not kept.
+        """
+        jobs = self.member_jobs(df, h, steps, members)
+        if self.engine is not None:
+            done = self.engine.run_calls(jobs)
+        else:
+            from ..parallel import run_calls
+
+            done = run_calls(jobs, workers=self.workers)
+        ids, _ = self._series(df)
+        return MemberForecasts(ids, [f for f, _ in done], [sec for _, sec in done])
 
     def predict(self, df, h: int):
         if not self.members or h != self.h:
