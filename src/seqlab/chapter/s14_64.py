@@ -451,6 +451,7 @@ def _numbers():
         shapes = {T: tuple(m2o(torch.zeros(2, T, s14_45.D_IN)).shape) for T in s14_45.LENGTHS}
     vg = once(s14_46_1.gradient_frame, rhos=s14_46_1.RHOS)
     reach = once(s14_47.reach_table, seed=s14_47.SEED).set_index(["cell", "lag"]).g
+    gaps = once(s14_47.surface_gap_table, seed=s14_47.SEED, widths=s14_47.WIDTHS)
     copy = once(s14_48.copy_sweep, seed=s14_48.SEED)
     spread = once(s14_50.spread_table, s14_50.D_GRID, n=s14_50.N_PAIRS, seed=s14_50.SPREAD_SEED)
     sat = once(s14_50.saturation_table, s14_50.D_GRID, T=s14_50.T, seed=s14_50.SATURATION_SEED)
@@ -476,7 +477,7 @@ def _numbers():
         problem=({T: count_parameters(m2o) for T in s14_45.LENGTHS}, shapes),
         gradient=({r: s14_46_1.decay_per_step(vg, r) for r in s14_46_1.RHOS},),
         gating=(reach[("LSTM", REACH_LAG)] / reach[("RNN", REACH_LAG)],
-                reach[("GRU", REACH_LAG)] / reach[("RNN", REACH_LAG)]),
+                reach[("GRU", REACH_LAG)] / reach[("RNN", REACH_LAG)], dict(zip(gaps.width, gaps.ratio_at_last_lag))),
         bottleneck=(fixed.heldout_teacher_forced[COPY_SHORT], fixed.heldout_teacher_forced[COPY_LONG],
                     att.heldout_teacher_forced[COPY_LONG]),
         scaling=(spread, sat),
