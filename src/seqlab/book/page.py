@@ -102,7 +102,12 @@ def table(df, columns: dict[str, str] | None = None, formats: dict[str, str] | N
 
     rows = view if len(view) <= max_rows else view.head(max_rows)
     head = "".join(f"<th>{html.escape((columns or {}).get(c, str(c)))}</th>" for c in view.columns)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(cell(c, v))}</td>" for c, v in zip(view.columns, r)) + "</tr>"
+    def td(c, v):
+        # sentences read from the left; numbers and short labels stay right-aligned, so digits line up
+        prose = isinstance(v, str) and len(v) > 40
+        return f"<td class='seqlab-text'>{html.escape(cell(c, v))}</td>" if prose else f"<td>{html.escape(cell(c, v))}</td>"
+
+    body = "".join("<tr>" + "".join(td(c, v) for c, v in zip(view.columns, r)) + "</tr>"
                    for r in rows.itertuples(index=False, name=None))
     more = f"<p class='seqlab-more'>{len(view) - max_rows} more rows</p>" if len(view) > max_rows else ""
     cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""

@@ -208,9 +208,10 @@ def multihead_claims(parameters_by_heads: dict, mean_one: float, worst_many: flo
               + ", ".join(f"{h}: {fmt(p, ',')}" for h, p in parameters_by_heads.items()) + ").",
               parameters=parameters_by_heads),
         claim("s64_v_heads_buy", worst_many - mean_one > margin,
-              f"What they buy is several attention patterns at once: on a task that needs two positions, one "
-              f"head gets both targets right {fmt(mean_one, '.1%')} of the time on average, while the worst seed "
-              f"with the most heads reaches {fmt(worst_many, '.1%')}.",
+              f"What they buy shows on a task that needs two positions at once: one head gets both targets right "
+              f"{fmt(mean_one, '.1%')} of the time on average, while the worst seed with the most heads reaches "
+              f"{fmt(worst_many, '.1%')} (accuracy only; which positions each trained head reads is not measured "
+              "here).",
               f"On a task that needs two positions, one head gets both targets right {fmt(mean_one, '.1%')} of "
               f"the time on average and the worst seed with the most heads {fmt(worst_many, '.1%')}: no clear "
               "gain from more heads in this measurement.",
