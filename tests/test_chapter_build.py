@@ -273,3 +273,32 @@ def test_a_failing_page_in_a_lane_fails_the_build(tmp_path, monkeypatch, capfd):
     err = capfd.readouterr().err
     assert "a broken cell" in err and "seqlab: error: chapter build failed" in err
     assert not (tmp_path / "site" / "index.html").exists()
+
+
+def test_cache_writes_take_turns(tmp_path):
+    """The lanes share one execution cache: with seqlab.book.cache_lock installed, a write waits for the folder's
+    write lock, so two lanes never interleave jupyter-cache's record, file and trimming steps."""
+    import threading
+    import time
+
+    import nbformat
+    from filelock import FileLock
+    from jupyter_cache import get_cache
+    from jupyter_cache.cache.main import CacheBundleIn
+
+    from seqlab.book import cache_lock
+
+    cache_lock.install()
+    cache_lock.install()  # idempotent: one lock, not two nested
+    cache = get_cache(tmp_path / "cache")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1", execution_count=1)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    done = []
+    with FileLock(str(tmp_path / "cache" / "seqlab-write.lock")):
+        t = threading.Thread(target=lambda: done.append(cache.cache_notebook_bundle(
+            CacheBundleIn(nb, uri=str(tmp_path / "one.ipynb")), check_validity=False)))
+        t.start()
+        time.sleep(0.5)
+        assert t.is_alive() and not cache.list_cache_records()  # waiting for the lock, nothing written
+    t.join(timeout=30)
+    assert done and len(cache.list_cache_records()) == 1
