@@ -836,6 +836,7 @@ def bias_claims(check: pd.DataFrame):
 
 #: the N-BEATS comparisons the page reads in words: (data set, scope, claim name)
 SIGNIFICANCE_READ = [("M3 monthly", "official hold-out", "s63_sig_m3m"),
+                     ("M3 monthly", "all windows", "s63_sig_m3m_all"),
                      ("M3 yearly", "official hold-out", "s63_sig_m3y"),
                      ("Tourism quarterly", "official hold-out", "s63_sig_tq"),
                      ("Tourism quarterly", "all windows", "s63_sig_tq_all")]
