@@ -789,10 +789,14 @@ def cost_claims(cost: pd.DataFrame, members: int, dataset: str = "M3 monthly"):
                   nbeats_final=fin, transformer=tr, grid=grid)]
 
 
+def _nbeats_key(index, dataset: str) -> tuple:
+    """N-BEATS's row of :func:`residual_check` on ``dataset``: its own, or the best neural one where it leads."""
+    return (dataset, "N-BEATS") if (dataset, "N-BEATS") in index else (dataset, "best neural")
+
+
 def _nbeats_bias(b: pd.Series, dataset: str) -> float:
-    """N-BEATS's mean scaled error on ``dataset`` from :func:`residual_check` (its own row, or the best neural one)."""
-    key = (dataset, "N-BEATS") if (dataset, "N-BEATS") in b.index else (dataset, "best neural")
-    return float(b[key])
+    """N-BEATS's mean scaled error on ``dataset`` from :func:`residual_check`."""
+    return float(b[_nbeats_key(b.index, dataset)])
 
 
 @claim_source
@@ -802,8 +806,7 @@ def bias_claims(check: pd.DataFrame):
     R = check.set_index(["dataset", "role"])
     b = R.mean_scaled_error
     nn, cl = _nbeats_bias(b, "M3 monthly"), float(b[("M3 monthly", "best classical")])
-    share_key = ("M3 monthly", "N-BEATS") if ("M3 monthly", "N-BEATS") in R.index else ("M3 monthly", "best neural")
-    share = float(R.share_over[share_key])
+    share = float(R.share_over[_nbeats_key(R.index, "M3 monthly")])
     way = "towards over-forecasting" if nn > 0 else "towards under-forecasting"
     parts, apart = [], []
     for d in ("M3 yearly", "Tourism quarterly"):

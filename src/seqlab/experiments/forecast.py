@@ -537,10 +537,12 @@ def _final_ensembles(sets: dict, plans: dict, rounds: dict, workers) -> dict:
             need = [(r.steps, r.members) for r in rounds[label] if r.plan == key]
             size = max(k for _, k in need)
             ensemble = plan.forecaster(label, d.season, max(plan.grid(label)), size=size)
+            by_marks: dict = {}  # members that share the step counts of the rounds they are in train in one call
             for m in range(size):
-                marks = tuple(sorted({s for s, k in need if m < k}))  # the step counts of the rounds it is in
-                calls += ensemble.member_jobs(last.frame, d.h, marks, members=[m])
-                tags.append((label, key, m))
+                by_marks.setdefault(tuple(sorted({s for s, k in need if m < k})), []).append(m)
+            for marks, ms in by_marks.items():
+                calls += ensemble.member_jobs(last.frame, d.h, marks, members=ms)
+                tags += [(label, key, m) for m in ms]
     finals = {}
     for (label, key, m), (out, secs) in zip(tags, run_calls(calls, workers=workers, cost=_cost)):
         finals.setdefault(label, {}).setdefault(key, {})[m] = out
