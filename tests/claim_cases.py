@@ -181,11 +181,17 @@ def _s61_63_cases():
         iv = pd.DataFrame(rows)
         return (iv, s14_63.coverage_summary(iv)), {}
 
-    def naive2(explained):
-        a = pd.DataFrame({"dataset": ["M3 monthly"], "model": ["Naive2"], "measured": [16.76], "reference": [16.91]})
+    def naive2(reproduced, readings_fit=False, small_gap=True, stored=None):
+        b = pd.DataFrame({"group": ["yearly", "quarterly", "monthly", "other"], "season_length": [1, 4, 12, 1],
+                          "share_adjusted": [0.0, 0.73, 0.54, 0.0],
+                          "smape": [17.88 if reproduced else 17.7, 10.03, 16.91 - (0.1 if small_gap else 0.4), 6.30],
+                          "published": [17.88, 9.95, 16.91, 6.30]})
+        b["difference"] = b.smape - b.published
         v = pd.DataFrame({"variant": ["test at 80%", "test at 90% (the definition)", "every series adjusted"],
-                          "smape": [16.9 if explained else 16.7, 16.76, 17.4]})
-        return (a, v), {}
+                          "quarterly": [9.951, 10.03, 9.99], "monthly": [16.912 if readings_fit else 16.78, 16.76, 17.4]})
+        a = None if stored is None else pd.DataFrame({"dataset": ["M3 monthly"], "model": ["Naive2"],
+                                                      "measured": [b.smape[2] + stored]})
+        return (b, v, a), {}
 
     def anchors(off):
         a = pd.DataFrame({"dataset": ["M1 yearly", "M3 yearly"], "model": ["AutoTheta", "Naive"],
@@ -263,7 +269,9 @@ def _s61_63_cases():
                                        pd.DataFrame({"dataset": "M3 yearly", "round": [2, 3],
                                                      "last_window_mase": [2.7, 2.6]})), {})
                              for ok in (True, False)],
-        P63 + "naive2_claims": [lambda: naive2(False), lambda: naive2(True)],
+        P63 + "naive2_claims": [lambda: naive2(False), lambda: naive2(True), lambda: naive2(True, readings_fit=True),
+                                lambda: naive2(True, small_gap=False), lambda: naive2(True, stored=0.0),
+                                lambda: naive2(True, stored=1e-6)],
         P63 + "horizon_claims": [lambda: horizon(True), lambda: horizon(False)],
         P63 + "yearly_claims": [lambda: yearly(True), lambda: yearly(False),
                                 lambda: ((*yearly(True)[0][:5], 0.1), {})],

@@ -14,7 +14,7 @@ __all__ = ["ForecastDataError", "validate_long", "infer_freq", "read_series_csv"
 #: (data set, group) -> (seasonal period, official horizon)
 COMPETITIONS = {
     ("M1", "yearly"): (1, 6), ("M1", "quarterly"): (4, 8), ("M1", "monthly"): (12, 18),
-    ("M3", "yearly"): (1, 6), ("M3", "quarterly"): (4, 8), ("M3", "monthly"): (12, 18),
+    ("M3", "yearly"): (1, 6), ("M3", "quarterly"): (4, 8), ("M3", "monthly"): (12, 18), ("M3", "other"): (1, 8),
     ("Tourism", "yearly"): (1, 4), ("Tourism", "quarterly"): (4, 8), ("Tourism", "monthly"): (12, 24),
 }
 
