@@ -206,16 +206,28 @@ def _s61_63_cases():
                 rows.append(dict(dataset="M3 monthly", scope=HO, model=m, step=step, mase=x))
         return (pd.DataFrame(rows), "N-BEATS", "AutoTheta"), {}
 
-    def yearly(ok):
+    def yearly(ok, m1_length=15.0, m1_neural=True):
         val = pd.DataFrame({"dataset": "M3 yearly", "model": ["N-BEATS", "AutoTheta"],
                             "validation_mase": [3.58, 3.54] if ok else [3.5, 3.54]})
-        coll = pd.DataFrame({"dataset": ["M3 yearly", "M3 monthly"], "median_length": [19.0, 115.0] if ok
-                             else [120.0, 115.0], "cuts": [9934, 114726]})
+        coll = pd.DataFrame({"dataset": ["M3 yearly", "M3 monthly", "M1 yearly"],
+                             "median_length": [19.0 if ok else 120.0, 115.0, m1_length], "cuts": [9934, 114726, 1500]})
+        verdict = pd.DataFrame({"dataset": ["M1 yearly"], "scope": [HO], "neural_beats_best_classical": [m1_neural]})
         picked = pd.DataFrame({"dataset": ["M3 yearly", "M1 yearly"], "steps": [100, 100 if ok else 200]})
         grids = {"M3 yearly": [100, 200], "M1 yearly": [100, 200]}
         check = pd.DataFrame({"dataset": "M3 yearly", "role": ["best neural", "best classical"],
                               "mean_scaled_error": [0.22, -0.32] if ok else [-0.22, -0.32]})
-        return (val, coll, picked, grids, check, 0.02), {}
+        return (val, coll, picked, grids, check, 0.02, verdict), {}
+
+    def r3_member(r3):
+        members = pd.DataFrame({"dataset": "M3 monthly", "member": 0, "stack": "generic", "input_multiple": 2,
+                                "seed": 1000, "steps": 2000, "round": [2, 3], "validation_mase": [0.8755, r3]})
+        ablation = pd.DataFrame({"dataset": "M3 monthly", "steps": 2000, "window": [1, 2, 1, 2],
+                                 "ingredient": ["reference: the first member"] * 2 + ["windows drawn uniformly"] * 2,
+                                 "validation_mase": [0.897, 0.854, 0.893, 0.8435]})
+        recipe_ = pd.DataFrame({"dataset": ["M3 monthly", "M3 yearly"],
+                                "ingredient": ["windows drawn uniformly", "short histories padded"],
+                                "adopted": [True, True]})
+        return (members, ablation, recipe_, 0.0104), {}
 
     def validation(nb):
         return (pd.DataFrame({"dataset": "M3 monthly", "model": ["N-BEATS", "Transformer"],
@@ -274,7 +286,9 @@ def _s61_63_cases():
                                 lambda: naive2(True, stored=1e-6)],
         P63 + "horizon_claims": [lambda: horizon(True), lambda: horizon(False)],
         P63 + "yearly_claims": [lambda: yearly(True), lambda: yearly(False),
-                                lambda: ((*yearly(True)[0][:5], 0.1), {})],
+                                lambda: ((*yearly(True)[0][:5], 0.1, yearly(True)[0][6]), {}),
+                                lambda: yearly(True, m1_length=25.0), lambda: yearly(True, m1_neural=False)],
+        P63 + "round3_member_claims": [lambda: r3_member(0.8976), lambda: r3_member(0.872)],
         P63 + "validation_claims": [lambda: validation(0.842), lambda: validation(0.99)],
     }
 
@@ -640,7 +654,8 @@ def _s64_cases() -> dict:
 
     def cross(early):
         return pd.DataFrame({"d": [32, 64], "flop_T_star": [64, 128],
-                             "measured_T_star": [32 if early else 128, 256], "training_T_star": [128, None]})
+                             "measured_T_star": [32 if early else 128, 256],
+                             "training_T_star": [60 if early else 128, None]})
 
     def matched(gain):  # the middle of three distinct-3 levels
         return pd.DataFrame({"knob": ["temperature", "top_p", "min_p"], "target": 0.7,
@@ -662,8 +677,9 @@ def _s64_cases() -> dict:
 
     def coverage(nearer):
         conf = (0.81, 0.95) if nearer else (0.6, 0.7)
-        return pd.DataFrame({"kind": ["conformal", "conformal", "native", "native"], "level": [80, 95, 80, 95],
-                             "mean": [*conf, 0.64, 0.79]})
+        c = pd.DataFrame({"kind": ["conformal", "conformal", "native", "native"], "level": [80, 95, 80, 95],
+                          "mean": [*conf, 0.64, 0.79]})
+        return c.assign(scored=[52, 52, 30, 30]) if nearer else c
 
     return {
         P + "problem_class_claims": [

@@ -7,7 +7,7 @@ from seqlab.nn import GPT, DecoderLayer, EncoderLayer, GPTConfig, KVCache
 
 
 @pytest.mark.parametrize("norm_first", [True, False])
-@pytest.mark.parametrize("activation", ["relu", "gelu"])
+@pytest.mark.parametrize("activation", ["relu", "gelu", "relu2"])
 def test_encoder_layer_equals_torch(norm_first, activation):
     torch.manual_seed(0)
     ours = EncoderLayer(32, 4, 64, norm_first=norm_first, activation=activation).eval()

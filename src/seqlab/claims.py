@@ -22,8 +22,8 @@ from .errors import SeqlabError
 
 __all__ = ["join_and", "Claim", "ClaimError", "claim", "require", "claim_source", "SOURCES", "jsonable", "fmt"]
 
-#: thousands separator in prose: a narrow no-break space
-_THOUSANDS = "\u202f"
+#: thousands separator in prose: the comma the tables and the fixed text use too
+_THOUSANDS = ","
 
 
 def join_and(items) -> str:

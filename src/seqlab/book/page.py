@@ -101,10 +101,17 @@ def table(df, columns: dict[str, str] | None = None, formats: dict[str, str] | N
         return str(v)
 
     rows = view if len(view) <= max_rows else view.head(max_rows)
-    head = "".join(f"<th>{html.escape((columns or {}).get(c, str(c)))}</th>" for c in view.columns)
+
+    def is_prose(v) -> bool:
+        return isinstance(v, str) and len(v) > 40
+
+    # a column of sentences reads from the left, its heading included
+    prose_cols = {c for c in view.columns if any(is_prose(v) for v in rows[c])}
+    head = "".join(f"<th class='seqlab-text'>{html.escape((columns or {}).get(c, str(c)))}</th>" if c in prose_cols
+                   else f"<th>{html.escape((columns or {}).get(c, str(c)))}</th>" for c in view.columns)
     def td(c, v):
         # sentences read from the left; numbers and short labels stay right-aligned, so digits line up
-        prose = isinstance(v, str) and len(v) > 40
+        prose = is_prose(v)
         return f"<td class='seqlab-text'>{html.escape(cell(c, v))}</td>" if prose else f"<td>{html.escape(cell(c, v))}</td>"
 
     body = "".join("<tr>" + "".join(td(c, v) for c, v in zip(view.columns, r)) + "</tr>"
@@ -126,9 +133,11 @@ def figure(name: str, gg=None, fig=None):
         return
     from ..plotting import write_pair
 
+    from .figure_alt import alt_text
+
     paths = write_pair(gg, fig, FIGURE_DIR / name)
     png = next(p for p in paths if p.suffix == ".png")
-    display(Image(filename=str(png)))
+    display(Image(filename=str(png), alt=alt_text(gg, name)))
     if div:
         display(HTML(f"<details class='seqlab-interactive'><summary>Interactive version</summary>{div}</details>"))
 

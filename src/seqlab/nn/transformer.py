@@ -21,7 +21,12 @@ __all__ = [
     "GPT",
 ]
 
-_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+def relu_squared(x: torch.Tensor) -> torch.Tensor:
+    """ReLU(x)^2: the feed-forward activation of the modded-nanoGPT speedruns (So et al., 2021, "Primer")."""
+    return F.relu(x).square()
+
+
+_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu, "relu2": relu_squared}
 
 
 class FeedForward(nn.Module):
@@ -93,7 +98,7 @@ class EncoderLayer(nn.Module):
 
     def to_torch(self) -> nn.TransformerEncoderLayer:
         """An equivalent ``torch.nn.TransformerEncoderLayer`` (batch_first) holding copies of these weights."""
-        act = "relu" if self.ff.act is F.relu else "gelu"
+        act = self.ff.act  # torch takes the function itself, so every activation here maps across
         ref = nn.TransformerEncoderLayer(self.ff.linear1.in_features, self.self_attn.num_heads,
                                          self.ff.linear1.out_features, dropout=self.dropout1.p, activation=act,
                                          layer_norm_eps=self.norm1.eps, batch_first=True, norm_first=self.norm_first,
