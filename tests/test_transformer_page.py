@@ -392,3 +392,16 @@ def test_encoder_decoder_notes_interpret_through_the_claims():
     said = {c.name: c.text for c in s14_54.task_claims(comparison, 1 / s14_54.PROTOCOL["vocab"])}
     assert said["s54_tf_all_correct"] in notes and said["s54_free_running_gap"] in notes
     assert s14_54.alignment_claims(s14_54.alignment_share(maps))[0].text in notes
+
+
+def test_crossover_at_the_shortest_length_is_read_as_an_upper_bound():
+    """Attention already dearer at the shortest length timed: the sentence bounds T* instead of placing it there."""
+    from seqlab.chapter import s14_55
+
+    T = [32, 64, 128, 256]
+    here = pd.DataFrame(dict(T=T, d=64, ratio_attention_to_lstm=[1.19, 1.5, 2.0, 3.0]))
+    grid = pd.DataFrame(dict(T=T, d=64, ratio_attention_to_lstm=[0.5, 0.8, 1.2, 2.0]))
+    text = s14_55.here_claims(here, grid)[0].text
+    assert "at or below T = 32, the shortest length timed" in text
+    assert "T* ≈ 32" not in text
+    assert "reference (at T* ≈" in text or "reference's lies at T* ≈" in text

@@ -99,9 +99,9 @@ def reversal_claims(rev: dict, controls: pd.DataFrame, above: float,
     return [
         claim("s49_close", abs(acc - chapter_accuracy) <= 0.01,
               f"Training ends at loss {rev['final_loss']:.4g} with teacher-forced accuracy {acc:.4f} on the "
-              f"training sequences, close to the chapter's {chapter_accuracy:.4f}.",
+              f"training sequences, close to the {chapter_accuracy:.4f} the chapter's code prints.",
               f"Training ends at loss {rev['final_loss']:.4g} with teacher-forced accuracy {acc:.4f} on the "
-              f"training sequences, more than 0.01 away from the chapter's {chapter_accuracy:.4f}.",
+              f"training sequences, more than 0.01 away from the {chapter_accuracy:.4f} the chapter's code prints.",
               accuracy=acc, chapter=chapter_accuracy),
         claim("s49_learned", learned,
               "The weights did organise themselves into a band along the anti-diagonal (within one step of it) "

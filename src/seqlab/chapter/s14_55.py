@@ -732,13 +732,18 @@ def here_claims(here: pd.DataFrame, grid: pd.DataFrame) -> list:
     s_here, s_ref = _side(t_here, d), _side(t_ref, d)
     w = {"before": f"before 2d = {2 * d}", "near": f"within {LEVEL:.0%} of 2d = {2 * d}", "after": f"after 2d = {2 * d}"}
 
-    def where(t, longest):
-        return f"at T* ≈ {t:.0f}" if not np.isnan(t) else f"beyond T = {longest:.0f}, the longest length timed"
+    def where(t, frame):
+        if np.isnan(t):
+            return f"beyond T = {frame['T'].max():.0f}, the longest length timed"
+        if t == frame["T"].min() and frame.ratio_attention_to_lstm.iloc[0] >= 1:
+            # attention was already the dearer layer at the shortest length: the crossing lies somewhere below it
+            return f"at or below T = {t:.0f}, the shortest length timed"
+        return f"at T* ≈ {t:.0f}"
 
-    head = f"On this machine the crossover at d = {d} lies {where(t_here, h['T'].max())}, {w[s_here]}"
+    head = f"On this machine the crossover at d = {d} lies {where(t_here, h)}, {w[s_here]}"
     return [claim("s55_here_side", s_here == s_ref,
-                  f"{head}, as in the reference ({where(t_ref, ref['T'].max())}).",
-                  f"{head}, where the reference's lies {where(t_ref, ref['T'].max())}, {w[s_ref]}: timed here, with "
+                  f"{head}, as in the reference ({where(t_ref, ref)}).",
+                  f"{head}, where the reference's lies {where(t_ref, ref)}, {w[s_ref]}: timed here, with "
                   "whatever else this machine is running, the two layers' relative rates differ from the "
                   "reference's.",
                   d=d, here_T_star=t_here, reference_T_star=t_ref, flop_T_star=2 * d)]

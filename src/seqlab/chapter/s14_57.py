@@ -295,8 +295,8 @@ def budget_claims(summary: pd.DataFrame, steps: pd.DataFrame):
     level = ("about as dear as the GPT's" if abs(ratio - 1) <= CLEARLY else "dearer than the GPT's")
     return [
         require("lm_same_steps", g.iterations == r.iterations, gpt=g.iterations, lstm=r.iterations),
-        claim("lm_winner", lstm_wins, f"at this budget the recurrent baseline wins, by {gap:.3f} nats",
-              f"at this budget the Transformer wins, by {gap:.3f} nats", gpt=g.val_loss_nats, lstm=r.val_loss_nats),
+        claim("lm_winner", lstm_wins, f"at this budget the recurrent baseline wins, by {gap:.4f} nats",
+              f"at this budget the Transformer wins, by {gap:.4f} nats", gpt=g.val_loss_nats, lstm=r.val_loss_nats),
         claim("lm_larger", r.parameters > g.parameters,
               f"The LSTM is the larger model, with {r.parameters / g.parameters - 1:.0%} more parameters",
               f"The GPT is the larger model, with {g.parameters / r.parameters - 1:.0%} more parameters",

@@ -186,8 +186,9 @@ def scaling_claims(spread: pd.DataFrame, saturation: pd.DataFrame, tolerance: fl
               f"{fmt(spread.sd_scaled.min(), '.3f')} to {fmt(spread.sd_scaled.max(), '.3f')}).",
               ratio=ratio.tolist(), scaled=spread.sd_scaled.tolist()),
         claim("s64_v_scaling_breaks", saturates,
-              f"Without the scaling, at d_k = {hi} the softmax puts {fmt(raw.max_attention_weight, '.4f')} of its "
-              f"weight on one key and the gradient through it falls to {fmt(raw.logit_gradient_norm, '.3g')}, "
+              f"Without the scaling, at d_k = {hi} the largest weight the softmax gives any key is "
+              f"{fmt(raw.max_attention_weight, '.4f')} and the gradient through it falls to "
+              f"{fmt(raw.logit_gradient_norm, '.3g')}, "
               f"below the {fmt(scaled.logit_gradient_norm.min(), '.3g')} or more of every scaled case: that is what "
               "breaks.",
               f"Without the scaling, at d_k = {hi} the largest weight is {fmt(raw.max_attention_weight, '.4g')} "
@@ -212,8 +213,7 @@ def multihead_claims(parameters_by_heads: dict, mean_one: float, worst_many: flo
         claim("s64_v_heads_buy", worst_many - mean_one > margin,
               f"What they buy shows on a task that needs two positions at once: one head gets both targets right "
               f"{fmt(mean_one, '.1%')} of the time on average, while the worst seed with the most heads reaches "
-              f"{fmt(worst_many, '.1%')} (accuracy only; which positions each trained head reads is not measured "
-              "here).",
+              f"{fmt(worst_many, '.1%')}.",
               f"On a task that needs two positions, one head gets both targets right {fmt(mean_one, '.1%')} of "
               f"the time on average and the worst seed with the most heads {fmt(worst_many, '.1%')}: no clear "
               "gain from more heads in this measurement.",
