@@ -98,9 +98,9 @@ STEP_MARGIN = 0.93
 def fitted_steps(make, train_ids, val_ids, seconds: float, probe: int = 40) -> tuple[int, float]:
     """How many training steps of :data:`QUALITY_RECIPE` fit in ``seconds`` here, from a short timed probe run.
 
-    The chapter's 750 steps take about half the reference's time on two cores, so a run of 750 steps would stop
-    with its time half unused; the cosine schedule is stretched over the steps that fit instead. The probe's
-    first steps include warm-up costs, so the estimate errs short, and the time budget still binds.
+    How much of the reference's time the chapter's 750 steps fill depends on the machine (about half on one
+    two-core machine, nearly all of it on another), so the cosine schedule is fitted to the steps that fit here
+    rather than run for a fixed count; the time budget still binds.
     """
     config = dataclasses.replace(QUALITY_RECIPE, max_iters=probe, lr_decay_iters=probe, eval_interval=probe)
     torch.manual_seed(QUALITY_RECIPE.seed)

@@ -350,7 +350,7 @@ def parameter_claims(params: pd.DataFrame, div: pd.DataFrame, chapter=CHAPTER_CO
                 and (params.parameters == params.formula_4_d_model_sq).all(), counts=params.parameters.tolist()),
         claim("s51_chapter_corr", abs(mean - chapter[0]) < 5e-5 and abs(top - chapter[1]) < 5e-4,
               f"The mean correlation between pairs of heads is {mean:.3g} and the largest is {top:.3g}, the "
-              "values the chapter prints.",
+              f"values the chapter prints ({chapter[0]} and {chapter[1]}).",
               f"The mean correlation between pairs of heads is {mean:.3g} and the largest is {top:.3g}, not the "
               f"chapter's {chapter[0]} and {chapter[1]}.", mean=mean, largest=top),
     ]

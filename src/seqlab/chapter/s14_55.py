@@ -592,8 +592,9 @@ def growth_claims(grid: pd.DataFrame) -> list:
     a, b = narrow.index.min(), narrow.index.max()
     fg = narrow.flop_ratio_attention_to_lstm[b] / narrow.flop_ratio_attention_to_lstm[a]
     tg = narrow.ratio_attention_to_lstm[b] / narrow.ratio_attention_to_lstm[a]
+    ta, tb = narrow.ratio_attention_to_lstm[a], narrow.ratio_attention_to_lstm[b]
     head = (f"At d = {d:.0f}, from T = {a:.0f} to {b:.0f}, the FLOP ratio grows {fg:.3g}-fold and the measured time "
-            f"ratio {tg:.3g}-fold")
+            f"ratio {tg:.3g}-fold (from {ta:.3g} to {tb:.3g})")
     return [claim("s55_ratio_growth", tg > fg,
                   f"{head}: attention's rate, relative to the LSTM's, falls as its T² part takes over.",
                   f"{head}: attention's rate, relative to the LSTM's, does not fall as its T² part takes over.",

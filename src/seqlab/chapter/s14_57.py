@@ -287,7 +287,8 @@ def budget_claims(summary: pd.DataFrame, steps: pd.DataFrame):
     s, t = summary.set_index("model"), steps.set_index("model").median_seconds
     g, r = s.loc["GPT"], s.loc["LSTM"]
     lstm_wins = r.val_loss_nats < g.val_loss_nats
-    gap = abs(g.val_loss_nats - r.val_loss_nats)
+    # the gap between the losses as printed (four decimals), so a reader's subtraction gives the same digits
+    gap = abs(round(float(g.val_loss_nats), 4) - round(float(r.val_loss_nats), 4))
     ratio = t["GPT"] / t["LSTM"]
     cheaper = ratio > 1 + CLEARLY
     ms = f"{1e3 * t['LSTM']:.0f} ms against the GPT's {1e3 * t['GPT']:.0f} ms in the timing reference"
