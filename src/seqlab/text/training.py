@@ -39,7 +39,9 @@ class TrainConfig:
 
     Learning rates are peaks: warm-up for ``warmup_iters`` steps, then a cosine down to
     ``min_lr`` (Muon's rate is scaled by the same factor). Weight decay applies to AdamW's
-    matrices and embeddings only.
+    matrices and embeddings only. ``lr_decay_iters`` is filled from ``max_iters`` when the
+    config is made, so ``dataclasses.replace(config, max_iters=n)`` keeps the old decay
+    horizon (and trains past it at ``min_lr``): pass ``lr_decay_iters=n`` with it.
     """
 
     max_iters: int = 2000
