@@ -98,9 +98,9 @@ def reversal_claims(rev: dict, controls: pd.DataFrame, above: float,
                f"trained weights put more there than the untrained ones on {above:.1%} of the sequences.")
     return [
         claim("s49_close", abs(acc - chapter_accuracy) <= 0.01,
-              f"Training ends at loss {rev['final_loss']:.4g} with teacher-forced accuracy {acc:.4f} on the "
+              f"Training ends at loss {rev['final_loss']:.3g} with teacher-forced accuracy {acc:.4f} on the "
               f"training sequences, close to the {chapter_accuracy:.4f} the chapter's code prints (its text rounds it to {chapter_accuracy:.2f}).",
-              f"Training ends at loss {rev['final_loss']:.4g} with teacher-forced accuracy {acc:.4f} on the "
+              f"Training ends at loss {rev['final_loss']:.3g} with teacher-forced accuracy {acc:.4f} on the "
               f"training sequences, more than 0.01 away from the {chapter_accuracy:.4f} the chapter's code prints.",
               accuracy=acc, chapter=chapter_accuracy),
         claim("s49_learned", learned,

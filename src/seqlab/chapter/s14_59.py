@@ -219,7 +219,7 @@ def topp_claims(old: pd.Series, new: pd.DataFrame, vs_text: pd.DataFrame, vs_dra
               f"Held at equal diversity, top-p's NLL minus temperature's averages {m_text['mean']:+.3f} nats over "
               f"the three distinct-3 levels and {m_draw['mean']:+.3f} over the three entropy levels, each less "
               f"than two of its standard errors ({m_text['se']:.3f} and {m_draw['se']:.3f}) from zero: averaged "
-              "over the levels, top-p shows no consistent advantage over temperature either way (level by level, "
+              "over the levels, neither rule's advantage over the other is told from zero (level by level, "
               "see the table above), and the chapter's reading stands.",
               f"Held at equal diversity, top-p's NLL minus temperature's averages {m_text['mean']:+.3f} nats over "
               f"the three distinct-3 levels (standard error {m_text['se']:.3f}) and {m_draw['mean']:+.3f} over the "
