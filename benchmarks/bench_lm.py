@@ -26,7 +26,6 @@ Run alone on a quiet machine (about 20 minutes): python benchmarks/bench_lm.py [
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import math
 import statistics
 import time
@@ -102,7 +101,7 @@ def fitted_steps(make, train_ids, val_ids, seconds: float, probe: int = 40) -> t
     two-core machine, nearly all of it on another), so the cosine schedule is fitted to the steps that fit here
     rather than run for a fixed count; the time budget still binds.
     """
-    config = dataclasses.replace(QUALITY_RECIPE, max_iters=probe, lr_decay_iters=probe, eval_interval=probe)
+    config = QUALITY_RECIPE.with_max_iters(probe, eval_interval=probe)
     torch.manual_seed(QUALITY_RECIPE.seed)
     per_step = train_lm(make(), train_ids, val_ids, config).history[-1]["seconds"] / probe
     # a long run's steps come out a few percent dearer than the probe's (2-5% in the runs so far), and a run cut
@@ -111,12 +110,8 @@ def fitted_steps(make, train_ids, val_ids, seconds: float, probe: int = 40) -> t
 
 
 def best_within(model_fn, train_ids, val_ids, seconds: float, seed: int, steps: int) -> tuple[float, int]:
-    """The lowest validation loss the recipe reaches within ``seconds`` of training, and the steps run.
-
-    ``lr_decay_iters`` is set with ``max_iters``: ``dataclasses.replace`` would otherwise keep the recipe's
-    own decay horizon and run the rest of the steps at the floor learning rate.
-    """
-    config = dataclasses.replace(QUALITY_RECIPE, seed=seed, max_iters=steps, lr_decay_iters=steps)
+    """The lowest validation loss the recipe reaches within ``seconds`` of training, and the steps run."""
+    config = QUALITY_RECIPE.with_max_iters(steps, seed=seed)
     torch.manual_seed(seed)
     res = train_lm(model_fn(), train_ids, val_ids, config, time_budget_s=seconds)
     within = [r for r in res.history if r["seconds"] <= seconds] or res.history[:1]

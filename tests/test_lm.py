@@ -187,3 +187,16 @@ def test_cached_generation_equals_uncached_token_for_token(kind, greedy):
     a = generate(m, idx, 40, procs, greedy=greedy, generator=torch.Generator().manual_seed(3), use_cache=True)
     b = generate(m, idx, 40, procs, greedy=greedy, generator=torch.Generator().manual_seed(3), use_cache=False)
     assert a.shape == (3, 46) and torch.equal(a, b)
+
+
+def test_with_max_iters_moves_a_decay_horizon_that_ended_with_the_run():
+    import dataclasses
+
+    base = TrainConfig(max_iters=100, warmup_iters=10, learning_rate=1e-3, min_lr=1e-4)
+    longer = base.with_max_iters(200, seed=7)
+    assert (longer.max_iters, longer.lr_decay_iters, longer.seed) == (200, 200, 7)
+    assert lr_at(150, longer) > base.min_lr  # still decaying half-way
+    # the pitfall it replaces: a plain replace keeps the old horizon and sits at min_lr after step 100
+    assert lr_at(150, dataclasses.replace(base, max_iters=200)) == base.min_lr
+    own = TrainConfig(max_iters=100, lr_decay_iters=80).with_max_iters(200)
+    assert own.lr_decay_iters == 80  # a horizon set on its own is kept

@@ -18,7 +18,6 @@ fifteen minutes on two cores, measured 886 s; each loads verified like ``lm``):
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import math
@@ -228,7 +227,7 @@ def sweep_train_config(iters: int, base: TrainConfig = CHAPTER_TRAIN) -> TrainCo
 
     ``sweep_train_config(750)`` is ``CHAPTER_TRAIN`` itself.
     """
-    return dataclasses.replace(base, max_iters=iters, lr_decay_iters=iters, warmup_iters=max(1, iters // 15),
+    return base.with_max_iters(iters, lr_decay_iters=iters, warmup_iters=max(1, iters // 15),
                                eval_interval=max(25, iters // 15), checkpoint_interval=None)
 
 

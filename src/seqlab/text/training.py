@@ -5,7 +5,7 @@ import contextlib
 import math
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -41,7 +41,7 @@ class TrainConfig:
     ``min_lr`` (Muon's rate is scaled by the same factor). Weight decay applies to AdamW's
     matrices and embeddings only. ``lr_decay_iters`` is filled from ``max_iters`` when the
     config is made, so ``dataclasses.replace(config, max_iters=n)`` keeps the old decay
-    horizon (and trains past it at ``min_lr``): pass ``lr_decay_iters=n`` with it.
+    horizon (and trains past it at ``min_lr``); :meth:`with_max_iters` moves both.
     """
 
     max_iters: int = 2000
@@ -95,6 +95,11 @@ class TrainConfig:
             self.lr_decay_iters = self.max_iters
         if self.checkpoint_interval is None:
             self.checkpoint_interval = self.eval_interval
+
+    def with_max_iters(self, max_iters: int, **changes) -> "TrainConfig":
+        """A copy that trains for ``max_iters`` steps; a decay horizon that ended with the run still does."""
+        decay = max_iters if self.lr_decay_iters == self.max_iters else self.lr_decay_iters
+        return replace(self, max_iters=max_iters, lr_decay_iters=changes.pop("lr_decay_iters", decay), **changes)
 
 
 #: settings of where and how a run executes, not of what it learns (float32, one micro-batch: the same numbers)
