@@ -81,3 +81,41 @@ def test_bad_arguments():
         MultiHeadAttention(32, 4, dropout=1.5)
     with pytest.raises(ValueError):
         MultiHeadAttention(32, 4)(torch.randn(2, 3, 16))
+
+
+def test_bfloat16_training_on_the_cpu_takes_the_explicit_path_and_computes_the_same_attention(monkeypatch):
+    from seqlab.nn import multihead
+
+    torch.manual_seed(2)
+    m = MultiHeadAttention(32, 4, rotary=True)
+    x = torch.randn(3, 10, 32)
+    taken = []
+    real = multihead.scaled_dot_product_attention
+
+    def spy(*args, **kwargs):
+        taken.append(kwargs["fused"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(multihead, "scaled_dot_product_attention", spy)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out, _ = m(x, is_causal=True)  # training, with gradients: explicit
+        with torch.no_grad():
+            fused_out, _ = m(x, is_causal=True)  # no gradients: the fused kernel stays
+    assert taken == [False, True]
+    torch.testing.assert_close(out.float(), fused_out.float(), atol=0.02, rtol=0.02)  # bfloat16's ~3 digits
+    out.float().sum().backward()
+    assert m.Wq.weight.grad is not None and torch.isfinite(m.Wq.weight.grad).all()
+    taken.clear()
+    m(x, is_causal=True)  # float32 training keeps the fused kernel
+    assert taken == [True]
+
+
+def test_fused_is_slow_only_for_bfloat16_with_gradients_on_the_cpu():
+    from seqlab.nn.multihead import fused_is_slow
+
+    q = torch.randn(2, 3, requires_grad=True)
+    assert not fused_is_slow(q)
+    assert fused_is_slow(q.bfloat16())
+    assert not fused_is_slow(q.detach().bfloat16())
+    with torch.no_grad():
+        assert not fused_is_slow(q.bfloat16())

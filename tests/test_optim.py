@@ -146,3 +146,32 @@ def test_split_keeps_the_lstm_head_out_of_muon():
 def test_unknown_optimizer_is_rejected():
     with pytest.raises(ValueError, match="optimizer"):
         TrainConfig(optimizer="sgd")
+
+
+def test_muon_with_bfloat16_newton_schulz_steps_by_the_bfloat16_polar_factor():
+    w = torch.nn.Parameter(torch.randn(8, 4, generator=torch.Generator().manual_seed(5)))
+    start = w.detach().clone()
+    opt = Muon([w], lr=0.1, momentum=0.5, ns_dtype=torch.bfloat16)
+    w.grad = torch.randn(8, 4, generator=torch.Generator().manual_seed(6))
+    opt.step()
+    assert w.dtype == torch.float32  # the direction is cast back to the parameter's dtype
+    # as in float32 (test above), with the iteration run on the bfloat16 look-ahead
+    want = start - 0.1 * 2 ** 0.5 * newton_schulz((0.75 * w.grad).bfloat16()).float()
+    torch.testing.assert_close(w.detach(), want)
+    # and near the float32 step: bfloat16 keeps ~3 significant digits, and five iterations compound the rounding
+    full = newton_schulz(0.75 * w.grad)
+    assert (start - w.detach() - 0.1 * 2 ** 0.5 * full).norm() / (0.1 * 2 ** 0.5 * full.norm()) < 0.05
+
+
+def test_bfloat16_training_runs_newton_schulz_in_bfloat16_and_keeps_it_out_of_the_state():
+    model = GPT(GPTConfig(vocab_size=11, block_size=8, num_layers=1, num_heads=2, d_model=16))
+    for dtype, want in (("float32", None), ("bfloat16", torch.bfloat16)):
+        opt = make_optimizer(model, TrainConfig(optimizer="muon", dtype=dtype))
+        assert opt.muon.ns_dtype is want
+        assert all("ns_dtype" not in g for g in opt.state_dict()["param_groups"])
+
+
+@pytest.mark.parametrize("bad", [torch.int32, "bfloat16", torch.bool])
+def test_ns_dtype_must_be_a_floating_torch_dtype(bad):
+    with pytest.raises(ValueError, match="ns_dtype"):
+        Muon([torch.nn.Parameter(torch.ones(2, 2))], ns_dtype=bad)

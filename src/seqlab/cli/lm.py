@@ -438,7 +438,7 @@ def add_commands(sub, parser_class) -> None:
     t.add_argument("--threads", type=int_at_least(1, 1024), default=1,
                    help="torch threads (default 1: more threads than free cores slows training down)")
     t.add_argument("--device", choices=DEVICES, default="auto", help="auto: CUDA when present, else the CPU")
-    t.add_argument("--dtype", choices=DTYPES, default="float32", help="bfloat16: autocast the forward pass")
+    t.add_argument("--dtype", choices=DTYPES, default="float32", help="bfloat16: autocast the forward pass and run Muon's Newton-Schulz in bfloat16 (cheaper where the hardware has bfloat16 matmuls)")
     t.add_argument("--compile", action="store_true", help="torch.compile the model for training")
     t.add_argument("--grad-accum-steps", type=positive_int, default=1,
                    help="micro-batches per step and process; --batch-size stays the global batch")

@@ -64,7 +64,7 @@ class TrainConfig:
     muon_momentum: float = 0.95
     grad_accum_steps: int = 1  # micro-batches per step and rank; the global batch stays batch_size
     device: str = "auto"  # "auto" (CUDA, then MPS, else CPU) | "cpu" | "cuda" | "mps"
-    dtype: str = "float32"  # "bfloat16": autocast the forward pass
+    dtype: str = "float32"  # "bfloat16": autocast the forward pass, and Muon's Newton-Schulz in bfloat16
     compile: bool = False  # torch.compile the model for the training steps
 
     def __post_init__(self):
@@ -139,7 +139,8 @@ def make_optimizer(model: torch.nn.Module, c: TrainConfig) -> torch.optim.Optimi
         muon = {"params": hidden, "lr": c.muon_lr, "base_lr": c.muon_lr, "momentum": c.muon_momentum,
                 "weight_decay": 0.0}
         adam = [dict(g, lr=c.learning_rate, betas=(c.beta1, c.beta2)) for g in groups if g["params"]]
-        return MuonWithAdamW([muon], adam)
+        # bfloat16 training also runs Muon's Newton-Schulz products in bfloat16, as torch.optim.Muon does
+        return MuonWithAdamW([muon], adam, ns_dtype=torch.bfloat16 if c.dtype == "bfloat16" else None)
     return torch.optim.AdamW(groups, lr=c.learning_rate, betas=(c.beta1, c.beta2))
 
 
