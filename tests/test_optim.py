@@ -30,6 +30,31 @@ def test_newton_schulz_of_a_transpose_is_the_transpose():
     torch.testing.assert_close(newton_schulz(g.T), newton_schulz(g).T)
 
 
+@pytest.mark.parametrize("shape", [(3, 20, 50), (2, 2, 30, 12)])
+def test_newton_schulz_of_a_batch_is_each_matrix_on_its_own(shape):
+    g = torch.randn(*shape, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    each = torch.stack([newton_schulz(m) for m in g.reshape(-1, *shape[-2:])]).reshape(shape)
+    torch.testing.assert_close(newton_schulz(g), each)
+
+
+def test_muon_steps_matrices_of_one_shape_as_if_each_had_its_own_optimizer():
+    gen = torch.Generator().manual_seed(7)
+    shapes = [(6, 4), (6, 4), (4, 6), (6, 4)]  # three of one shape are batched together, one alone
+    together = [torch.nn.Parameter(torch.randn(*s, generator=gen, dtype=torch.float64)) for s in shapes]
+    alone = [torch.nn.Parameter(p.detach().clone()) for p in together]
+    opt = Muon(together, lr=0.05, momentum=0.9, weight_decay=0.1)
+    opts = [Muon([p], lr=0.05, momentum=0.9, weight_decay=0.1) for p in alone]
+    for _ in range(3):
+        for a, b in zip(together, alone):
+            a.grad = torch.randn(a.shape, generator=gen, dtype=torch.float64)
+            b.grad = a.grad.clone()
+        opt.step()
+        for o in opts:
+            o.step()
+    for a, b in zip(together, alone):
+        torch.testing.assert_close(a.detach(), b.detach())
+
+
 def test_newton_schulz_rejects_vectors():
     with pytest.raises(ValueError, match="matrix"):
         newton_schulz(torch.ones(5))

@@ -23,18 +23,27 @@ _NS_COEFFS = (3.4445, -4.7750, 2.0315)
 
 
 def newton_schulz(g: torch.Tensor, steps: int = 5, eps: float = 1e-7) -> torch.Tensor:
-    """Approximate U V^T of ``g = U S V^T`` by ``steps`` quintic Newton-Schulz iterations."""
-    if g.dim() != 2:
-        raise InvalidParameterError(f"newton_schulz needs a matrix, got shape {tuple(g.shape)}")
+    """Approximate U V^T of ``g = U S V^T`` by ``steps`` quintic Newton-Schulz iterations.
+
+    ``g`` is a matrix (r, c) or a batch of matrices of one shape (..., r, c); each is
+    orthogonalised on its own, and a batch costs a few batched products instead of a
+    few products per matrix.
+    """
+    if g.dim() < 2:
+        raise InvalidParameterError(f"newton_schulz needs a matrix or a batch of matrices, got shape {tuple(g.shape)}")
     a, b, c = _NS_COEFFS
-    x = g / g.norm().clamp(min=eps)  # Frobenius norm >= spectral norm, so every singular value is <= 1
-    tall = x.size(0) > x.size(1)
+    shape = g.shape
+    x = g.reshape(-1, *shape[-2:])  # (n, r, c)
+    # Frobenius norm >= spectral norm, so every singular value is <= 1
+    x = x / torch.linalg.matrix_norm(x, keepdim=True).clamp(min=eps)
+    tall = x.size(-2) > x.size(-1)
     if tall:
-        x = x.T  # iterate on the smaller Gram matrix
+        x = x.mT  # iterate on the smaller Gram matrix
     for _ in range(steps):
-        gram = x @ x.T  # (r, r)
-        x = a * x + (b * gram + c * gram @ gram) @ x
-    return x.T if tall else x
+        gram = x @ x.mT  # (n, r, r)
+        poly = torch.baddbmm(gram, gram, gram, beta=b, alpha=c)  # b G + c G^2, one fused product
+        x = torch.baddbmm(x, poly, x, beta=a)  # a X + (b G + c G^2) X
+    return (x.mT if tall else x).reshape(shape)
 
 
 def split_muon_params(model: torch.nn.Module) -> tuple[list, list]:
@@ -97,20 +106,29 @@ class Muon(torch.optim.Optimizer):
                 loss = closure()
         for group in self.param_groups:
             lr, mu, wd = group["lr"], group["momentum"], group["weight_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if "momentum_buffer" not in state:
-                    state["momentum_buffer"] = torch.zeros_like(p)
-                buf = state["momentum_buffer"]
-                buf.lerp_(p.grad, 1 - mu)
-                look = p.grad.lerp(buf, mu)  # Nesterov look-ahead
+            params = [p for p in group["params"] if p.grad is not None]
+            if not params:
+                continue
+            for p in params:
+                if "momentum_buffer" not in self.state[p]:
+                    self.state[p]["momentum_buffer"] = torch.zeros_like(p)
+            grads = [p.grad for p in params]
+            bufs = [self.state[p]["momentum_buffer"] for p in params]
+            torch._foreach_lerp_(bufs, grads, 1 - mu)
+            looks = torch._foreach_lerp(grads, bufs, mu)  # Nesterov look-ahead
+            # matrices of one shape are orthogonalised together, in one batch
+            by_shape: dict[tuple, list[int]] = {}
+            for i, p in enumerate(params):
+                by_shape.setdefault((tuple(p.shape), p.dtype), []).append(i)
+            for (shape, dtype), members in by_shape.items():
+                batch = torch.stack([looks[i] for i in members])  # (n, r, c)
                 if self.ns_dtype is not None:
-                    look = look.to(self.ns_dtype)
-                direction = newton_schulz(look, group["ns_steps"], group["eps"]).to(p.dtype)
-                p.mul_(1 - lr * wd)
-                p.add_(direction, alpha=-lr * max(1.0, p.size(0) / p.size(1)) ** 0.5)
+                    batch = batch.to(self.ns_dtype)
+                directions = newton_schulz(batch, group["ns_steps"], group["eps"]).to(dtype)
+                scale = max(1.0, shape[0] / shape[1]) ** 0.5
+                for i, direction in zip(members, directions):
+                    params[i].mul_(1 - lr * wd)
+                    params[i].add_(direction, alpha=-lr * scale)
         return loss
 
 
