@@ -19,10 +19,11 @@ Targets (issue: text generation):
   * quality per second (issue: language models past one CPU): the best validation loss the
     chapter's GPT and the chapter's LSTM reach with seqlab's trainer within the reference's
     training time, over three seeds (mean, min and max shown): target <= 1.55 nats on every seed. These runs
-    take the chapter's recipe with its cosine schedule stretched over the steps that fit in that time, counted
-    by a short timed probe in the same run, once in float32 and once with ``dtype="bfloat16"`` (autocast, and
-    Muon's Newton-Schulz in bfloat16), which is cheaper where the CPU has bfloat16 matmuls (AMX).
-Run alone on a quiet machine (about 20 minutes): python benchmarks/bench_lm.py [--seeds 3] [--dtypes float32,bfloat16]
+    take seqlab.experiments.lm's FAST_GPT_TRAIN (with the GPT's head untied, fast_gpt_config) and
+    FAST_LSTM_TRAIN: bfloat16 autocast and Muon's Newton-Schulz in bfloat16, a batch of 48, and the GPT's
+    embedding and head at rates of their own. Each cosine schedule is stretched over the steps that fit in that
+    time, counted by a short timed probe in the same run. ``--dtypes float32,bfloat16`` runs them in both.
+Run alone on a quiet machine (about 15 minutes): python benchmarks/bench_lm.py [--seeds 3] [--dtypes bfloat16]
 """
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ import time
 
 import torch
 
-from seqlab.experiments.lm import CHAPTER_TRAIN, chapter_gpt_config, chapter_lstm_config
+from seqlab.experiments.lm import (CHAPTER_TRAIN, FAST_GPT_TRAIN, FAST_LSTM_TRAIN, chapter_gpt_config,
+                                  chapter_lstm_config, fast_gpt_config)
 from seqlab.nn import GPT, GPTConfig, LSTMLanguageModel
 from seqlab.text import CharTokenizer
 from seqlab.text.corpus import load_tinyshakespeare, split_train_val
@@ -91,53 +93,61 @@ def first_time_below(curve, target):
     return None
 
 
-#: the chapter's recipe for the quality-per-second runs; only the step count changes, fitted to the time (below)
-QUALITY_RECIPE = CHAPTER_TRAIN
 STEP_MARGIN = 0.93
 
 
-def fitted_steps(make, train_ids, val_ids, seconds: float, dtype: str, probe: int = 40) -> tuple[int, float]:
-    """How many training steps of :data:`QUALITY_RECIPE` fit in ``seconds`` here, from a short timed probe run.
+def fitted_steps(make, recipe: TrainConfig, train_ids, val_ids, seconds: float, dtype: str,
+                 probe: int = 40) -> tuple[int, float]:
+    """How many training steps of ``recipe`` fit in ``seconds`` here, from a short timed probe run.
 
-    How much of the reference's time the chapter's 750 steps fill depends on the machine (about half on one
-    two-core machine, nearly all of it on another), so the cosine schedule is fitted to the steps that fit here
-    rather than run for a fixed count; the time budget still binds.
+    How much of the reference's time a fixed step count fills depends on the machine (the chapter's 750 steps
+    filled about half of it on one two-core machine, nearly all of it on another), so the cosine schedule is
+    fitted to the steps that fit here rather than run for a fixed count; the time budget still binds.
     """
-    config = QUALITY_RECIPE.with_max_iters(probe, eval_interval=probe, dtype=dtype)
-    torch.manual_seed(QUALITY_RECIPE.seed)
+    config = recipe.with_max_iters(probe, eval_interval=probe, dtype=dtype)
+    torch.manual_seed(recipe.seed)
     per_step = train_lm(make(), train_ids, val_ids, config).history[-1]["seconds"] / probe
     # a long run's steps come out a few percent dearer than the probe's (2-5% in the runs so far), and a run cut
     # off by the budget never reaches the bottom of its schedule: plan for STEP_MARGIN of the time
     return max(1, int(STEP_MARGIN * seconds / per_step)), per_step
 
 
-def best_within(model_fn, train_ids, val_ids, seconds: float, seed: int, steps: int, dtype: str) -> tuple[float, int]:
-    """The lowest validation loss the recipe reaches within ``seconds`` of training, and the steps run."""
-    config = QUALITY_RECIPE.with_max_iters(steps, seed=seed, dtype=dtype)
+def best_within(make, recipe: TrainConfig, train_ids, val_ids, seconds: float, seed: int, steps: int,
+                dtype: str) -> tuple[float, int]:
+    """The lowest validation loss ``recipe`` reaches within ``seconds`` of training, and the steps run."""
+    config = recipe.with_max_iters(steps, seed=seed, dtype=dtype)
     torch.manual_seed(seed)
-    res = train_lm(model_fn(), train_ids, val_ids, config, time_budget_s=seconds)
+    res = train_lm(make(), train_ids, val_ids, config, time_budget_s=seconds)
     within = [r for r in res.history if r["seconds"] <= seconds] or res.history[:1]
     return min(r["val_loss"] for r in within), res.history[-1]["iter"]
 
 
+def _describe(r: TrainConfig) -> str:
+    parts = [f"Muon lr {r.muon_lr} + AdamW lr {r.learning_rate} to {r.min_lr}"]
+    if r.embedding_lr is not None or r.head_lr is not None:
+        parts.append(f"embedding lr {r.embedding_lr}, untied head lr {r.head_lr}")
+    parts += [f"weight decay {r.weight_decay}", f"batch {r.batch_size}", f"{r.warmup_iters} warm-up steps"]
+    return ", ".join(parts)
+
+
 def quality_per_second(train_ids, val_ids, vocab, seconds: float, seeds: int, reference_loss: float,
-                       dtypes: tuple[str, ...] = ("float32", "bfloat16")) -> bool:
+                       dtypes: tuple[str, ...] | None = None) -> bool:
     """Best loss within the reference's time for the chapter's GPT and LSTM over ``seeds`` seeds, in each of
-    ``dtypes``; True if each model meets the target on every seed in at least one of them.
+    ``dtypes`` (default: each recipe's own); True if each model meets the target on every seed in one of them.
 
     Each is also printed as a ratio to ``reference_loss``, the reference loop's own loss at the end of that time.
     """
-    models = {"GPT": lambda: GPT(chapter_gpt_config(vocab)), "LSTM": lambda: LSTMLanguageModel(chapter_lstm_config(vocab))}
+    models = {"GPT": (lambda: GPT(fast_gpt_config(vocab)), FAST_GPT_TRAIN),
+              "LSTM": (lambda: LSTMLanguageModel(chapter_lstm_config(vocab)), FAST_LSTM_TRAIN)}
     ok = True
-    r = QUALITY_RECIPE
     print(f"quality per second: best validation loss within the reference's {seconds:.1f} s of training, {seeds} seeds; "
-          f"the chapter's recipe (Muon lr {r.muon_lr} + AdamW lr {r.learning_rate} to {r.min_lr}, batch {r.batch_size}, "
-          f"{r.warmup_iters} warm-up steps) with its cosine stretched over the steps that fit in that time")
-    for name, make in models.items():
+          "each recipe's cosine stretched over the steps that fit in that time")
+    for name, (make, recipe) in models.items():
+        print(f"  {name} recipe: {_describe(recipe)}")
         hit_any = False
-        for dtype in dtypes:
-            steps, per_step = fitted_steps(make, train_ids, val_ids, seconds, dtype)
-            runs = [best_within(make, train_ids, val_ids, seconds, QUALITY_RECIPE.seed + k, steps, dtype)
+        for dtype in dtypes or (recipe.dtype,):
+            steps, per_step = fitted_steps(make, recipe, train_ids, val_ids, seconds, dtype)
+            runs = [best_within(make, recipe, train_ids, val_ids, seconds, recipe.seed + k, steps, dtype)
                     for k in range(seeds)]
             losses = [loss for loss, _ in runs]
             hit = max(losses) <= QUALITY_TARGET
@@ -148,20 +158,20 @@ def quality_per_second(train_ids, val_ids, vocab, seconds: float, seeds: int, re
                   f"{statistics.mean(losses) / reference_loss:.3f}x the reference's {reference_loss:.4f} in the same "
                   f"time (target <= {QUALITY_TARGET} on every seed: {'PASS' if hit else 'FAIL'})", flush=True)
         ok &= hit_any
-    print(f"quality per second: {'PASS' if ok else 'FAIL'} (each model on target on every seed in some dtype)")
+    print(f"quality per second: {'PASS' if ok else 'FAIL'} (each model on target on every seed)")
     return ok
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=3, help="seeds for the quality-per-second runs (default 3)")
-    ap.add_argument("--dtypes", default="float32,bfloat16",
-                    help="comma-separated dtypes for the quality-per-second runs (default float32,bfloat16)")
+    ap.add_argument("--dtypes", default=None,
+                    help="comma-separated dtypes for the quality-per-second runs (default: each recipe's own)")
     args = ap.parse_args(argv)
     if args.seeds < 1:
         ap.error("--seeds must be at least 1")
-    dtypes = tuple(d.strip() for d in args.dtypes.split(",") if d.strip())
-    if not dtypes or any(d not in DTYPES for d in dtypes):
+    dtypes = None if args.dtypes is None else tuple(d.strip() for d in args.dtypes.split(",") if d.strip())
+    if dtypes is not None and (not dtypes or any(d not in DTYPES for d in dtypes)):
         ap.error(f"--dtypes takes a comma-separated list of {', '.join(DTYPES)}, got {args.dtypes!r}")
     text = load_tinyshakespeare()
     tok = CharTokenizer().train(text)

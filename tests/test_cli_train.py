@@ -61,11 +61,12 @@ def test_threads_are_restored_after_training(corpus, tmp_path, capsys):
     assert torch.get_num_threads() == before
 
 
-@pytest.mark.parametrize("option,value", [("--num-layers", "2"), ("--num-heads", "2"), ("--positional", "learned")])
+@pytest.mark.parametrize("option,value", [("--num-layers", "2"), ("--num-heads", "2"), ("--positional", "learned"),
+                                          ("--untied-head", None)])
 def test_gpt_options_with_the_lstm_are_refused(capsys, corpus, tmp_path, option, value):
     base = ["--max-iters", "10", "--block-size", "16", "--batch-size", "4", "--d-model", "16"]
     line = error_line(capsys, ["lm", "train", "--text", str(corpus), "--out", str(tmp_path / "c"), "--model", "lstm",
-                               *base, option, value])
+                               *base, option, *([value] if value else [])])
     assert option in line and "GPT only" in line
     assert not (tmp_path / "c").exists()
 
@@ -78,7 +79,7 @@ def test_vocab_size_needs_bpe(capsys, corpus, tmp_path):
 
 @pytest.mark.parametrize("option,value", [("--lr", "0.001"), ("--seed", "7"), ("--optimizer", "adamw"),
                                           ("--muon-lr", "0.01"), ("--batch-size", "8"), ("--tokenizer", "bpe"),
-                                          ("--warmup", "3")])
+                                          ("--warmup", "3"), ("--embedding-lr", "0.05"), ("--weight-decay", "0")])
 def test_resume_with_another_training_setting_names_it(capsys, corpus, trained, option, value):
     out, _ = trained
     before = (out / "checkpoint.safetensors").read_bytes()
@@ -86,6 +87,33 @@ def test_resume_with_another_training_setting_names_it(capsys, corpus, trained, 
                                *with_option(TINY, option, value)])
     assert option in line and "trained with" in line and "corrupt" not in line
     assert (out / "checkpoint.safetensors").read_bytes() == before
+
+
+def test_an_untied_head_and_part_rates_train_and_resume_only_as_they_were(capsys, corpus, tmp_path):
+    out = tmp_path / "ckpt"
+    untied = [*TINY, "--untied-head", "--embedding-lr", "0.05", "--head-lr", "0.004", "--weight-decay", "0"]
+    assert main(["lm", "train", "--text", str(corpus), "--out", str(out), *untied]) == 0
+    capsys.readouterr()
+    model, _, state = load_checkpoint(out)
+    assert not model.config.tie_weights and model.lm_head.weight is not model.tok_emb.weight
+    saved = state["train_config"]
+    assert (saved["embedding_lr"], saved["head_lr"], saved["weight_decay"]) == (0.05, 0.004, 0.0)
+    # a resume that leaves out the untied head, or changes a rate, is refused by name; the same command extends
+    tied = [a for i, a in enumerate(untied) if a not in ("--untied-head", "--head-lr") and untied[i - 1] != "--head-lr"]
+    line = error_line(capsys, ["lm", "train", "--text", str(corpus), "--out", str(out), *tied])
+    assert "--untied-head" in line and "add --untied-head" in line
+    line = error_line(capsys, ["lm", "train", "--text", str(corpus), "--out", str(out),
+                               *with_option(untied, "--head-lr", "0.01")])
+    assert "--head-lr 0.01" in line and "--head-lr 0.004" in line
+    assert main(["lm", "train", "--text", str(corpus), "--out", str(out), *with_option(untied, "--max-iters", "12")]) == 0
+    assert read_checkpoint_state(out)["iteration"] == 12
+
+
+def test_a_head_rate_for_a_tied_head_is_refused(capsys, corpus, tmp_path):
+    line = error_line(capsys, ["lm", "train", "--text", str(corpus), "--out", str(tmp_path / "c"), *TINY,
+                               "--head-lr", "0.01"])
+    assert "--untied-head" in line and "--embedding-lr" in line
+    assert not (tmp_path / "c").exists()
 
 
 def test_resume_extends_then_reports_complete(capsys, corpus, trained):

@@ -200,3 +200,62 @@ def test_with_max_iters_moves_a_decay_horizon_that_ended_with_the_run():
     assert lr_at(150, dataclasses.replace(base, max_iters=200)) == base.min_lr
     own = TrainConfig(max_iters=100, lr_decay_iters=80).with_max_iters(200)
     assert own.lr_decay_iters == 80  # a horizon set on its own is kept
+
+
+def _rates(opt) -> dict[int, tuple[float, float]]:
+    """id(parameter) -> (peak rate, weight decay) of the group that holds it."""
+    return {id(p): (g["base_lr"], g["weight_decay"]) for g in opt.param_groups for p in g["params"]}
+
+
+@pytest.mark.parametrize("optimizer", ["adamw", "muon"])
+def test_an_untied_head_and_the_embedding_take_their_own_rates(optimizer):
+    torch.manual_seed(0)
+    m = GPT(GPTConfig(vocab_size=10, block_size=8, num_layers=1, num_heads=2, d_model=16, tie_weights=False))
+    c = TrainConfig(optimizer=optimizer, learning_rate=1e-3, min_lr=1e-4, embedding_lr=0.05, head_lr=0.004,
+                    weight_decay=0.1)
+    rates = _rates(make_optimizer(m, c))
+    assert rates[id(m.tok_emb.weight)] == (0.05, 0.1) and rates[id(m.lm_head.weight)] == (0.004, 0.1)
+    assert rates[id(m.ln_f.weight)] == (1e-3, 0.0)  # the rest keep learning_rate; vectors are never decayed
+    assert rates[id(m.blocks[0].ff.linear1.weight)] == ((c.muon_lr, 0.0) if optimizer == "muon" else (1e-3, 0.1))
+    assert len(rates) == len(list(m.parameters()))  # every parameter in exactly one group
+
+
+def test_a_tied_head_learns_at_the_embedding_rate_and_the_lstm_head_at_the_head_rate():
+    tied = tiny_gpt(10)
+    rates = _rates(make_optimizer(tied, TrainConfig(optimizer="muon", embedding_lr=0.05, head_lr=0.004)))
+    assert tied.lm_head.weight is tied.tok_emb.weight and rates[id(tied.tok_emb.weight)][0] == 0.05
+    torch.manual_seed(0)
+    lstm = LSTMLanguageModel(LSTMConfig(vocab_size=10, d_model=8, hidden_size=16, num_layers=1))
+    rates = _rates(make_optimizer(lstm, TrainConfig(optimizer="muon", head_lr=0.004)))
+    assert rates[id(lstm.head.weight)] == (0.004, 0.1) and rates[id(lstm.head.bias)] == (0.004, 0.0)
+    assert rates[id(lstm.embedding.weight)][0] == TrainConfig().learning_rate  # unset: learning_rate
+
+
+def test_unset_part_rates_keep_the_optimizer_and_the_recorded_recipe_as_they_were():
+    from seqlab.experiments.lm import CHAPTER_TRAIN
+    from seqlab.text.training import recipe
+
+    opt = make_optimizer(tiny_gpt(10), CHAPTER_TRAIN)
+    assert [(g["muon"], g["weight_decay"], g["base_lr"]) for g in opt.param_groups] == [
+        (True, 0.0, 0.02), (False, 0.1, 5e-3), (False, 0.0, 5e-3)]
+    assert "embedding_lr" not in recipe(CHAPTER_TRAIN) and "head_lr" not in recipe(CHAPTER_TRAIN)
+    assert recipe(TrainConfig(head_lr=0.01))["head_lr"] == 0.01
+
+
+@pytest.mark.parametrize("bad", [0, -0.1, float("nan"), float("inf"), "0.1"])
+@pytest.mark.parametrize("name", ["embedding_lr", "head_lr"])
+def test_bad_part_rates_are_refused(name, bad):
+    with pytest.raises(ValueError, match=name):
+        TrainConfig(**{name: bad})
+
+
+def test_a_resume_with_another_embedding_rate_is_refused(data, tmp_path):
+    from seqlab.text.checkpoint import CheckpointMismatchError
+
+    tok, tr, va = data
+    c = TrainConfig(max_iters=4, batch_size=4, block_size=16, eval_interval=2, eval_iters=1, warmup_iters=1,
+                    optimizer="muon", embedding_lr=0.05)
+    train_lm(tiny_gpt(tok.vocab_size), tr, va, c, checkpoint_dir=tmp_path, tokenizer=tok)
+    with pytest.raises(CheckpointMismatchError, match="embedding_lr 0.05"):
+        train_lm(tiny_gpt(tok.vocab_size), tr, va, c.with_max_iters(8, embedding_lr=0.02), checkpoint_dir=tmp_path,
+                 tokenizer=tok)

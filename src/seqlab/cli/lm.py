@@ -127,7 +127,8 @@ def _tokenizer_for(args, text: str, out: Path):
 #: TrainConfig field -> the CLI option that sets it
 _TRAIN_OPTION = {"batch_size": "--batch-size", "block_size": "--block-size", "learning_rate": "--lr",
                  "min_lr": "--lr", "warmup_iters": "--warmup", "seed": "--seed", "optimizer": "--optimizer",
-                 "muon_lr": "--muon-lr"}
+                 "muon_lr": "--muon-lr", "embedding_lr": "--embedding-lr", "head_lr": "--head-lr",
+                 "weight_decay": "--weight-decay"}
 
 
 def _check_settings(args, state: dict, out: Path) -> None:
@@ -139,6 +140,11 @@ def _check_settings(args, state: dict, out: Path) -> None:
     asked = {"d_model": args.d_model, "block_size": args.block_size}
     if args.model == "gpt":
         asked |= {"num_layers": args.num_layers, "num_heads": args.num_heads, "positional": args.positional}
+        if cfg.get("tie_weights", True) == args.untied_head:
+            raise UsageError(f"--untied-head: the checkpoint in {out} was trained with the head tied to the "
+                             "embedding; leave out --untied-head, --restart, or another --out" if args.untied_head else
+                             f"the checkpoint in {out} was trained with --untied-head; add --untied-head, --restart, "
+                             "or another --out")
     else:
         asked |= {"hidden_size": 2 * args.d_model}
     for key, value in asked.items():
@@ -161,11 +167,16 @@ def _check_training_settings(cfg, state: dict, out: Path) -> list[str]:
         value = getattr(cfg, key)
         have = saved[key] if key != "min_lr" else saved[key] * 10
         shown = value if key != "min_lr" else value * 10
-        raise UsageError(f"{option} {shown:g}: the checkpoint in {out} was trained with {option} {have:g}; use the same "
-                         "setting, --restart, or another --out" if isinstance(value, (int, float)) else
-                         f"{option} {shown}: the checkpoint in {out} was trained with {option} {have}; use the same "
-                         "setting, --restart, or another --out")
+        raise UsageError(f"{option} {_setting(shown)}: the checkpoint in {out} was trained with {option} "
+                         f"{_setting(have)}; use the same setting, --restart, or another --out")
     return notes
+
+
+def _setting(value) -> str:
+    """A setting as a message shows it: numbers briefly, an unset rate as 'unset'."""
+    if value is None:
+        return "unset"
+    return f"{value:g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
 
 
 def _build_model(args, vocab_size: int):
@@ -173,7 +184,8 @@ def _build_model(args, vocab_size: int):
 
     if args.model == "gpt":
         return GPT(GPTConfig(vocab_size=vocab_size, block_size=args.block_size, num_layers=args.num_layers,
-                             num_heads=args.num_heads, d_model=args.d_model, bias=False, positional=args.positional))
+                             num_heads=args.num_heads, d_model=args.d_model, bias=False, positional=args.positional,
+                             tie_weights=not args.untied_head))
     return LSTMLanguageModel(LSTMConfig(vocab_size=vocab_size, d_model=args.d_model, hidden_size=2 * args.d_model,
                                         num_layers=2, block_size=args.block_size))
 
@@ -205,10 +217,13 @@ def _launch(args) -> int:
 def _resolve_model_options(args) -> None:
     """GPT-only options are an error with --model lstm; otherwise fill the chapter's defaults."""
     gpt_only = [f"--{k.replace('_', '-')}" for k in ("num_layers", "num_heads", "positional")
-                if getattr(args, k) is not None]
+                if getattr(args, k) is not None] + (["--untied-head"] if args.untied_head else [])
     if args.model == "lstm" and gpt_only:
         raise UsageError(f"{', '.join(gpt_only)} set(s) the GPT only; the LSTM has 2 layers of width 2 x --d-model "
                          "(drop the option or use --model gpt)")
+    if args.model == "gpt" and args.head_lr is not None and not args.untied_head:
+        raise UsageError("--head-lr sets the rate of an untied head; the GPT's head is its embedding unless "
+                         "--untied-head (use --embedding-lr for both)")
     for key in ("num_layers", "num_heads", "positional"):
         if getattr(args, key) is None:
             setattr(args, key, getattr(_GPT, key))
@@ -349,6 +364,7 @@ def _cmd_train(args) -> int:
                               learning_rate=args.lr, min_lr=args.lr / 10, warmup_iters=warmup,
                               eval_interval=args.eval_interval, seed=args.seed, optimizer=args.optimizer,
                               muon_lr=args.muon_lr, eval_iters=CHAPTER_TRAIN.eval_iters,
+                              embedding_lr=args.embedding_lr, head_lr=args.head_lr, weight_decay=args.weight_decay,
                               grad_accum_steps=args.grad_accum_steps, device=args.device, dtype=args.dtype,
                               compile=args.compile)
             if state is not None:
@@ -431,6 +447,14 @@ def add_commands(sub, parser_class) -> None:
                    help="muon: Muon for hidden matrices, AdamW for the rest; adamw: AdamW for all")
     t.add_argument("--lr", type=_LR, default=c.learning_rate, help="peak AdamW learning rate")
     t.add_argument("--muon-lr", type=_LR, default=c.muon_lr, help="peak Muon learning rate")
+    t.add_argument("--embedding-lr", type=_LR, default=None,
+                   help="peak AdamW learning rate of the token embedding (default: --lr)")
+    t.add_argument("--head-lr", type=_LR, default=None,
+                   help="peak AdamW learning rate of an untied output head (default: --lr)")
+    t.add_argument("--untied-head", action="store_true",
+                   help="GPT only: an output head of its own instead of the token embedding's transpose")
+    t.add_argument("--weight-decay", type=float_in(0.0, 10.0), default=c.weight_decay,
+                   help="AdamW's decoupled weight decay of embeddings and other matrices outside Muon")
     t.add_argument("--warmup", type=nonnegative_int, default=None,
                    help=f"warm-up iterations (default {c.warmup_iters}, at most --max-iters)")
     t.add_argument("--eval-interval", type=positive_int, default=c.eval_interval)

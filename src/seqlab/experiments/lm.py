@@ -22,7 +22,7 @@ import hashlib
 import json
 import math
 import tempfile
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pandas as pd
@@ -39,7 +39,8 @@ from ..text.sampling import EntropyProbe, build_processors
 from ..text.tokenizers import BPETokenizer, CharTokenizer
 from ..text.training import TrainConfig, recipe, train_lm
 
-__all__ = ["CHAPTER_TRAIN", "chapter_gpt_config", "chapter_lstm_config", "experiment_config", "run_lm_experiment",
+__all__ = ["CHAPTER_TRAIN", "chapter_gpt_config", "chapter_lstm_config", "FAST_GPT_TRAIN", "FAST_LSTM_TRAIN",
+           "fast_gpt_config", "experiment_config", "run_lm_experiment",
            "load_lm_artifacts", "lm_results", "STRATEGIES", "PROMPT", "bits_per_char", "sweep_train_config",
            "SWEEP_ITERS", "BPE_VOCABS", "DECODING_GRID", "run_lm_sweep", "run_lm_bpe", "run_lm_decoding",
            "run_lm_followups", "load_sweep_artifacts", "load_bpe_artifacts", "load_decoding_artifacts",
@@ -73,6 +74,20 @@ def chapter_gpt_config(vocab_size: int) -> GPTConfig:
 
 def chapter_lstm_config(vocab_size: int) -> LSTMConfig:
     return LSTMConfig(vocab_size=vocab_size, d_model=128, hidden_size=256, num_layers=2, block_size=64)
+
+
+#: Quality per second on a CPU with bfloat16 products (``benchmarks/bench_lm.py``): the chapter's recipe with
+#: bfloat16 autocast and a batch of 48, whose larger products run faster per token. Its ``max_iters`` is fitted
+#: to the time available, and its cosine ends with the run (:meth:`TrainConfig.with_max_iters`).
+FAST_LSTM_TRAIN = replace(CHAPTER_TRAIN, batch_size=48, dtype="bfloat16")
+#: As :data:`FAST_LSTM_TRAIN`, for :func:`fast_gpt_config`'s untied head: the embedding learns at 0.05 and the
+#: head at 0.005, no weight decay, and Muon at 0.03.
+FAST_GPT_TRAIN = replace(FAST_LSTM_TRAIN, muon_lr=0.03, embedding_lr=0.05, head_lr=0.005, weight_decay=0.0)
+
+
+def fast_gpt_config(vocab_size: int) -> GPTConfig:
+    """The chapter's GPT with an output head of its own, so the embedding and the head can learn at their own rates."""
+    return replace(chapter_gpt_config(vocab_size), tie_weights=False)
 
 
 #: tokens per sample and samples per setting in the decoding sweep

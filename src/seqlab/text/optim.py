@@ -15,7 +15,7 @@ import torch
 
 from ..errors import InvalidParameterError
 
-__all__ = ["Muon", "MuonWithAdamW", "newton_schulz", "split_muon_params"]
+__all__ = ["Muon", "MuonWithAdamW", "embedding_and_head_ids", "newton_schulz", "split_muon_params"]
 
 # Quintic Newton-Schulz coefficients (Jordan et al., 2024): chosen so the iteration pushes
 # singular values in (0, 1] towards ~1 fast; it does not converge exactly to 1, which is fine for a step direction.
@@ -46,22 +46,33 @@ def newton_schulz(g: torch.Tensor, steps: int = 5, eps: float = 1e-7) -> torch.T
     return (x.mT if tall else x).reshape(shape)
 
 
+def embedding_and_head_ids(model: torch.nn.Module) -> tuple[set[int], set[int]]:
+    """``(embedding ids, head ids)``: the ids of the embeddings' parameters, and of the output head's that are not
+    also an embedding's (a head tied to its embedding counts as the embedding).
+
+    The output head is the model's ``lm_head`` or ``head`` module.
+    """
+    embedding = {id(p) for m in model.modules() if isinstance(m, torch.nn.Embedding) for p in m.parameters()}
+    head = set()
+    for name in ("lm_head", "head"):
+        module = getattr(model, name, None)
+        if isinstance(module, torch.nn.Module):
+            head |= {id(p) for p in module.parameters()} - embedding
+    return embedding, head
+
+
 def split_muon_params(model: torch.nn.Module) -> tuple[list, list]:
     """``(hidden matrices, everything else)``: embeddings, the output head and vectors go to AdamW.
 
     The output head is the model's ``lm_head`` or ``head`` module (GPT's is tied to its embedding).
     """
-    embedding_ids = {id(p) for m in model.modules() if isinstance(m, torch.nn.Embedding) for p in m.parameters()}
-    for name in ("lm_head", "head"):
-        head = getattr(model, name, None)
-        if isinstance(head, torch.nn.Module):
-            embedding_ids |= {id(p) for p in head.parameters()}
+    embedding, head = embedding_and_head_ids(model)
     seen, hidden, other = set(), [], []
     for p in model.parameters():
         if id(p) in seen or not p.requires_grad:
             continue
         seen.add(id(p))
-        (hidden if p.dim() == 2 and id(p) not in embedding_ids else other).append(p)
+        (hidden if p.dim() == 2 and id(p) not in embedding | head else other).append(p)
     return hidden, other
 
 

@@ -21,7 +21,7 @@ from .checkpoint import (
 )
 from .devices import DEVICES, DTYPES, autocast, resolve_device
 from .distributed import Rank, all_mean, any_true, from_environment, lost_contact
-from .optim import MuonWithAdamW, split_muon_params
+from .optim import MuonWithAdamW, embedding_and_head_ids, split_muon_params
 
 __all__ = ["TrainConfig", "TrainingDiverged", "TrainResult", "lr_at", "make_optimizer", "get_batch", "estimate_loss",
            "train_lm", "check_resumable", "resume_changes", "recipe", "TRAJECTORY_SETTINGS", "PLACEMENT_SETTINGS"]
@@ -62,6 +62,8 @@ class TrainConfig:
     optimizer: str = "adamw"  # "adamw" | "muon" (Muon for hidden matrices, AdamW for the rest)
     muon_lr: float = 0.02  # peak Muon learning rate; follows the same warm-up and cosine as learning_rate
     muon_momentum: float = 0.95
+    embedding_lr: float | None = None  # peak AdamW rate of the token embedding (and a head tied to it); None: learning_rate
+    head_lr: float | None = None  # peak AdamW rate of an untied output head; None: learning_rate
     grad_accum_steps: int = 1  # micro-batches per step and rank; the global batch stays batch_size
     device: str = "auto"  # "auto" (CUDA, then MPS, else CPU) | "cpu" | "cuda" | "mps"
     dtype: str = "float32"  # "bfloat16": autocast the forward pass, and Muon's Newton-Schulz in bfloat16
@@ -82,6 +84,10 @@ class TrainConfig:
             raise InvalidParameterError("beta1 and beta2 must lie in [0, 1)")
         if self.optimizer not in ("adamw", "muon"):
             raise InvalidParameterError(f"optimizer must be 'adamw' or 'muon', got {self.optimizer!r}")
+        for name in OPTIONAL_RATES:
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+                raise InvalidParameterError(f"{name} must be None or a finite number > 0, got {value!r}")
         if self.muon_lr <= 0 or not 0 <= self.muon_momentum < 1:
             raise InvalidParameterError("need muon_lr > 0 and muon_momentum in [0, 1)")
         if self.grad_accum_steps < 1 or self.batch_size % self.grad_accum_steps:
@@ -102,13 +108,20 @@ class TrainConfig:
         return replace(self, max_iters=max_iters, lr_decay_iters=changes.pop("lr_decay_iters", decay), **changes)
 
 
+#: learning rates of their own for parts of the model; a recipe that leaves one unset records it as absent
+OPTIONAL_RATES = ("embedding_lr", "head_lr")
+
 #: settings of where and how a run executes, not of what it learns (float32, one micro-batch: the same numbers)
 PLACEMENT_SETTINGS = ("grad_accum_steps", "device", "dtype", "compile")
 
 
 def recipe(c: TrainConfig) -> dict:
-    """``c`` as a dict without :data:`PLACEMENT_SETTINGS`: what identifies a recipe in an artifact manifest."""
-    return {k: v for k, v in asdict(c).items() if k not in PLACEMENT_SETTINGS}
+    """``c`` as a dict without :data:`PLACEMENT_SETTINGS`: what identifies a recipe in an artifact manifest.
+
+    An unset rate of :data:`OPTIONAL_RATES` is left out, so recipes recorded before those rates existed still match.
+    """
+    return {k: v for k, v in asdict(c).items()
+            if k not in PLACEMENT_SETTINGS and not (k in OPTIONAL_RATES and v is None)}
 
 
 def lr_at(it: int, c: TrainConfig) -> float:
@@ -125,23 +138,41 @@ def make_optimizer(model: torch.nn.Module, c: TrainConfig) -> torch.optim.Optimi
     """AdamW with weight decay on matrices and embeddings only (biases and norm gains are not decayed).
 
     With ``c.optimizer == "muon"`` the hidden-layer matrices are updated by Muon
-    (without weight decay) and everything else by AdamW as above. Every group
-    carries ``base_lr``, its peak learning rate, which the schedule scales.
+    (without weight decay) and everything else by AdamW as above. ``c.embedding_lr``
+    and ``c.head_lr``, when set, give the embeddings and an untied output head AdamW
+    groups of their own at those rates. Every group carries ``base_lr``, its peak
+    learning rate, which the schedule scales.
     """
     params = list({id(p): p for p in model.parameters() if p.requires_grad}.values())
     hidden = []
     if c.optimizer == "muon":
         hidden, params = split_muon_params(model)
-    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": c.weight_decay,
-               "base_lr": c.learning_rate},
-              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0, "base_lr": c.learning_rate}]
+    embedding, head = embedding_and_head_ids(model)
+    parts = [(params, c.learning_rate)]
+    if c.embedding_lr is not None or c.head_lr is not None:
+        parts = [([p for p in params if id(p) in embedding], c.embedding_lr or c.learning_rate),
+                 ([p for p in params if id(p) in head], c.head_lr or c.learning_rate),
+                 ([p for p in params if id(p) not in embedding | head], c.learning_rate)]
+    groups = _matrices_then_vectors(parts, c.weight_decay)
     if hidden:
         muon = {"params": hidden, "lr": c.muon_lr, "base_lr": c.muon_lr, "momentum": c.muon_momentum,
                 "weight_decay": 0.0}
-        adam = [dict(g, lr=c.learning_rate, betas=(c.beta1, c.beta2)) for g in groups if g["params"]]
+        adam = [dict(g, betas=(c.beta1, c.beta2)) for g in groups if g["params"]]
         # bfloat16 training also runs Muon's Newton-Schulz products in bfloat16, as torch.optim.Muon does
         return MuonWithAdamW([muon], adam, ns_dtype=torch.bfloat16 if c.dtype == "bfloat16" else None)
+    if len(parts) > 1:
+        groups = [g for g in groups if g["params"]]
     return torch.optim.AdamW(groups, lr=c.learning_rate, betas=(c.beta1, c.beta2))
+
+
+def _matrices_then_vectors(parts: list[tuple[list, float]], weight_decay: float) -> list[dict]:
+    """For each ``(params, peak rate)``: a group of its matrices (decayed) and a group of its vectors (not)."""
+    groups = []
+    for params, lr in parts:
+        groups.append({"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay, "base_lr": lr,
+                       "lr": lr})
+        groups.append({"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0, "base_lr": lr, "lr": lr})
+    return groups
 
 
 def get_batch(ids: torch.Tensor, batch_size: int, block_size: int, generator: torch.Generator, *,
@@ -199,7 +230,7 @@ class TrainResult:
 
 #: settings that change the training trajectory: a resume must use the checkpoint's values
 TRAJECTORY_SETTINGS = ("batch_size", "block_size", "learning_rate", "min_lr", "warmup_iters", "weight_decay", "beta1",
-                       "beta2", "grad_clip", "seed", "optimizer", "muon_lr", "muon_momentum")
+                       "beta2", "grad_clip", "seed", "optimizer", "muon_lr", "muon_momentum", "embedding_lr", "head_lr")
 
 
 def resume_changes(saved: dict, c: TrainConfig) -> tuple[list[str], list[str]]:
