@@ -23,7 +23,7 @@ Targets (issue: text generation):
     FAST_LSTM_TRAIN: bfloat16 autocast and Muon's Newton-Schulz in bfloat16, a batch of 48, and the GPT's
     embedding and head at rates of their own. Each cosine schedule is stretched over the steps that fit in that
     time, counted by a short timed probe in the same run. ``--dtypes float32,bfloat16`` runs them in both.
-Run alone on a quiet machine (about 15 minutes): python benchmarks/bench_lm.py [--seeds 3] [--dtypes bfloat16]
+Run alone on a quiet machine (about 20 minutes): python benchmarks/bench_lm.py [--seeds 3] [--dtypes bfloat16]
 """
 from __future__ import annotations
 

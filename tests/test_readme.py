@@ -20,3 +20,37 @@ def test_readme_example_runs(tmp_path, i):
     script.write_text(BLOCKS[i], encoding="utf-8")
     p = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
+
+
+def test_the_readme_command_for_the_fast_gpt_recipe_trains_that_recipe(tmp_path, monkeypatch):
+    """The command line README gives for FAST_GPT_TRAIN builds exactly its settings and fast_gpt_config's model."""
+    import shlex
+    from dataclasses import asdict
+
+    import seqlab.text.training as training
+    from seqlab.cli import main
+    from seqlab.experiments.lm import FAST_GPT_TRAIN, fast_gpt_config
+    from seqlab.text.corpus import load_tinyshakespeare
+    from seqlab.text.training import TRAJECTORY_SETTINGS
+
+    text = README.read_text(encoding="utf-8")
+    line = re.search(r"^(seqlab lm train [^\n]*--untied-head[^\n]*\\\n[^\n]*)$", text, flags=re.M).group(1)
+    argv = shlex.split(line.replace("\\\n", " "))[1:]
+    assert argv[argv.index("--out") + 1] == "ckpt"
+    argv[argv.index("--out") + 1] = str(tmp_path / "ckpt")
+    steps = int(argv[argv.index("--max-iters") + 1])
+    corpus = tmp_path / "play.txt"
+    corpus.write_text(load_tinyshakespeare()[:20_000], encoding="utf-8")
+    seen = {}
+
+    def capture(model, train_ids, val_ids, config, **kw):
+        seen.update(model=model, config=config)
+        raise KeyboardInterrupt  # stop before any training: the settings are what is checked
+
+    monkeypatch.setattr(training, "train_lm", capture)
+    assert main([*argv, "--text", str(corpus)]) == 130
+    want = FAST_GPT_TRAIN.with_max_iters(steps)
+    got = seen["config"]
+    assert {k: getattr(got, k) for k in TRAJECTORY_SETTINGS} == {k: getattr(want, k) for k in TRAJECTORY_SETTINGS}
+    assert (got.max_iters, got.lr_decay_iters, got.dtype, got.eval_iters) == (steps, steps, want.dtype, want.eval_iters)
+    assert asdict(seen["model"].config) == asdict(fast_gpt_config(seen["model"].config.vocab_size))
