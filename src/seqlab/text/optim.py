@@ -67,12 +67,13 @@ def split_muon_params(model: torch.nn.Module) -> tuple[list, list]:
     The output head is the model's ``lm_head`` or ``head`` module (GPT's is tied to its embedding).
     """
     embedding, head = embedding_and_head_ids(model)
+    outside = embedding | head
     seen, hidden, other = set(), [], []
     for p in model.parameters():
         if id(p) in seen or not p.requires_grad:
             continue
         seen.add(id(p))
-        (hidden if p.dim() == 2 and id(p) not in embedding | head else other).append(p)
+        (hidden if p.dim() == 2 and id(p) not in outside else other).append(p)
     return hidden, other
 
 

@@ -147,12 +147,13 @@ def make_optimizer(model: torch.nn.Module, c: TrainConfig) -> torch.optim.Optimi
     hidden = []
     if c.optimizer == "muon":
         hidden, params = split_muon_params(model)
-    embedding, head = embedding_and_head_ids(model)
     parts = [(params, c.learning_rate)]
     if c.embedding_lr is not None or c.head_lr is not None:
+        embedding, head = embedding_and_head_ids(model)
+        outside = embedding | head
         parts = [([p for p in params if id(p) in embedding], c.embedding_lr or c.learning_rate),
                  ([p for p in params if id(p) in head], c.head_lr or c.learning_rate),
-                 ([p for p in params if id(p) not in embedding | head], c.learning_rate)]
+                 ([p for p in params if id(p) not in outside], c.learning_rate)]
     groups = _matrices_then_vectors(parts, c.weight_decay)
     if hidden:
         muon = {"params": hidden, "lr": c.muon_lr, "base_lr": c.muon_lr, "momentum": c.muon_momentum,
