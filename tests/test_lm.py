@@ -259,3 +259,30 @@ def test_a_resume_with_another_embedding_rate_is_refused(data, tmp_path):
     with pytest.raises(CheckpointMismatchError, match="embedding_lr 0.05"):
         train_lm(tiny_gpt(tok.vocab_size), tr, va, c.with_max_iters(8, embedding_lr=0.02), checkpoint_dir=tmp_path,
                  tokenizer=tok)
+
+
+def test_qk_norm_checkpoints_round_trip_and_records_without_it_still_match(data, tmp_path):
+    """A QK-norm GPT saves and loads as one; a record of a GPT without it omits the key, as records made before
+    the option existed do, and a resume across the two is refused by name."""
+    from dataclasses import asdict
+
+    from seqlab.nn import config_record
+    from seqlab.text.checkpoint import CheckpointMismatchError
+
+    tok, tr, va = data
+    plain = GPTConfig(vocab_size=tok.vocab_size, block_size=16, num_layers=1, num_heads=2, d_model=16)
+    assert config_record(plain) == {k: v for k, v in asdict(plain).items() if k != "qk_norm"}
+    torch.manual_seed(0)
+    normed = GPT(GPTConfig(**{**asdict(plain), "qk_norm": True}))
+    save_checkpoint(tmp_path / "qk", normed, tokenizer=tok, iteration=3)
+    loaded, _, state = load_checkpoint(tmp_path / "qk")
+    assert state["model_config"]["qk_norm"] is True and loaded.config.qk_norm
+    x = torch.randint(0, tok.vocab_size, (2, 8))
+    with torch.no_grad():
+        torch.testing.assert_close(loaded(x)[0], normed(x)[0])
+    c = TrainConfig(max_iters=2, batch_size=4, block_size=16, eval_interval=2, eval_iters=1, warmup_iters=1)
+    train_lm(tiny_gpt(tok.vocab_size), tr, va, c, checkpoint_dir=tmp_path / "plain", tokenizer=tok)
+    assert "qk_norm" not in load_checkpoint(tmp_path / "plain")[2]["model_config"]
+    with pytest.raises(CheckpointMismatchError, match="qk_norm False \\(checkpoint\\) vs True \\(now\\)"):
+        train_lm(GPT(GPTConfig(**{**asdict(plain), "qk_norm": True})), tr, va, c.with_max_iters(4),
+                 checkpoint_dir=tmp_path / "plain", tokenizer=tok)

@@ -47,11 +47,12 @@ def test_parameters_do_not_depend_on_head_count(heads):
     assert count_parameters(MultiHeadAttention(256, heads)) == multihead_parameters(256) == 262144
 
 
+@pytest.mark.parametrize("qk_norm", [False, True])
 @pytest.mark.parametrize("rotary", [False, True])
 @pytest.mark.parametrize("fused", [False, True])
-def test_kv_cache_decoding_equals_full_causal_pass(rotary, fused):
+def test_kv_cache_decoding_equals_full_causal_pass(rotary, fused, qk_norm):
     torch.manual_seed(3)
-    m = MultiHeadAttention(24, 3, rotary=rotary, fused=fused).eval()
+    m = MultiHeadAttention(24, 3, rotary=rotary, fused=fused, qk_norm=qk_norm).eval()
     x = torch.randn(2, 10, 24)
     with torch.no_grad():
         full, _ = m(x, is_causal=True)
@@ -72,6 +73,31 @@ def test_chunked_decoding_with_cache_needs_bottom_right_mask():
         a, _ = m(x[:, :5], is_causal=True, cache=cache)
         b, _ = m(x[:, 5:], is_causal=True, cache=cache)  # 3 queries against 8 keys
     torch.testing.assert_close(torch.cat([a, b], 1), full, atol=1e-6, rtol=1e-5)
+
+
+def test_qk_norm_normalises_each_heads_queries_and_keys():
+    """QK-norm: q_h <- g * q_h / rms(q_h) per head (likewise k), so the scores no longer grow with |W^Q| or |W^K|."""
+    torch.manual_seed(5)
+    d, h, T = 24, 3, 7
+    m = MultiHeadAttention(d, h, qk_norm=True, fused=False).eval()
+    with torch.no_grad():
+        m.q_norm.weight.uniform_(0.5, 2.0)
+        m.k_norm.weight.uniform_(0.5, 2.0)
+    x = torch.randn(2, T, d)
+    with torch.no_grad():
+        _, weights = m(x, is_causal=True, need_weights=True)
+        q = m.Wq(x).view(2, T, h, d // h).transpose(1, 2)  # (B, h, T, d_k)
+        k = m.Wk(x).view(2, T, h, d // h).transpose(1, 2)
+        rms = lambda z: z * torch.rsqrt(z.square().mean(-1, keepdim=True) + torch.finfo(z.dtype).eps)
+        scores = (rms(q) * m.q_norm.weight) @ (rms(k) * m.k_norm.weight).transpose(-2, -1) / (d // h) ** 0.5
+        want = scores.masked_fill(~causal_mask(T), float("-inf")).softmax(-1)
+        torch.testing.assert_close(weights, want, atol=1e-6, rtol=1e-5)
+        out, _ = m(x, is_causal=True)
+        m.Wq.weight.mul_(10.0)
+        m.Wk.weight.mul_(0.1)
+        torch.testing.assert_close(m(x, is_causal=True)[0], out, atol=1e-5, rtol=1e-4)
+    plain = MultiHeadAttention(d, h).eval()
+    assert sum(p.numel() for p in m.parameters()) == sum(p.numel() for p in plain.parameters()) + 2 * (d // h)
 
 
 def test_bad_arguments():

@@ -53,3 +53,27 @@ def test_modules_add_positions_and_check_length():
         sinusoidal_encoding(4, 7)
     with pytest.raises(ValueError):
         RotaryEmbedding(5)
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float64, 1e-6), (torch.bfloat16, 1e-2)])
+def test_rope_rotates_each_pair_by_position_times_frequency(dtype, tol):
+    """A hand-written rotation of pair (2i, 2i+1) by m * 10000^(-2i/d), on a strided (B, h, T, d) view as attention makes."""
+    torch.manual_seed(4)
+    d, offset = 8, 3
+    x = torch.randn(2, 5, 3, d, dtype=torch.float64).transpose(1, 2)  # (B, h, T, d), not contiguous
+    m = torch.arange(offset, offset + 5, dtype=torch.float64)[:, None]  # (T, 1)
+    theta = m * 10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)  # (T, d/2)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    want = torch.stack((even * theta.cos() - odd * theta.sin(), even * theta.sin() + odd * theta.cos()), -1).flatten(-2)
+    got = RotaryEmbedding(d)(x.to(dtype), offset)
+    assert got.dtype == dtype and got.shape == x.shape
+    torch.testing.assert_close(got.double(), want, atol=tol * 4, rtol=tol)
+
+
+def test_rope_takes_any_layout():
+    """Views whose pairs do not sit on even floats (a transposed last axis, an odd storage offset) rotate alike."""
+    rope = RotaryEmbedding(8)
+    torch.manual_seed(6)
+    for x in (torch.randn(3, 8, 5).transpose(1, 2), torch.randn(1, 41)[:, 1:].view(1, 5, 8)):
+        assert not (x.is_contiguous() and x.storage_offset() % 2 == 0)
+        torch.testing.assert_close(rope(x), rope(x.contiguous().clone()), atol=0, rtol=0)

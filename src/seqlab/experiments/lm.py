@@ -30,6 +30,7 @@ import torch
 import torch.nn.functional as F
 
 from ..nn import GPT, GPTConfig, LSTMConfig, LSTMLanguageModel
+from ..nn.transformer import config_record
 from ..store import artifact_dir, heavy_eval, read_artifact_csv, read_artifact_json, verify_artifacts, write_artifacts
 from ..text.checkpoint import CHECKPOINT_FILE, load_checkpoint, save_checkpoint
 from ..text.corpus import TINY_SHAKESPEARE_SHA256, load_tinyshakespeare, split_train_val
@@ -97,7 +98,7 @@ SAMPLE_TOKENS, SAMPLE_SEEDS = 300, 4
 def experiment_config(train: TrainConfig = CHAPTER_TRAIN, corpus_sha256: str = TINY_SHAKESPEARE_SHA256,
                       sample_tokens: int = SAMPLE_TOKENS, sample_seeds: int = SAMPLE_SEEDS) -> dict:
     config = {"corpus_sha256": corpus_sha256, "tokenizer": "char", "val_fraction": 0.1,
-              "gpt": asdict(chapter_gpt_config(1)) | {"vocab_size": "from tokenizer"},
+              "gpt": config_record(chapter_gpt_config(1)) | {"vocab_size": "from tokenizer"},
               "lstm": asdict(chapter_lstm_config(1)) | {"vocab_size": "from tokenizer"},
               "train": recipe(train), "prompt": PROMPT, "strategies": STRATEGIES,
               "temperatures": list(TEMPERATURES), "top_ps": list(TOP_PS)}
@@ -254,7 +255,7 @@ def _models(vocab_size: int) -> dict:
 def sweep_config(iters=SWEEP_ITERS, train: TrainConfig = CHAPTER_TRAIN,
                  corpus_sha256: str = TINY_SHAKESPEARE_SHA256) -> dict:
     return {"corpus_sha256": corpus_sha256, "tokenizer": "char", "val_fraction": 0.1,
-            "gpt": asdict(chapter_gpt_config(1)) | {"vocab_size": "from tokenizer"},
+            "gpt": config_record(chapter_gpt_config(1)) | {"vocab_size": "from tokenizer"},
             "lstm": asdict(chapter_lstm_config(1)) | {"vocab_size": "from tokenizer"},
             "iters": list(iters), "train": {str(n): recipe(sweep_train_config(n, train)) for n in iters},
             "torch_threads": 1}
@@ -315,7 +316,7 @@ def bpe_config(vocabs=BPE_VOCABS, train: TrainConfig = CHAPTER_TRAIN, corpus_sha
                char_model: str = "lm") -> dict:
     return {"corpus_sha256": corpus_sha256, "val_fraction": 0.1, "split": "characters",
             "bpe_trained_on": "training text", "vocabs": list(vocabs),
-            "gpt": asdict(chapter_gpt_config(1)) | {"vocab_size": "from tokenizer"}, "train": recipe(train),
+            "gpt": config_record(chapter_gpt_config(1)) | {"vocab_size": "from tokenizer"}, "train": recipe(train),
             "char_model": char_model, "prompt": PROMPT, "sample_tokens": BPE_SAMPLE_TOKENS, "torch_threads": 1}
 
 

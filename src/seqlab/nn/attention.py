@@ -175,9 +175,13 @@ def _explicit(q, k, v, mask, blocked, *, dropout_p: float, scale: float):
     """softmax(Q K^T * scale + mask) V with the weights kept: ``(output, weights)``."""
     scores = torch.matmul(q, k.transpose(-2, -1)) * scale  # (..., T_q, T_k)
     if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else scores + mask
+        if mask.dtype == torch.bool:
+            # an additive mask of the mask's own size is cheaper than masked_fill on every score, and its
+            # backward is free; x + 0 and x + (-inf) are exact, so the scores are the same
+            mask = torch.zeros(mask.shape, dtype=scores.dtype, device=mask.device).masked_fill_(~mask, float("-inf"))
+        scores = scores + mask
     weights = scores.softmax(dim=-1)
-    if blocked is not None:
+    if blocked is not None and bool(blocked.any()):
         weights = weights.masked_fill(blocked, 0.0)
     attn = F.dropout(weights, p=dropout_p) if dropout_p > 0 else weights
     # a float32 mask on half-precision q promotes the weights; the product must be in v's dtype

@@ -62,6 +62,11 @@ def fused_is_slow(q: torch.Tensor) -> bool:
     return q.device.type == "cpu" and q.dtype == torch.bfloat16 and torch.is_grad_enabled() and q.requires_grad
 
 
+def _rms_norm(x: torch.Tensor, norm: nn.RMSNorm) -> torch.Tensor:
+    """``norm(x)`` with the gain in x's dtype, so that autocast's half-precision heads take the fused kernel."""
+    return F.rms_norm(x, norm.normalized_shape, norm.weight.to(x.dtype), norm.eps)
+
+
 class MultiHeadAttention(nn.Module):
     """MultiHead(Q, K, V) = Concat(head_1..head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V).
 
@@ -78,6 +83,7 @@ class MultiHeadAttention(nn.Module):
         dropout: float = 0.0,
         fused: bool = True,
         rotary: bool = False,
+        qk_norm: bool = False,
         layer_idx: int = 0,
     ):
         super().__init__()
@@ -94,6 +100,9 @@ class MultiHeadAttention(nn.Module):
         self.Wv = nn.Linear(d_model, d_model, bias=bias)
         self.Wo = nn.Linear(d_model, d_model, bias=bias)
         self.rope = RotaryEmbedding(self.d_k) if rotary else None
+        # QK-norm: each head's queries and keys are RMS-normalised (with a learned gain), which bounds the logits
+        self.q_norm = nn.RMSNorm(self.d_k) if qk_norm else None
+        self.k_norm = nn.RMSNorm(self.d_k) if qk_norm else None
 
     def to_torch(self) -> nn.MultiheadAttention:
         """An equivalent ``torch.nn.MultiheadAttention`` (batch_first) holding copies of these weights.
@@ -164,6 +173,8 @@ class MultiHeadAttention(nn.Module):
         q, k, v = self._project_qkv(query, key, value)
         q, k, v = self._split(q), self._split(k), self._split(v)  # (B, h, T, d_k)
         offset = cache.layer_length(self.layer_idx) if cache is not None else 0
+        if self.q_norm is not None:
+            q, k = _rms_norm(q, self.q_norm), _rms_norm(k, self.k_norm)
         if self.rope is not None:
             q, k = self.rope(q, offset), self.rope(k, offset)
         if cache is not None:

@@ -92,7 +92,12 @@ class RotaryEmbedding(nn.Module):
         t = x.size(-2)
         pos = torch.arange(offset, offset + t, device=x.device, dtype=torch.float32)
         angles = torch.outer(pos, self.inv_freq)  # (T, d/2)
-        cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
-        x_even, x_odd = x[..., 0::2], x[..., 1::2]  # (..., T, d/2)
-        rotated = torch.stack((x_even * cos - x_odd * sin, x_even * sin + x_odd * cos), dim=-1)
-        return rotated.flatten(-2)  # (..., T, d)
+        # each (2i, 2i+1) pair is one complex number, rotated by e^{i angle}: one complex product, which costs
+        # a fraction of the strided real arithmetic; half-precision inputs rotate in float32 and round once
+        work = x if x.dtype in (torch.float32, torch.float64) else x.to(torch.float32, memory_format=torch.contiguous_format)
+        pairs = work.unflatten(-1, (-1, 2))  # (..., T, d/2, 2)
+        if pairs.stride(-1) != 1 or pairs.storage_offset() % 2 or any(s % 2 for s in pairs.stride()[:-1]):
+            pairs = pairs.clone(memory_format=torch.contiguous_format)  # a complex view needs pairs on even floats
+        pairs = torch.view_as_complex(pairs)  # (..., T, d/2) complex
+        rotation = torch.polar(torch.ones_like(angles), angles).to(pairs.dtype)  # (T, d/2)
+        return torch.view_as_real(pairs * rotation).flatten(-2).to(x.dtype)  # (..., T, d)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import torch
 import torch.nn as nn
@@ -19,6 +19,7 @@ __all__ = [
     "DecoderLayer",
     "GPTConfig",
     "GPT",
+    "config_record",
 ]
 
 def relu_squared(x: torch.Tensor) -> torch.Tensor:
@@ -84,12 +85,14 @@ class EncoderLayer(nn.Module):
         bias: bool = True,
         layer_norm_eps: float = 1e-5,
         rotary: bool = False,
+        qk_norm: bool = False,
         layer_idx: int = 0,
     ):
         super().__init__()
         _check_block_args(d_ff, dropout)
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout, rotary=rotary, layer_idx=layer_idx)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout, rotary=rotary,
+                                            qk_norm=qk_norm, layer_idx=layer_idx)
         self.ff = FeedForward(d_model, d_ff, dropout, activation, bias)
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
@@ -173,6 +176,7 @@ class GPTConfig:
     positional: str = "learned"  # "learned" | "sinusoidal" | "rotary"
     activation: str = "gelu"
     tie_weights: bool = True
+    qk_norm: bool = False  # RMS-normalise each head's queries and keys (learned gains) before the scores
 
     def __post_init__(self):
         if self.vocab_size < 1 or self.block_size < 1 or self.num_layers < 1:
@@ -181,6 +185,23 @@ class GPTConfig:
             raise InvalidParameterError(f"positional must be learned, sinusoidal or rotary, got {self.positional!r}")
         if self.d_ff is None:
             self.d_ff = 4 * self.d_model
+
+
+#: GPTConfig features that came after records of it were kept (checkpoints, artifact manifests), with their "off"
+OPTIONAL_FEATURES = {"qk_norm": False}
+
+
+def config_record(config) -> dict:
+    """A model config as a dict for a record, leaving out :data:`OPTIONAL_FEATURES` that are off.
+
+    So checkpoints and artifacts recorded before a feature existed still match a config that does not use it.
+    """
+    record = asdict(config)
+    if isinstance(config, GPTConfig):
+        for key, off in OPTIONAL_FEATURES.items():
+            if record[key] == off:
+                del record[key]
+    return record
 
 
 class GPT(nn.Module):
@@ -199,7 +220,7 @@ class GPT(nn.Module):
         self.drop = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(
             EncoderLayer(c.d_model, c.num_heads, c.d_ff, c.dropout, norm_first=True, activation=c.activation,
-                         bias=c.bias, rotary=c.positional == "rotary", layer_idx=i)
+                         bias=c.bias, rotary=c.positional == "rotary", qk_norm=c.qk_norm, layer_idx=i)
             for i in range(c.num_layers)
         )
         self.ln_f = nn.LayerNorm(c.d_model, bias=c.bias)

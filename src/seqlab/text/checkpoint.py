@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict
 from pathlib import Path
 
 import torch
@@ -23,6 +22,7 @@ import torch
 from .. import __version__
 from ..errors import SeqlabError
 from ..nn import GPT, GPTConfig, LSTMConfig, LSTMLanguageModel
+from ..nn.transformer import config_record
 from ..store import atomic_write
 from .tokenizers import Tokenizer, TokenizerFormatError, load_tokenizer, loads_tokenizer
 
@@ -98,7 +98,7 @@ def save_checkpoint(directory, model, optimizer=None, *, tokenizer: Tokenizer | 
         tensors[f"rng.{name}"] = t.contiguous().clone()
     meta = {
         "format": FORMAT, "seqlab_version": __version__, "model_kind": model_kind(model),
-        "model_config": json.dumps(asdict(model.config)), "iteration": str(iteration),
+        "model_config": json.dumps(config_record(model.config)), "iteration": str(iteration),
         "train_config": json.dumps(train_config or {}), "history": json.dumps(history or []),
         "optimizer_param_groups": json.dumps(groups), "extra": json.dumps(extra or {}),
         "tokenizer": tokenizer.dumps() if tokenizer is not None else "",
@@ -109,7 +109,7 @@ def save_checkpoint(directory, model, optimizer=None, *, tokenizer: Tokenizer | 
     if tokenizer is not None:
         _write(d / "tokenizer.txt", meta["tokenizer"], d)
     state = {"iteration": iteration, "history": history or [], "train_config": train_config or {},
-             "model_kind": meta["model_kind"], "model_config": asdict(model.config)}
+             "model_kind": meta["model_kind"], "model_config": config_record(model.config)}
     _write(d / "trainer_state.json", json.dumps(state, indent=1), d)
     return target
 

@@ -21,6 +21,7 @@ from .checkpoint import (
 )
 from .devices import DEVICES, DTYPES, autocast, resolve_device
 from .distributed import Rank, all_mean, any_true, from_environment, lost_contact
+from ..nn.transformer import OPTIONAL_FEATURES, config_record
 from .optim import MuonWithAdamW, embedding_and_head_ids, split_muon_params
 
 __all__ = ["TrainConfig", "TrainingDiverged", "TrainResult", "lr_at", "make_optimizer", "get_batch", "estimate_loss",
@@ -291,8 +292,9 @@ def check_resumable(model, state: dict, where) -> None:
     kind = model_kind(model)
     if state["model_kind"] != kind:
         raise CheckpointMismatchError(f"{where} holds a {state['model_kind']} model; this run builds a {kind} model")
-    now, then = asdict(model.config), state["model_config"]
-    diffs = [f"{k} {then.get(k)!r} (checkpoint) vs {now.get(k)!r} (now)" for k in sorted(set(now) | set(then))
+    now, then = config_record(model.config), state["model_config"]
+    shown = lambda record, k: record.get(k, OPTIONAL_FEATURES.get(k))  # an absent feature is off
+    diffs = [f"{k} {shown(then, k)!r} (checkpoint) vs {shown(now, k)!r} (now)" for k in sorted(set(now) | set(then))
              if now.get(k) != then.get(k)]
     if diffs:
         raise CheckpointMismatchError(f"{where} was trained with other model settings: " + "; ".join(diffs))
