@@ -21,7 +21,7 @@ Targets (issue: text generation):
     training time, over three seeds (mean, min and max shown): target <= 1.55 nats on every seed. These runs
     take seqlab.experiments.lm's FAST_GPT_TRAIN (with the GPT's head untied, fast_gpt_config) and
     FAST_LSTM_TRAIN: bfloat16 autocast and Muon's Newton-Schulz in bfloat16, a batch of 48, and the GPT's
-    embedding and head at rates of their own. Each cosine schedule is stretched over the steps that fit in that
+    embedding and head at rates of their own, with Muon's momentum warmed up from 0.85. Each cosine schedule is stretched over the steps that fit in that
     time, counted by a short timed probe in the same run. ``--dtypes float32,bfloat16`` runs them in both.
 Run alone on a quiet machine (about 20 minutes): python benchmarks/bench_lm.py [--seeds 3] [--dtypes bfloat16]
 """
@@ -126,6 +126,8 @@ def _describe(r: TrainConfig) -> str:
     parts = [f"Muon lr {r.muon_lr} + AdamW lr {r.learning_rate} to {r.min_lr}"]
     if r.embedding_lr is not None or r.head_lr is not None:
         parts.append(f"embedding lr {r.embedding_lr}, untied head lr {r.head_lr}")
+    if r.muon_momentum_warmup is not None:
+        parts.append(f"Muon momentum 0.85 to {r.muon_momentum} over {r.muon_momentum_warmup} steps")
     parts += [f"weight decay {r.weight_decay}", f"batch {r.batch_size}", f"{r.warmup_iters} warm-up steps"]
     return ", ".join(parts)
 

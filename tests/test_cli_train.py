@@ -62,7 +62,7 @@ def test_threads_are_restored_after_training(corpus, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("option,value", [("--num-layers", "2"), ("--num-heads", "2"), ("--positional", "learned"),
-                                          ("--untied-head", None)])
+                                          ("--untied-head", None), ("--qk-norm", None)])
 def test_gpt_options_with_the_lstm_are_refused(capsys, corpus, tmp_path, option, value):
     base = ["--max-iters", "10", "--block-size", "16", "--batch-size", "4", "--d-model", "16"]
     line = error_line(capsys, ["lm", "train", "--text", str(corpus), "--out", str(tmp_path / "c"), "--model", "lstm",
@@ -79,7 +79,8 @@ def test_vocab_size_needs_bpe(capsys, corpus, tmp_path):
 
 @pytest.mark.parametrize("option,value", [("--lr", "0.001"), ("--seed", "7"), ("--optimizer", "adamw"),
                                           ("--muon-lr", "0.01"), ("--batch-size", "8"), ("--tokenizer", "bpe"),
-                                          ("--warmup", "3"), ("--embedding-lr", "0.05"), ("--weight-decay", "0")])
+                                          ("--warmup", "3"), ("--embedding-lr", "0.05"), ("--weight-decay", "0"),
+                                          ("--muon-momentum-warmup", "5")])
 def test_resume_with_another_training_setting_names_it(capsys, corpus, trained, option, value):
     out, _ = trained
     before = (out / "checkpoint.safetensors").read_bytes()
@@ -106,6 +107,26 @@ def test_an_untied_head_and_part_rates_train_and_resume_only_as_they_were(capsys
                                *with_option(untied, "--head-lr", "0.01")])
     assert "--head-lr 0.01" in line and "--head-lr 0.004" in line
     assert main(["lm", "train", "--text", str(corpus), "--out", str(out), *with_option(untied, "--max-iters", "12")]) == 0
+    assert read_checkpoint_state(out)["iteration"] == 12
+
+
+def test_qk_norm_trains_and_resumes_only_as_it_was(capsys, corpus, tmp_path):
+    out = tmp_path / "ckpt"
+    normed = [*TINY, "--qk-norm", "--muon-momentum-warmup", "4"]
+    assert main(["lm", "train", "--text", str(corpus), "--out", str(out), *normed]) == 0
+    capsys.readouterr()
+    model, _, state = load_checkpoint(out)
+    assert model.config.qk_norm and all(b.self_attn.q_norm is not None for b in model.blocks)
+    assert state["train_config"]["muon_momentum_warmup"] == 4
+    line = error_line(capsys, ["lm", "train", "--text", str(corpus), "--out", str(out), *TINY,
+                               "--muon-momentum-warmup", "4"])
+    assert "add --qk-norm" in line
+    plain = tmp_path / "plain"
+    assert main(["lm", "train", "--text", str(corpus), "--out", str(plain), *TINY]) == 0
+    capsys.readouterr()
+    line = error_line(capsys, ["lm", "train", "--text", str(corpus), "--out", str(plain), *TINY, "--qk-norm"])
+    assert "--qk-norm" in line and "trained without it" in line
+    assert main(["lm", "train", "--text", str(corpus), "--out", str(out), *with_option(normed, "--max-iters", "12")]) == 0
     assert read_checkpoint_state(out)["iteration"] == 12
 
 

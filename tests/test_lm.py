@@ -286,3 +286,25 @@ def test_qk_norm_checkpoints_round_trip_and_records_without_it_still_match(data,
     with pytest.raises(CheckpointMismatchError, match="qk_norm False \\(checkpoint\\) vs True \\(now\\)"):
         train_lm(GPT(GPTConfig(**{**asdict(plain), "qk_norm": True})), tr, va, c.with_max_iters(4),
                  checkpoint_dir=tmp_path / "plain", tokenizer=tok)
+
+
+def test_muon_momentum_warms_up_from_085_and_a_resume_keeps_the_setting(data, tmp_path):
+    from seqlab.text.checkpoint import CheckpointMismatchError
+    from seqlab.text.training import muon_momentum_at, recipe
+
+    c = TrainConfig(max_iters=4, batch_size=4, block_size=16, eval_interval=2, eval_iters=1, warmup_iters=1,
+                    optimizer="muon", muon_momentum_warmup=10)
+    assert [muon_momentum_at(it, c) for it in (0, 5, 10, 400)] == pytest.approx([0.85, 0.90, 0.95, 0.95])
+    assert muon_momentum_at(5, TrainConfig(optimizer="muon")) == 0.95  # unset: constant
+    assert "muon_momentum_warmup" not in recipe(TrainConfig()) and recipe(c)["muon_momentum_warmup"] == 10
+    for bad in (0, -3, 2.5, True, "10"):
+        with pytest.raises(ValueError, match="muon_momentum_warmup"):
+            TrainConfig(muon_momentum_warmup=bad)
+    tok, tr, va = data
+    train_lm(tiny_gpt(tok.vocab_size), tr, va, c, checkpoint_dir=tmp_path, tokenizer=tok)
+    opt = load_checkpoint(tmp_path, optimizer_factory=lambda m: make_optimizer(m, c))[2]["optimizer"]
+    muon = [g for g in opt.param_groups if g.get("muon")]
+    assert muon and all(g["momentum"] == pytest.approx(0.85 + 0.1 * 3 / 10) for g in muon)  # the last step is it = 3
+    with pytest.raises(CheckpointMismatchError, match="muon_momentum_warmup 10"):
+        train_lm(tiny_gpt(tok.vocab_size), tr, va, c.with_max_iters(8, muon_momentum_warmup=20), checkpoint_dir=tmp_path,
+                 tokenizer=tok)

@@ -128,7 +128,7 @@ def _tokenizer_for(args, text: str, out: Path):
 _TRAIN_OPTION = {"batch_size": "--batch-size", "block_size": "--block-size", "learning_rate": "--lr",
                  "min_lr": "--lr", "warmup_iters": "--warmup", "seed": "--seed", "optimizer": "--optimizer",
                  "muon_lr": "--muon-lr", "embedding_lr": "--embedding-lr", "head_lr": "--head-lr",
-                 "weight_decay": "--weight-decay"}
+                 "weight_decay": "--weight-decay", "muon_momentum_warmup": "--muon-momentum-warmup"}
 
 
 def _check_settings(args, state: dict, out: Path) -> None:
@@ -140,11 +140,14 @@ def _check_settings(args, state: dict, out: Path) -> None:
     asked = {"d_model": args.d_model, "block_size": args.block_size}
     if args.model == "gpt":
         asked |= {"num_layers": args.num_layers, "num_heads": args.num_heads, "positional": args.positional}
-        if cfg.get("tie_weights", True) == args.untied_head:
-            raise UsageError(f"--untied-head: the checkpoint in {out} was trained with the head tied to the "
-                             "embedding; leave out --untied-head, --restart, or another --out" if args.untied_head else
-                             f"the checkpoint in {out} was trained with --untied-head; add --untied-head, --restart, "
-                             "or another --out")
+        for flag, trained_with in (("--untied-head", not cfg.get("tie_weights", True)),
+                                   ("--qk-norm", cfg.get("qk_norm", False))):
+            asked_for = getattr(args, flag[2:].replace("-", "_"))
+            if trained_with != asked_for:
+                raise UsageError(f"{flag}: the checkpoint in {out} was trained without it; leave out {flag}, "
+                                 "--restart, or another --out" if asked_for else
+                                 f"the checkpoint in {out} was trained with {flag}; add {flag}, --restart, "
+                                 "or another --out")
     else:
         asked |= {"hidden_size": 2 * args.d_model}
     for key, value in asked.items():
@@ -185,7 +188,7 @@ def _build_model(args, vocab_size: int):
     if args.model == "gpt":
         return GPT(GPTConfig(vocab_size=vocab_size, block_size=args.block_size, num_layers=args.num_layers,
                              num_heads=args.num_heads, d_model=args.d_model, bias=False, positional=args.positional,
-                             tie_weights=not args.untied_head))
+                             tie_weights=not args.untied_head, qk_norm=args.qk_norm))
     return LSTMLanguageModel(LSTMConfig(vocab_size=vocab_size, d_model=args.d_model, hidden_size=2 * args.d_model,
                                         num_layers=2, block_size=args.block_size))
 
@@ -217,7 +220,8 @@ def _launch(args) -> int:
 def _resolve_model_options(args) -> None:
     """GPT-only options are an error with --model lstm; otherwise fill the chapter's defaults."""
     gpt_only = [f"--{k.replace('_', '-')}" for k in ("num_layers", "num_heads", "positional")
-                if getattr(args, k) is not None] + (["--untied-head"] if args.untied_head else [])
+                if getattr(args, k) is not None] + [flag for flag, on in (("--untied-head", args.untied_head),
+                                                                          ("--qk-norm", args.qk_norm)) if on]
     if args.model == "lstm" and gpt_only:
         raise UsageError(f"{', '.join(gpt_only)} set(s) the GPT only; the LSTM has 2 layers of width 2 x --d-model "
                          "(drop the option or use --model gpt)")
@@ -365,6 +369,7 @@ def _cmd_train(args) -> int:
                               eval_interval=args.eval_interval, seed=args.seed, optimizer=args.optimizer,
                               muon_lr=args.muon_lr, eval_iters=CHAPTER_TRAIN.eval_iters,
                               embedding_lr=args.embedding_lr, head_lr=args.head_lr, weight_decay=args.weight_decay,
+                              muon_momentum_warmup=args.muon_momentum_warmup,
                               grad_accum_steps=args.grad_accum_steps, device=args.device, dtype=args.dtype,
                               compile=args.compile)
             if state is not None:
@@ -453,6 +458,10 @@ def add_commands(sub, parser_class) -> None:
                    help="peak AdamW learning rate of an untied output head (default: --lr)")
     t.add_argument("--untied-head", action="store_true",
                    help="GPT only: an output head of its own instead of the token embedding's transpose")
+    t.add_argument("--qk-norm", action="store_true",
+                   help="GPT only: normalise each head's queries and keys (learned gains) before the scores")
+    t.add_argument("--muon-momentum-warmup", type=positive_int, default=None, metavar="STEPS",
+                   help="raise Muon's momentum linearly from 0.85 to 0.95 over STEPS steps (default: 0.95 throughout)")
     t.add_argument("--weight-decay", type=float_in(0.0, 10.0), default=c.weight_decay,
                    help="AdamW's decoupled weight decay of embeddings and other matrices outside Muon")
     t.add_argument("--warmup", type=nonnegative_int, default=None,

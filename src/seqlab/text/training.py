@@ -24,7 +24,7 @@ from .distributed import Rank, all_mean, any_true, from_environment, lost_contac
 from ..nn.transformer import OPTIONAL_FEATURES, config_record
 from .optim import MuonWithAdamW, embedding_and_head_ids, split_muon_params
 
-__all__ = ["TrainConfig", "TrainingDiverged", "TrainResult", "lr_at", "make_optimizer", "get_batch", "estimate_loss",
+__all__ = ["TrainConfig", "TrainingDiverged", "TrainResult", "lr_at", "muon_momentum_at", "make_optimizer", "get_batch", "estimate_loss",
            "train_lm", "check_resumable", "resume_changes", "recipe", "TRAJECTORY_SETTINGS", "PLACEMENT_SETTINGS"]
 
 LN2 = math.log(2.0)
@@ -63,6 +63,7 @@ class TrainConfig:
     optimizer: str = "adamw"  # "adamw" | "muon" (Muon for hidden matrices, AdamW for the rest)
     muon_lr: float = 0.02  # peak Muon learning rate; follows the same warm-up and cosine as learning_rate
     muon_momentum: float = 0.95
+    muon_momentum_warmup: int | None = None  # steps over which Muon's momentum rises from 0.85 to muon_momentum
     embedding_lr: float | None = None  # peak AdamW rate of the token embedding (and a head tied to it); None: learning_rate
     head_lr: float | None = None  # peak AdamW rate of an untied output head; None: learning_rate
     grad_accum_steps: int = 1  # micro-batches per step and rank; the global batch stays batch_size
@@ -91,6 +92,9 @@ class TrainConfig:
                 raise InvalidParameterError(f"{name} must be None or a finite number > 0, got {value!r}")
         if self.muon_lr <= 0 or not 0 <= self.muon_momentum < 1:
             raise InvalidParameterError("need muon_lr > 0 and muon_momentum in [0, 1)")
+        warm = self.muon_momentum_warmup
+        if warm is not None and not (isinstance(warm, int) and not isinstance(warm, bool) and warm >= 1):
+            raise InvalidParameterError(f"muon_momentum_warmup must be None or a whole number >= 1, got {warm!r}")
         if self.grad_accum_steps < 1 or self.batch_size % self.grad_accum_steps:
             raise InvalidParameterError(f"grad_accum_steps ({self.grad_accum_steps}) must be >= 1 and divide "
                                         f"batch_size ({self.batch_size})")
@@ -111,6 +115,8 @@ class TrainConfig:
 
 #: learning rates of their own for parts of the model; a recipe that leaves one unset records it as absent
 OPTIONAL_RATES = ("embedding_lr", "head_lr")
+#: settings that came after recipes were recorded: one left unset (None) is absent from the record
+OPTIONAL_SETTINGS = (*OPTIONAL_RATES, "muon_momentum_warmup")
 
 #: settings of where and how a run executes, not of what it learns (float32, one micro-batch: the same numbers)
 PLACEMENT_SETTINGS = ("grad_accum_steps", "device", "dtype", "compile")
@@ -119,10 +125,10 @@ PLACEMENT_SETTINGS = ("grad_accum_steps", "device", "dtype", "compile")
 def recipe(c: TrainConfig) -> dict:
     """``c`` as a dict without :data:`PLACEMENT_SETTINGS`: what identifies a recipe in an artifact manifest.
 
-    An unset rate of :data:`OPTIONAL_RATES` is left out, so recipes recorded before those rates existed still match.
+    An unset setting of :data:`OPTIONAL_SETTINGS` is left out, so recipes recorded before it existed still match.
     """
     return {k: v for k, v in asdict(c).items()
-            if k not in PLACEMENT_SETTINGS and not (k in OPTIONAL_RATES and v is None)}
+            if k not in PLACEMENT_SETTINGS and not (k in OPTIONAL_SETTINGS and v is None)}
 
 
 def lr_at(it: int, c: TrainConfig) -> float:
@@ -133,6 +139,18 @@ def lr_at(it: int, c: TrainConfig) -> float:
         return c.min_lr
     frac = (it - c.warmup_iters) / max(1, c.lr_decay_iters - c.warmup_iters)
     return c.min_lr + 0.5 * (1 + math.cos(math.pi * frac)) * (c.learning_rate - c.min_lr)
+
+
+#: Muon's momentum at the first step when ``muon_momentum_warmup`` is set (modded-nanoGPT's speedruns)
+MUON_MOMENTUM_START = 0.85
+
+
+def muon_momentum_at(it: int, c: TrainConfig) -> float:
+    """Muon's momentum at iteration ``it``: linear from 0.85 to ``muon_momentum`` over ``muon_momentum_warmup`` steps."""
+    if c.muon_momentum_warmup is None:
+        return c.muon_momentum
+    frac = min(1.0, it / c.muon_momentum_warmup)
+    return MUON_MOMENTUM_START + frac * (c.muon_momentum - MUON_MOMENTUM_START)
 
 
 def make_optimizer(model: torch.nn.Module, c: TrainConfig) -> torch.optim.Optimizer:
@@ -232,7 +250,8 @@ class TrainResult:
 
 #: settings that change the training trajectory: a resume must use the checkpoint's values
 TRAJECTORY_SETTINGS = ("batch_size", "block_size", "learning_rate", "min_lr", "warmup_iters", "weight_decay", "beta1",
-                       "beta2", "grad_clip", "seed", "optimizer", "muon_lr", "muon_momentum", "embedding_lr", "head_lr")
+                       "beta2", "grad_clip", "seed", "optimizer", "muon_lr", "muon_momentum", "embedding_lr", "head_lr",
+                       "muon_momentum_warmup")
 
 
 def resume_changes(saved: dict, c: TrainConfig) -> tuple[list[str], list[str]]:
@@ -331,6 +350,8 @@ def _train_step(model, optimizer, it: int, c: TrainConfig, x, y, ckpt, run: "_Ru
     scale = lr_at(it, c) / c.learning_rate
     for group in optimizer.param_groups:
         group["lr"] = group["base_lr"] * scale
+        if group.get("muon"):
+            group["momentum"] = muon_momentum_at(it, c)
     optimizer.zero_grad(set_to_none=True)
     total = torch.zeros((), device=run.device)
     chunks = list(zip(x.chunk(c.grad_accum_steps), y.chunk(c.grad_accum_steps)))
