@@ -76,7 +76,7 @@ def test_chunked_decoding_with_cache_needs_bottom_right_mask():
 
 
 def test_qk_norm_normalises_each_heads_queries_and_keys():
-    """QK-norm: q_h <- g * q_h / rms(q_h) per head (likewise k), so the scores no longer grow with |W^Q| or |W^K|."""
+    """QK-norm: q_h <- g * LN(q_h) per head (likewise k), so the scores no longer grow with |W^Q| or |W^K|."""
     torch.manual_seed(5)
     d, h, T = 24, 3, 7
     m = MultiHeadAttention(d, h, qk_norm=True, fused=False).eval()
@@ -88,15 +88,20 @@ def test_qk_norm_normalises_each_heads_queries_and_keys():
         _, weights = m(x, is_causal=True, need_weights=True)
         q = m.Wq(x).view(2, T, h, d // h).transpose(1, 2)  # (B, h, T, d_k)
         k = m.Wk(x).view(2, T, h, d // h).transpose(1, 2)
-        rms = lambda z: z * torch.rsqrt(z.square().mean(-1, keepdim=True) + torch.finfo(z.dtype).eps)
-        scores = (rms(q) * m.q_norm.weight) @ (rms(k) * m.k_norm.weight).transpose(-2, -1) / (d // h) ** 0.5
+        ln = lambda z: (z - z.mean(-1, keepdim=True)) * torch.rsqrt(z.var(-1, unbiased=False, keepdim=True) + 1e-5)
+        scores = (ln(q) * m.q_norm.weight) @ (ln(k) * m.k_norm.weight).transpose(-2, -1) / (d // h) ** 0.5
         want = scores.masked_fill(~causal_mask(T), float("-inf")).softmax(-1)
         torch.testing.assert_close(weights, want, atol=1e-6, rtol=1e-5)
         out, _ = m(x, is_causal=True)
         m.Wq.weight.mul_(10.0)
-        m.Wk.weight.mul_(0.1)
-        torch.testing.assert_close(m(x, is_causal=True)[0], out, atol=1e-5, rtol=1e-4)
+        m.Wk.weight.mul_(4.0)  # upwards: LayerNorm's eps, not the scale, is what differs
+        torch.testing.assert_close(m(x, is_causal=True)[0], out, atol=1e-4, rtol=1e-3)
     plain = MultiHeadAttention(d, h).eval()
+    with torch.no_grad():
+        before, _ = plain(x, is_causal=True)
+        plain.Wq.weight.mul_(10.0)
+        plain.Wk.weight.mul_(4.0)
+        assert (plain(x, is_causal=True)[0] - before).abs().max() > 0.01  # without QK-norm the scores grow 40-fold
     assert sum(p.numel() for p in m.parameters()) == sum(p.numel() for p in plain.parameters()) + 2 * (d // h)
 
 

@@ -459,7 +459,7 @@ def add_commands(sub, parser_class) -> None:
     t.add_argument("--untied-head", action="store_true",
                    help="GPT only: an output head of its own instead of the token embedding's transpose")
     t.add_argument("--qk-norm", action="store_true",
-                   help="GPT only: normalise each head's queries and keys (learned gains) before the scores")
+                   help="GPT only: a LayerNorm on each head's queries and keys before the scores (QK-norm)")
     t.add_argument("--muon-momentum-warmup", type=positive_int, default=None, metavar="STEPS",
                    help="raise Muon's momentum linearly from 0.85 to 0.95 over STEPS steps (default: 0.95 throughout)")
     t.add_argument("--weight-decay", type=float_in(0.0, 10.0), default=c.weight_decay,

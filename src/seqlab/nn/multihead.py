@@ -62,9 +62,9 @@ def fused_is_slow(q: torch.Tensor) -> bool:
     return q.device.type == "cpu" and q.dtype == torch.bfloat16 and torch.is_grad_enabled() and q.requires_grad
 
 
-def _rms_norm(x: torch.Tensor, norm: nn.RMSNorm) -> torch.Tensor:
+def _head_norm(x: torch.Tensor, norm: nn.LayerNorm) -> torch.Tensor:
     """``norm(x)`` with the gain in x's dtype, so that autocast's half-precision heads take the fused kernel."""
-    return F.rms_norm(x, norm.normalized_shape, norm.weight.to(x.dtype), norm.eps)
+    return F.layer_norm(x, norm.normalized_shape, norm.weight.to(x.dtype), None, norm.eps)
 
 
 class MultiHeadAttention(nn.Module):
@@ -100,9 +100,10 @@ class MultiHeadAttention(nn.Module):
         self.Wv = nn.Linear(d_model, d_model, bias=bias)
         self.Wo = nn.Linear(d_model, d_model, bias=bias)
         self.rope = RotaryEmbedding(self.d_k) if rotary else None
-        # QK-norm: each head's queries and keys are RMS-normalised (with a learned gain), which bounds the logits
-        self.q_norm = nn.RMSNorm(self.d_k) if qk_norm else None
-        self.k_norm = nn.RMSNorm(self.d_k) if qk_norm else None
+        # QK-norm (Dehghani et al., 2023): a LayerNorm with a learned gain on each head's queries and keys bounds
+        # the logits; torch's CPU LayerNorm also runs about twice as fast as its RMSNorm at these shapes
+        self.q_norm = nn.LayerNorm(self.d_k, bias=False) if qk_norm else None
+        self.k_norm = nn.LayerNorm(self.d_k, bias=False) if qk_norm else None
 
     def to_torch(self) -> nn.MultiheadAttention:
         """An equivalent ``torch.nn.MultiheadAttention`` (batch_first) holding copies of these weights.
@@ -174,7 +175,7 @@ class MultiHeadAttention(nn.Module):
         q, k, v = self._split(q), self._split(k), self._split(v)  # (B, h, T, d_k)
         offset = cache.layer_length(self.layer_idx) if cache is not None else 0
         if self.q_norm is not None:
-            q, k = _rms_norm(q, self.q_norm), _rms_norm(k, self.k_norm)
+            q, k = _head_norm(q, self.q_norm), _head_norm(k, self.k_norm)
         if self.rope is not None:
             q, k = self.rope(q, offset), self.rope(k, offset)
         if cache is not None:

@@ -176,7 +176,7 @@ class GPTConfig:
     positional: str = "learned"  # "learned" | "sinusoidal" | "rotary"
     activation: str = "gelu"
     tie_weights: bool = True
-    qk_norm: bool = False  # RMS-normalise each head's queries and keys (learned gains) before the scores
+    qk_norm: bool = False  # LayerNorm (learned gain, no bias) on each head's queries and keys before the scores
 
     def __post_init__(self):
         if self.vocab_size < 1 or self.block_size < 1 or self.num_layers < 1:
