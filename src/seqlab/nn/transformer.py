@@ -186,6 +186,10 @@ class GPTConfig:
         if self.d_ff is None:
             self.d_ff = 4 * self.d_model
 
+    def __repr__(self) -> str:
+        # the dataclass's own form, less the optional features that are off: reprs recorded before them still match
+        return f"GPTConfig({', '.join(f'{k}={v!r}' for k, v in config_record(self).items())})"
+
 
 #: GPTConfig features that came after records of it were kept (checkpoints, artifact manifests), with their "off"
 OPTIONAL_FEATURES = {"qk_norm": False}
