@@ -528,3 +528,10 @@ def test_source_lengths_must_match_the_batch(seq2seq_models):
     assert source_mask(src, lengths=[3, 1]).shape == (2, 1, 1, 3)
     with pytest.raises(InvalidParameterError, match="max_len"):
         seq2seq_models["transformer"](torch.full((1, 11), 3), tgt[:1])
+
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_a_batch_with_an_empty_axis_broadcasts_to_an_empty_result(fused):
+    """q (1, 0, 1), k (0, 1, 1), v (1, 1, 0): the batch broadcasts to (0,), so the output is (0, 0, 0) on both paths."""
+    out, _ = scaled_dot_product_attention(torch.ones(1, 0, 1), torch.ones(0, 1, 1), torch.ones(1, 1, 0), fused=fused)
+    assert out.shape == (0, 0, 0)

@@ -272,6 +272,8 @@ def test_qk_norm_checkpoints_round_trip_and_records_without_it_still_match(data,
     tok, tr, va = data
     plain = GPTConfig(vocab_size=tok.vocab_size, block_size=16, num_layers=1, num_heads=2, d_model=16)
     assert config_record(plain) == {k: v for k, v in asdict(plain).items() if k != "qk_norm"}
+    assert "qk_norm" not in repr(plain) and repr(plain).startswith("GPTConfig(vocab_size=")
+    assert repr(GPTConfig(**{**asdict(plain), "qk_norm": True})).endswith("tie_weights=True, qk_norm=True)")
     torch.manual_seed(0)
     normed = GPT(GPTConfig(**{**asdict(plain), "qk_norm": True}))
     save_checkpoint(tmp_path / "qk", normed, tokenizer=tok, iteration=3)

@@ -228,7 +228,8 @@ def scaled_dot_product_attention(
     if is_causal:
         mask = _add_causal(mask, t_q, t_k, q.device)
     blocked = _blocked_rows(mask)
-    if fused:
+    # torch's kernel does not broadcast a batch that has a zero-sized axis; an empty result is made explicitly
+    if fused and math.prod(scores_shape[:-2]) > 0:
         out = _fused(q, k, v, mask, pure_causal=pure_causal, dropout_p=dropout_p, scale=scale)
         if blocked is not None and bool(blocked.any()):
             out = out.masked_fill(blocked, 0.0)
