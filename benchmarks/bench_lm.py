@@ -21,8 +21,8 @@ Targets (issue: text generation):
     training time, over three seeds (mean, min and max shown): target <= 1.55 nats on every seed. These runs
     take seqlab.experiments.lm's FAST_GPT_TRAIN (with the GPT's head untied, fast_gpt_config) and
     FAST_LSTM_TRAIN: bfloat16 autocast and Muon's Newton-Schulz in bfloat16, a batch of 48, and the GPT's
-    embedding and head at rates of their own, with Muon's momentum warmed up from 0.85. Each cosine schedule is stretched over the steps that fit in that
-    time, counted by a short timed probe in the same run. ``--dtypes float32,bfloat16`` runs them in both.
+    embedding and head at rates of their own, with Muon's momentum warmed up from 0.85. Each cosine schedule is
+    stretched over the steps that fit in that time, counted by a short timed probe in the same run. ``--dtypes float32,bfloat16`` runs them in both.
 Run alone on a quiet machine (about 20 minutes): python benchmarks/bench_lm.py [--seeds 3] [--dtypes bfloat16]
 """
 from __future__ import annotations

@@ -94,7 +94,8 @@ class RotaryEmbedding(nn.Module):
         angles = torch.outer(pos, self.inv_freq)  # (T, d/2)
         # each (2i, 2i+1) pair is one complex number, rotated by e^{i angle}: one complex product, which costs
         # a fraction of the strided real arithmetic; half-precision inputs rotate in float32 and round once
-        work = x if x.dtype in (torch.float32, torch.float64) else x.to(torch.float32, memory_format=torch.contiguous_format)
+        wide = x.dtype in (torch.float32, torch.float64)
+        work = x if wide else x.to(torch.float32, memory_format=torch.contiguous_format)
         pairs = work.unflatten(-1, (-1, 2))  # (..., T, d/2, 2)
         if pairs.stride(-1) != 1 or pairs.storage_offset() % 2 or any(s % 2 for s in pairs.stride()[:-1]):
             pairs = pairs.clone(memory_format=torch.contiguous_format)  # a complex view needs pairs on even floats

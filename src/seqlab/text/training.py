@@ -11,6 +11,7 @@ from pathlib import Path
 import torch
 
 from ..errors import InvalidParameterError, SeqlabError
+from ..nn.transformer import OPTIONAL_FEATURES, config_record
 from .checkpoint import (
     CHECKPOINT_FILE,
     CheckpointMismatchError,
@@ -21,11 +22,10 @@ from .checkpoint import (
 )
 from .devices import DEVICES, DTYPES, autocast, resolve_device
 from .distributed import Rank, all_mean, any_true, from_environment, lost_contact
-from ..nn.transformer import OPTIONAL_FEATURES, config_record
 from .optim import MuonWithAdamW, embedding_and_head_ids, split_muon_params
 
-__all__ = ["TrainConfig", "TrainingDiverged", "TrainResult", "lr_at", "muon_momentum_at", "make_optimizer", "get_batch", "estimate_loss",
-           "train_lm", "check_resumable", "resume_changes", "recipe", "TRAJECTORY_SETTINGS", "PLACEMENT_SETTINGS"]
+__all__ = ["TrainConfig", "TrainingDiverged", "TrainResult", "lr_at", "muon_momentum_at", "make_optimizer", "get_batch",
+           "estimate_loss", "train_lm", "check_resumable", "resume_changes", "recipe", "TRAJECTORY_SETTINGS", "PLACEMENT_SETTINGS"]
 
 LN2 = math.log(2.0)
 
@@ -146,7 +146,10 @@ MUON_MOMENTUM_START = 0.85
 
 
 def muon_momentum_at(it: int, c: TrainConfig) -> float:
-    """Muon's momentum at iteration ``it``: linear from 0.85 to ``muon_momentum`` over ``muon_momentum_warmup`` steps."""
+    """Muon's momentum at iteration ``it``: from 0.85 linearly to ``muon_momentum`` over ``muon_momentum_warmup`` steps.
+
+    Unset, it is ``muon_momentum`` throughout.
+    """
     if c.muon_momentum_warmup is None:
         return c.muon_momentum
     frac = min(1.0, it / c.muon_momentum_warmup)
