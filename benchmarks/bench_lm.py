@@ -21,8 +21,10 @@ Targets (issue: text generation):
     training time, over three seeds (mean, min and max shown): target <= 1.55 nats on every seed. These runs
     take seqlab.experiments.lm's FAST_GPT_TRAIN (with the GPT's head untied, fast_gpt_config) and
     FAST_LSTM_TRAIN: bfloat16 autocast and Muon's Newton-Schulz in bfloat16, a batch of 48, and the GPT's
-    embedding and head at rates of their own, with Muon's momentum warmed up from 0.85. Each cosine schedule is
-    stretched over the steps that fit in that time, counted by a short timed probe in the same run. ``--dtypes float32,bfloat16`` runs them in both.
+    embedding and head at rates of their own, with Muon's momentum warmed up from 0.85. Each recipe's
+    cosine runs over the reference's training time (``TrainConfig.schedule_seconds``), so each run ends at the
+    bottom of its schedule within that time however fast the machine is. ``--dtypes float32,bfloat16`` runs them
+    in both.
 Run alone on a quiet machine (about 20 minutes): python benchmarks/bench_lm.py [--seeds 3] [--dtypes bfloat16]
 """
 from __future__ import annotations
@@ -93,33 +95,23 @@ def first_time_below(curve, target):
     return None
 
 
-STEP_MARGIN = 0.93
+#: a cap on the steps of a run whose schedule is fitted to the time (the time, not this, ends it)
+MAX_STEPS = 1_000_000
 
 
-def fitted_steps(make, recipe: TrainConfig, train_ids, val_ids, seconds: float, dtype: str,
-                 probe: int = 40) -> tuple[int, float]:
-    """How many training steps of ``recipe`` fit in ``seconds`` here, from a short timed probe run.
+def best_within(make, recipe: TrainConfig, train_ids, val_ids, seconds: float, seed: int,
+                dtype: str) -> tuple[float, int, float]:
+    """The lowest validation loss ``recipe`` reaches within ``seconds`` of training, the steps run, and their seconds.
 
-    How much of the reference's time a fixed step count fills depends on the machine (the chapter's 750 steps
-    filled about half of it on one two-core machine, nearly all of it on another), so the cosine schedule is
-    fitted to the steps that fit here rather than run for a fixed count; the time budget still binds.
+    The recipe's cosine is fitted to the time (``schedule_seconds``), so however fast the machine runs, the
+    run ends at the bottom of its schedule within the budget; an evaluation past the budget would not count.
     """
-    config = recipe.with_max_iters(probe, eval_interval=probe, dtype=dtype)
-    torch.manual_seed(recipe.seed)
-    per_step = train_lm(make(), train_ids, val_ids, config).history[-1]["seconds"] / probe
-    # a long run's steps come out a few percent dearer than the probe's (2-5% in the runs so far), and a run cut
-    # off by the budget never reaches the bottom of its schedule: plan for STEP_MARGIN of the time
-    return max(1, int(STEP_MARGIN * seconds / per_step)), per_step
-
-
-def best_within(make, recipe: TrainConfig, train_ids, val_ids, seconds: float, seed: int, steps: int,
-                dtype: str) -> tuple[float, int]:
-    """The lowest validation loss ``recipe`` reaches within ``seconds`` of training, and the steps run."""
-    config = recipe.with_max_iters(steps, seed=seed, dtype=dtype)
+    config = recipe.with_max_iters(MAX_STEPS, seed=seed, dtype=dtype, schedule_seconds=seconds)
     torch.manual_seed(seed)
-    res = train_lm(make(), train_ids, val_ids, config, time_budget_s=seconds)
+    res = train_lm(make(), train_ids, val_ids, config)
     within = [r for r in res.history if r["seconds"] <= seconds] or res.history[:1]
-    return min(r["val_loss"] for r in within), res.history[-1]["iter"]
+    last = res.history[-1]
+    return min(r["val_loss"] for r in within), last["iter"], last["seconds"]
 
 
 def _describe(r: TrainConfig) -> str:
@@ -143,20 +135,19 @@ def quality_per_second(train_ids, val_ids, vocab, seconds: float, seeds: int, re
               "LSTM": (lambda: LSTMLanguageModel(chapter_lstm_config(vocab)), FAST_LSTM_TRAIN)}
     ok = True
     print(f"quality per second: best validation loss within the reference's {seconds:.1f} s of training, {seeds} seeds; "
-          "each recipe's cosine stretched over the steps that fit in that time")
+          "each recipe's warm-up counted in steps and its cosine in seconds, ending with that time")
     for name, (make, recipe) in models.items():
         print(f"  {name} recipe: {_describe(recipe)}")
         hit_any = False
         for dtype in dtypes or (recipe.dtype,):
-            steps, per_step = fitted_steps(make, recipe, train_ids, val_ids, seconds, dtype)
-            runs = [best_within(make, recipe, train_ids, val_ids, seconds, recipe.seed + k, steps, dtype)
+            runs = [best_within(make, recipe, train_ids, val_ids, seconds, recipe.seed + k, dtype)
                     for k in range(seeds)]
-            losses = [loss for loss, _ in runs]
+            losses = [loss for loss, _, _ in runs]
             hit = max(losses) <= QUALITY_TARGET
             hit_any |= hit
-            print(f"  {name}, {dtype}: {per_step * 1000:.1f} ms a step here, so {steps} steps planned; "
-                  f"mean {statistics.mean(losses):.4f} (min {min(losses):.4f}, max {max(losses):.4f}; "
-                  f"per seed {', '.join(f'{v:.4f}' for v in losses)}; steps run {', '.join(str(n) for _, n in runs)}); "
+            print(f"  {name}, {dtype}: mean {statistics.mean(losses):.4f} (min {min(losses):.4f}, max {max(losses):.4f}; "
+                  f"per seed {', '.join(f'{v:.4f}' for v in losses)}; steps run {', '.join(str(n) for _, n, _ in runs)}, "
+                  f"{statistics.mean(1000 * t / n for _, n, t in runs):.1f} ms a step on average); "
                   f"{statistics.mean(losses) / reference_loss:.3f}x the reference's {reference_loss:.4f} in the same "
                   f"time (target <= {QUALITY_TARGET} on every seed: {'PASS' if hit else 'FAIL'})", flush=True)
         ok &= hit_any

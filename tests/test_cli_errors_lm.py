@@ -50,6 +50,7 @@ def copy(ckpt, tmp_path):
     ("--lr", "1e300", "--lr"), ("--muon-lr", "1e300", "--muon-lr"), ("--lr", "1e-320", "--lr"),
     ("--muon-lr", "-inf", "--muon-lr"), ("--seed", str(2 ** 70), "--seed"), ("--vocab-size", "12", "--vocab-size"),
     ("--embedding-lr", "0", "--embedding-lr"), ("--head-lr", "nan", "--head-lr"), ("--weight-decay", "-1", "--weight-decay"),
+    ("--schedule-seconds", "0", "--schedule-seconds"), ("--schedule-seconds", "inf", "--schedule-seconds"),
 ])
 def test_bad_training_settings(capsys, corpus, tmp_path, option, value, word):
     args = [a for i, a in enumerate(TINY) if a != option and (i == 0 or TINY[i - 1] != option)]

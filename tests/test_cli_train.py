@@ -80,7 +80,7 @@ def test_vocab_size_needs_bpe(capsys, corpus, tmp_path):
 @pytest.mark.parametrize("option,value", [("--lr", "0.001"), ("--seed", "7"), ("--optimizer", "adamw"),
                                           ("--muon-lr", "0.01"), ("--batch-size", "8"), ("--tokenizer", "bpe"),
                                           ("--warmup", "3"), ("--embedding-lr", "0.05"), ("--weight-decay", "0"),
-                                          ("--muon-momentum-warmup", "5")])
+                                          ("--muon-momentum-warmup", "5"), ("--schedule-seconds", "30")])
 def test_resume_with_another_training_setting_names_it(capsys, corpus, trained, option, value):
     out, _ = trained
     before = (out / "checkpoint.safetensors").read_bytes()
@@ -108,6 +108,23 @@ def test_an_untied_head_and_part_rates_train_and_resume_only_as_they_were(capsys
     assert "--head-lr 0.01" in line and "--head-lr 0.004" in line
     assert main(["lm", "train", "--text", str(corpus), "--out", str(out), *with_option(untied, "--max-iters", "12")]) == 0
     assert read_checkpoint_state(out)["iteration"] == 12
+
+
+def test_a_run_fitted_to_seconds_needs_no_step_count_and_ends_within_them(capsys, corpus, tmp_path):
+    out = tmp_path / "ckpt"
+    timed = [a for i, a in enumerate(TINY) if a != "--max-iters" and TINY[i - 1] != "--max-iters"]
+    assert main(["lm", "train", "--text", str(corpus), "--out", str(out), *timed, "--schedule-seconds", "1.5"]) == 0
+    printed = capsys.readouterr().out
+    assert "training: 1.5 s of steps (cosine over the time) x 4 x 16" in printed
+    model, _, state = load_checkpoint(out)
+    history = state["history"]
+    assert state["train_config"]["schedule_seconds"] == 1.5 and state["iteration"] == history[-1]["iter"] > 10
+    assert history[-1]["lr"] < 0.1 * state["train_config"]["learning_rate"] + state["train_config"]["min_lr"]
+    # a step count given with it caps the run; the header says so
+    capped = tmp_path / "capped"
+    assert main(["lm", "train", "--text", str(corpus), "--out", str(capped), *TINY, "--schedule-seconds", "60"]) == 0
+    assert "60 s of steps (cosine over the time, at most 10 iterations)" in capsys.readouterr().out
+    assert read_checkpoint_state(capped)["iteration"] == 10
 
 
 def test_qk_norm_trains_and_resumes_only_as_it_was(capsys, corpus, tmp_path):

@@ -170,3 +170,13 @@ def test_a_port_in_use_is_one_clear_error(tmp_path):
         p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=180)
     assert p.stdout.startswith("DistributedError: rank 0: could not join the gloo process group"), p.stdout + p.stderr
     assert issubclass(DistributedError, SeqlabError) and issubclass(DistributedError, RuntimeError)
+
+
+def test_two_processes_share_one_clock_for_a_schedule_over_seconds(text, tmp_path):
+    # each rank times itself; the schedule and the stop follow the ranks' mean clock, so both leave together
+    timed = [a for i, a in enumerate(TINY) if a != "--max-iters" and TINY[i - 1] != "--max-iters"]
+    p = seqlab("lm", "train", "--text", str(text), "--out", str(tmp_path / "c"), "--nproc", "2", *timed,
+               "--schedule-seconds", "3")
+    assert p.returncode == 0, p.stderr
+    rows = history(tmp_path / "c")
+    assert rows[-1]["iter"] > 20 and rows[-1]["lr"] < 0.1 * 5e-3 + 5e-4  # the time ended it, at the bottom

@@ -1,3 +1,4 @@
+import dataclasses
 import json
 
 import pytest
@@ -190,7 +191,6 @@ def test_cached_generation_equals_uncached_token_for_token(kind, greedy):
 
 
 def test_with_max_iters_moves_a_decay_horizon_that_ended_with_the_run():
-    import dataclasses
 
     base = TrainConfig(max_iters=100, warmup_iters=10, learning_rate=1e-3, min_lr=1e-4)
     longer = base.with_max_iters(200, seed=7)
@@ -310,3 +310,56 @@ def test_muon_momentum_warms_up_from_085_and_a_resume_keeps_the_setting(data, tm
     with pytest.raises(CheckpointMismatchError, match="muon_momentum_warmup 10"):
         train_lm(tiny_gpt(tok.vocab_size), tr, va, c.with_max_iters(8, muon_momentum_warmup=20), checkpoint_dir=tmp_path,
                  tokenizer=tok)
+
+
+def test_a_schedule_over_seconds_follows_the_time_and_ends_at_the_bottom(data, tmp_path):
+    from seqlab.errors import InvalidParameterError
+    from seqlab.text.checkpoint import CheckpointMismatchError
+    from seqlab.text.training import recipe
+
+    c = TrainConfig(max_iters=10**6, batch_size=4, block_size=16, eval_interval=10, eval_iters=1, warmup_iters=4,
+                    learning_rate=1e-2, min_lr=1e-3, schedule_seconds=2.0)
+    # hand-worked: the step-counted warm-up, and the cosine over the seconds (at half of them, half-way down)
+    assert lr_at(0, c, 0.0) == pytest.approx(1e-2 / 5)
+    assert lr_at(3, c, 0.01) == pytest.approx(1e-2 * 4 / 5)
+    assert lr_at(50, c, 0.0) == pytest.approx(1e-2)
+    assert lr_at(50, c, 1.0) == pytest.approx((1e-2 + 1e-3) / 2)
+    assert lr_at(50, c, 2.0) == lr_at(50, c, 9.0) == pytest.approx(1e-3)
+    with pytest.raises(InvalidParameterError, match="training seconds"):
+        lr_at(50, c)
+    assert "schedule_seconds" not in recipe(TrainConfig()) and recipe(c)["schedule_seconds"] == 2.0
+    for bad in (0, -1.0, float("nan"), float("inf"), True, "2"):
+        with pytest.raises(InvalidParameterError, match="schedule_seconds"):
+            TrainConfig(schedule_seconds=bad)
+    tok, tr, va = data
+    res = train_lm(tiny_gpt(tok.vocab_size), tr, va, c, checkpoint_dir=tmp_path, tokenizer=tok)
+    rows = res.history
+    # the time, not the step cap, ended the run, inside its seconds up to one slow step, near min_lr
+    assert res.iterations < c.max_iters and rows[-1]["iter"] == res.iterations
+    step = rows[-1]["seconds"] / rows[-1]["iter"]
+    assert rows[-1]["seconds"] <= c.schedule_seconds + 3 * step
+    assert rows[-1]["lr"] <= c.min_lr + 0.1 * (c.learning_rate - c.min_lr)
+    assert all(a["lr"] >= b["lr"] for a, b in zip(rows[1:], rows[2:]))  # falling with the time after the warm-up
+    # resumed, the clock goes on from the checkpoint's seconds: at most the little time left is trained
+    again = train_lm(tiny_gpt(tok.vocab_size), tr, va, c, checkpoint_dir=tmp_path, tokenizer=tok)
+    new = again.history[len(rows):]
+    assert again.resumed_from == res.iterations and all(r["seconds"] >= rows[-1]["seconds"] for r in new)
+    assert all(r["lr"] <= rows[-1]["lr"] for r in new)
+    with pytest.raises(CheckpointMismatchError, match="schedule_seconds 2.0 \\(checkpoint\\) vs 5.0"):
+        train_lm(tiny_gpt(tok.vocab_size), tr, va, dataclasses.replace(c, schedule_seconds=5.0),
+                 checkpoint_dir=tmp_path, tokenizer=tok)
+
+
+def test_a_run_whose_seconds_are_used_up_trains_no_further(data, tmp_path):
+    c = TrainConfig(max_iters=10**6, batch_size=4, block_size=16, eval_interval=5, eval_iters=1, warmup_iters=1,
+                    schedule_seconds=30.0)
+    tok, tr, va = data
+    model = tiny_gpt(tok.vocab_size)
+    opt = make_optimizer(model, c)
+    # a checkpoint whose history has used 31 of the 30 seconds (as a run on a slower machine would leave it)
+    history = [dict(iter=5, lr=c.min_lr, train_loss=3.0, val_loss=3.0, val_bpc=4.3, seconds=31.0, tokens_per_s=1.0)]
+    save_checkpoint(tmp_path, model, opt, tokenizer=tok, iteration=5, train_config=dataclasses.asdict(c),
+                    history=history, rng={"batch": torch.Generator().manual_seed(1).get_state()})
+    res = train_lm(tiny_gpt(tok.vocab_size), tr, va, c, checkpoint_dir=tmp_path, tokenizer=tok)
+    assert res.iterations == 5 and res.history == history
+    assert any("already used its 30 s of training (31.0 s); nothing to train" in n for n in res.notes)

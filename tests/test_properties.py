@@ -72,7 +72,8 @@ VALID_TRAINING = {"--batch-size": st.integers(1, 8), "--block-size": st.integers
                   "--d-model": st.integers(1, 8).map(lambda k: 4 * k), "--num-heads": st.sampled_from([1, 2, 4]),
                   "--num-layers": st.integers(1, 3), "--max-iters": st.integers(1, 5), "--lr": st.floats(1e-5, 0.1),
                   "--muon-lr": st.floats(1e-4, 0.1), "--warmup": st.integers(0, 2), "--eval-interval": st.integers(1, 5),
-                  "--seed": st.integers(0, 2 ** 40), "--vocab-size": st.integers(260, 400)}
+                  "--seed": st.integers(0, 2 ** 40), "--vocab-size": st.integers(260, 400),
+                  "--schedule-seconds": st.floats(0.05, 0.5)}
 GPT_ONLY = ("--num-layers", "--num-heads")
 
 

@@ -23,6 +23,8 @@ _OPTION_OF = {"d_model": "--d-model", "num_layers": "--num-layers", "num_heads":
               "vocab_size": "--vocab-size/--tokenizer"}
 #: a share of the text's characters unknown to a resumed checkpoint's tokenizer above which resuming is refused
 _MAX_UNKNOWN = 0.01
+#: --max-iters when --schedule-seconds sets the run's length and no step count is given
+STEP_CAP = 10**9
 
 
 class OutputInUse(UsageError):
@@ -128,7 +130,8 @@ def _tokenizer_for(args, text: str, out: Path):
 _TRAIN_OPTION = {"batch_size": "--batch-size", "block_size": "--block-size", "learning_rate": "--lr",
                  "min_lr": "--lr", "warmup_iters": "--warmup", "seed": "--seed", "optimizer": "--optimizer",
                  "muon_lr": "--muon-lr", "embedding_lr": "--embedding-lr", "head_lr": "--head-lr",
-                 "weight_decay": "--weight-decay", "muon_momentum_warmup": "--muon-momentum-warmup"}
+                 "weight_decay": "--weight-decay", "muon_momentum_warmup": "--muon-momentum-warmup",
+                 "schedule_seconds": "--schedule-seconds"}
 
 
 def _check_settings(args, state: dict, out: Path) -> None:
@@ -308,7 +311,11 @@ def _header(args, model, tok, text: str, train_ids, val_ids, cfg, out: Path) -> 
     print(f"model: {args.model}, {n_params:,} parameters ({shape})")
     print(f"text: {args.text_label}, {len(text):,} characters; {tok.kind} tokenizer, {tok.vocab_size:,} tokens; "
           f"split {len(train_ids):,} training / {len(val_ids):,} validation tokens (90/10)")
-    print(f"training: {cfg.max_iters:,} iterations x {cfg.batch_size} x {cfg.block_size} = "
+    if cfg.schedule_seconds is None:
+        length = f"{cfg.max_iters:,} iterations"
+    else:
+        length = f"{cfg.schedule_seconds:g} s of steps (cosine over the time{'' if cfg.max_iters == STEP_CAP else f', at most {cfg.max_iters:,} iterations'})"
+    print(f"training: {length} x {cfg.batch_size} x {cfg.block_size} = "
           f"{cfg.batch_size * cfg.block_size:,} tokens per step; optimizer {cfg.optimizer}; "
           f"{args.threads} thread{'s' if args.threads > 1 else ''}; checkpoints in {out}", flush=True)
 
@@ -335,6 +342,8 @@ def _cmd_train(args) -> int:
     if args.nproc > 1:
         return _launch(args)
     _resolve_model_options(args)
+    if args.max_iters is None:  # a run fitted to a time budget ends with its time, not a step count
+        args.max_iters = STEP_CAP if args.schedule_seconds is not None else CHAPTER_TRAIN.max_iters
     rank = int(os.environ.get("RANK", "0") or 0)
     world = int(os.environ.get("WORLD_SIZE", "1") or 1)
     if args.batch_size % (world * args.grad_accum_steps):
@@ -369,7 +378,7 @@ def _cmd_train(args) -> int:
                               eval_interval=args.eval_interval, seed=args.seed, optimizer=args.optimizer,
                               muon_lr=args.muon_lr, eval_iters=CHAPTER_TRAIN.eval_iters,
                               embedding_lr=args.embedding_lr, head_lr=args.head_lr, weight_decay=args.weight_decay,
-                              muon_momentum_warmup=args.muon_momentum_warmup,
+                              muon_momentum_warmup=args.muon_momentum_warmup, schedule_seconds=args.schedule_seconds,
                               grad_accum_steps=args.grad_accum_steps, device=args.device, dtype=args.dtype,
                               compile=args.compile)
             if state is not None:
@@ -437,10 +446,14 @@ def add_commands(sub, parser_class) -> None:
     t.add_argument("--tokenizer", choices=("char", "bpe"), default="char")
     t.add_argument("--vocab-size", type=int_at_least(256, 65536), default=None,
                    help="BPE vocabulary size (default 512; needs --tokenizer bpe)")
-    t.add_argument("--max-iters", type=positive_int, default=c.max_iters,
-                   help="iterations in all; on resume a larger value extends the run")
+    t.add_argument("--max-iters", type=positive_int, default=None,
+                   help=f"iterations in all (default {c.max_iters}; with --schedule-seconds, no limit); on resume a "
+                        "larger value extends the run")
     t.add_argument("--max-time", type=float_in(0.0, 1e7, low_open=True), default=None, metavar="SECONDS",
                    help="stop (with an evaluation and a checkpoint) after this much training time")
+    t.add_argument("--schedule-seconds", type=float_in(0.0, 1e7, low_open=True), default=None, metavar="SECONDS",
+                   help="fit the schedule to this much training time: warm-up in steps, the cosine over the "
+                        "seconds, and the run ends within them")
     t.add_argument("--batch-size", type=positive_int, default=c.batch_size)
     t.add_argument("--block-size", type=positive_int, default=c.block_size)
     t.add_argument("--num-layers", type=positive_int, default=None, help=f"GPT only (default {_GPT.num_layers})")

@@ -43,6 +43,12 @@ class TrainConfig:
     matrices and embeddings only. ``lr_decay_iters`` is filled from ``max_iters`` when the
     config is made, so ``dataclasses.replace(config, max_iters=n)`` keeps the old decay
     horizon (and trains past it at ``min_lr``); :meth:`with_max_iters` moves both.
+
+    ``schedule_seconds`` fits the schedule to a time budget instead (Li et al., 2020, "Budgeted
+    training"): the warm-up still counts steps, the cosine runs over that many seconds of training
+    time, and the run ends before a step that would pass them (``max_iters`` still caps the steps).
+    However fast the machine, the run uses its time and ends at ``min_lr``; the steps it takes, and so
+    its numbers, depend on the machine's speed, so such a run is reproducible only to within that.
     """
 
     max_iters: int = 2000
@@ -70,6 +76,7 @@ class TrainConfig:
     device: str = "auto"  # "auto" (CUDA, then MPS, else CPU) | "cpu" | "cuda" | "mps"
     dtype: str = "float32"  # "bfloat16": autocast the forward pass, and Muon's Newton-Schulz in bfloat16
     compile: bool = False  # torch.compile the model for the training steps
+    schedule_seconds: float | None = None  # the cosine over this many seconds of training, not lr_decay_iters steps
 
     def __post_init__(self):
         for name in ("max_iters", "batch_size", "block_size", "eval_interval", "eval_iters"):
@@ -95,6 +102,10 @@ class TrainConfig:
         warm = self.muon_momentum_warmup
         if warm is not None and not (isinstance(warm, int) and not isinstance(warm, bool) and warm >= 1):
             raise InvalidParameterError(f"muon_momentum_warmup must be None or a whole number >= 1, got {warm!r}")
+        secs = self.schedule_seconds
+        if secs is not None and not (isinstance(secs, (int, float)) and not isinstance(secs, bool)
+                                     and math.isfinite(secs) and secs > 0):
+            raise InvalidParameterError(f"schedule_seconds must be None or a finite number of seconds > 0, got {secs!r}")
         if self.grad_accum_steps < 1 or self.batch_size % self.grad_accum_steps:
             raise InvalidParameterError(f"grad_accum_steps ({self.grad_accum_steps}) must be >= 1 and divide "
                                         f"batch_size ({self.batch_size})")
@@ -116,7 +127,7 @@ class TrainConfig:
 #: learning rates of their own for parts of the model; a recipe that leaves one unset records it as absent
 OPTIONAL_RATES = ("embedding_lr", "head_lr")
 #: settings that came after recipes were recorded: one left unset (None) is absent from the record
-OPTIONAL_SETTINGS = (*OPTIONAL_RATES, "muon_momentum_warmup")
+OPTIONAL_SETTINGS = (*OPTIONAL_RATES, "muon_momentum_warmup", "schedule_seconds")
 
 #: settings of where and how a run executes, not of what it learns (float32, one micro-batch: the same numbers)
 PLACEMENT_SETTINGS = ("grad_accum_steps", "device", "dtype", "compile")
@@ -131,10 +142,22 @@ def recipe(c: TrainConfig) -> dict:
             if k not in PLACEMENT_SETTINGS and not (k in OPTIONAL_SETTINGS and v is None)}
 
 
-def lr_at(it: int, c: TrainConfig) -> float:
-    """Linear warm-up to learning_rate, then a cosine down to min_lr at lr_decay_iters, flat after."""
+def lr_at(it: int, c: TrainConfig, seconds: float | None = None) -> float:
+    """Linear warm-up to learning_rate, then a cosine down to min_lr at lr_decay_iters, flat after.
+
+    With ``c.schedule_seconds`` the cosine runs over time instead: at ``seconds`` of training it is
+    ``min_lr + (learning_rate - min_lr) (1 + cos(pi s / schedule_seconds)) / 2``, and the rate is the
+    smaller of that and the step-counted warm-up (at the warm-up's end the cosine has barely moved).
+    """
+    warm = c.learning_rate * (it + 1) / (c.warmup_iters + 1) if it < c.warmup_iters else c.learning_rate
+    if c.schedule_seconds is not None:
+        if seconds is None or not math.isfinite(seconds) or seconds < 0:
+            raise InvalidParameterError(f"a schedule over schedule_seconds needs the training seconds so far, "
+                                        f"got {seconds!r}")
+        frac = min(1.0, seconds / c.schedule_seconds)
+        return min(warm, c.min_lr + 0.5 * (1 + math.cos(math.pi * frac)) * (c.learning_rate - c.min_lr))
     if it < c.warmup_iters:
-        return c.learning_rate * (it + 1) / (c.warmup_iters + 1)
+        return warm
     if it >= c.lr_decay_iters:
         return c.min_lr
     frac = (it - c.warmup_iters) / max(1, c.lr_decay_iters - c.warmup_iters)
@@ -254,7 +277,7 @@ class TrainResult:
 #: settings that change the training trajectory: a resume must use the checkpoint's values
 TRAJECTORY_SETTINGS = ("batch_size", "block_size", "learning_rate", "min_lr", "warmup_iters", "weight_decay", "beta1",
                        "beta2", "grad_clip", "seed", "optimizer", "muon_lr", "muon_momentum", "embedding_lr", "head_lr",
-                       "muon_momentum_warmup")
+                       "muon_momentum_warmup", "schedule_seconds")
 
 
 def resume_changes(saved: dict, c: TrainConfig) -> tuple[list[str], list[str]]:
@@ -284,7 +307,7 @@ def resume_changes(saved: dict, c: TrainConfig) -> tuple[list[str], list[str]]:
 class _Progress:
     """A tqdm bar on stderr: iterations, elapsed, time left, loss and tokens/s; log lines print above it."""
 
-    def __init__(self, enabled: bool, start: int, total: int):
+    def __init__(self, enabled: bool, start: int, total: int | None):
         self.bar = None
         if enabled:
             from tqdm import tqdm
@@ -348,9 +371,15 @@ def _resume(model, optimizer, ckpt: Path, c: TrainConfig, g: torch.Generator):
     return state["iteration"], state["history"], notes
 
 
-def _train_step(model, optimizer, it: int, c: TrainConfig, x, y, ckpt, run: "_Run") -> float:
-    """One optimizer step at iteration ``it`` on this rank's share (x, y); returns the global batch's mean loss."""
-    scale = lr_at(it, c) / c.learning_rate
+#: a run with ``schedule_seconds`` ends once this many average steps would no longer fit in them
+STOP_AHEAD = 1.5
+
+
+def _train_step(model, optimizer, it: int, c: TrainConfig, x, y, ckpt, run: "_Run", seconds: float | None = None
+                ) -> float:
+    """One optimizer step at iteration ``it`` (``seconds`` of training so far) on this rank's share (x, y); returns
+    the global batch's mean loss."""
+    scale = lr_at(it, c, seconds) / c.learning_rate
     for group in optimizer.param_groups:
         group["lr"] = group["base_lr"] * scale
         if group.get("muon"):
@@ -420,7 +449,8 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
     :class:`CheckpointMismatchError`; a changed ``max_iters`` extends the run (see
     ``TrainResult.notes``). A NaN or infinite loss raises :class:`TrainingDiverged`.
     ``time_budget_s`` stops early (after an evaluation) once that much training time
-    is used. ``should_stop()`` is asked after every step; when it returns true, a
+    is used; ``config.schedule_seconds`` instead fits the learning-rate schedule to a
+    time budget and ends the run within it (see :class:`TrainConfig`). ``should_stop()`` is asked after every step; when it returns true, a
     checkpoint of that iteration is written and the run returns with ``stopped``.
     The ``seconds`` in the history count training steps only: evaluations and checkpoint
     writes are left out, as nanoGPT's timings leave them out, so curves from runs with
@@ -450,27 +480,38 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
                             history=history, rng={"batch": g.get_state(), "torch": torch.get_rng_state()})
 
     model.train()
-    bar = _Progress(progress and main, min(start_it, c.max_iters), c.max_iters)
+    timed, step_s = c.schedule_seconds is not None, None  # step_s: a running average of one step's seconds
+    bar = _Progress(progress and main, min(start_it, c.max_iters), c.max_iters if not timed else None)
     t0 = time.perf_counter()
     elapsed0 = history[-1]["seconds"] if history else 0.0
     running, n_running, tokens, stopped, done = 0.0, 0, 0, False, start_it
     part, parts = run.where.rank, run.where.world_size
+    end = c.max_iters
+    if timed and elapsed0 >= c.schedule_seconds:
+        notes.append(f"already used its {c.schedule_seconds:g} s of training ({elapsed0:.1f} s); nothing to train")
+        end = start_it
     try:
-        for it in range(start_it, c.max_iters):
+        for it in range(start_it, end):
             x, y = get_batch(train_ids, c.batch_size, c.block_size, g, part=part, parts=parts)
-            running += _train_step(model, optimizer, it, c, x, y, ckpt, run)
+            clock = elapsed0 + time.perf_counter() - t0  # t0 moves past each evaluation below
+            if timed and run.where.distributed:  # one clock, so every rank steps at the same rate
+                clock = all_mean(torch.tensor(clock, dtype=torch.float64, device=run.device), run.where).item()
+            running += _train_step(model, optimizer, it, c, x, y, ckpt, run, seconds=clock)
             n_running += 1
             tokens += c.batch_size * c.block_size
             done = it + 1
-            elapsed = elapsed0 + time.perf_counter() - t0  # t0 moves past each evaluation below
+            elapsed = elapsed0 + time.perf_counter() - t0
+            step_s = elapsed - clock if step_s is None else 0.8 * step_s + 0.2 * (elapsed - clock)
             bar.update(1, running / n_running, tokens / max(1e-9, elapsed - elapsed0))
             asked = should_stop is not None and bool(should_stop()) and done < c.max_iters
             out_of_time = time_budget_s is not None and elapsed >= time_budget_s
+            # a scheduled run stops while one more step (with room for a slow one) would still fit
+            out_of_time |= timed and done < c.max_iters and elapsed + STOP_AHEAD * step_s >= c.schedule_seconds
             asked, out_of_time = any_true([asked, out_of_time], run.where, run.device)  # every rank stops together
             if done % c.eval_interval == 0 or done == c.max_iters or out_of_time:
                 t_eval = time.perf_counter()
                 val = estimate_loss(model, val_ids, c, seed=c.seed + 1)
-                row = dict(iter=done, lr=lr_at(it, c), train_loss=running / n_running, val_loss=val,
+                row = dict(iter=done, lr=lr_at(it, c, clock), train_loss=running / n_running, val_loss=val,
                            val_bpc=val / LN2, seconds=elapsed, tokens_per_s=tokens / max(1e-9, elapsed - elapsed0))
                 history.append(row)
                 running, n_running = 0.0, 0
