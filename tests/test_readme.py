@@ -38,7 +38,10 @@ def test_the_readme_command_for_the_fast_gpt_recipe_trains_that_recipe(tmp_path,
     argv = shlex.split(line.replace("\\\n", " "))[1:]
     assert argv[argv.index("--out") + 1] == "ckpt"
     argv[argv.index("--out") + 1] = str(tmp_path / "ckpt")
-    steps = int(argv[argv.index("--max-iters") + 1])
+    from seqlab.cli.lm import STEP_CAP
+
+    seconds = float(argv[argv.index("--schedule-seconds") + 1])  # the run's length is its time; no step count
+    assert "--max-iters" not in argv
     corpus = tmp_path / "play.txt"
     corpus.write_text(load_tinyshakespeare()[:20_000], encoding="utf-8")
     seen = {}
@@ -49,8 +52,8 @@ def test_the_readme_command_for_the_fast_gpt_recipe_trains_that_recipe(tmp_path,
 
     monkeypatch.setattr(training, "train_lm", capture)
     assert main([*argv, "--text", str(corpus)]) == 130
-    want = FAST_GPT_TRAIN.with_max_iters(steps)
+    want = FAST_GPT_TRAIN.with_max_iters(STEP_CAP, schedule_seconds=seconds)
     got = seen["config"]
     assert {k: getattr(got, k) for k in TRAJECTORY_SETTINGS} == {k: getattr(want, k) for k in TRAJECTORY_SETTINGS}
-    assert (got.max_iters, got.lr_decay_iters, got.dtype, got.eval_iters) == (steps, steps, want.dtype, want.eval_iters)
+    assert (got.max_iters, got.dtype, got.eval_iters) == (STEP_CAP, want.dtype, want.eval_iters)
     assert asdict(seen["model"].config) == asdict(fast_gpt_config(seen["model"].config.vocab_size))
