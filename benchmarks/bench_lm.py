@@ -145,8 +145,9 @@ def quality_per_second(train_ids, val_ids, vocab, seconds: float, seeds: int, re
             losses = [loss for loss, _, _ in runs]
             hit = max(losses) <= QUALITY_TARGET
             hit_any |= hit
-            print(f"  {name}, {dtype}: mean {statistics.mean(losses):.4f} (min {min(losses):.4f}, max {max(losses):.4f}; "
-                  f"per seed {', '.join(f'{v:.4f}' for v in losses)}; steps run {', '.join(str(n) for _, n, _ in runs)}, "
+            print(f"  {name}, {dtype}: mean {statistics.mean(losses):.4f} (min {min(losses):.4f}, "
+                  f"max {max(losses):.4f}; per seed {', '.join(f'{v:.4f}' for v in losses)}; "
+                  f"steps run {', '.join(str(n) for _, n, _ in runs)}, "
                   f"{statistics.mean(1000 * t / n for _, n, t in runs):.1f} ms a step on average); "
                   f"{statistics.mean(losses) / reference_loss:.3f}x the reference's {reference_loss:.4f} in the same "
                   f"time (target <= {QUALITY_TARGET} on every seed: {'PASS' if hit else 'FAIL'})", flush=True)

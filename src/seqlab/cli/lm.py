@@ -221,7 +221,10 @@ def _launch(args) -> int:
 
 
 def _resolve_model_options(args) -> None:
-    """GPT-only options are an error with --model lstm; otherwise fill the chapter's defaults."""
+    """GPT-only options are an error with --model lstm; otherwise fill the chapter's defaults.
+
+    A run fitted to --schedule-seconds ends with its time: it has no step count unless one is given.
+    """
     gpt_only = [f"--{k.replace('_', '-')}" for k in ("num_layers", "num_heads", "positional")
                 if getattr(args, k) is not None] + [flag for flag, on in (("--untied-head", args.untied_head),
                                                                           ("--qk-norm", args.qk_norm)) if on]
@@ -234,6 +237,8 @@ def _resolve_model_options(args) -> None:
     for key in ("num_layers", "num_heads", "positional"):
         if getattr(args, key) is None:
             setattr(args, key, getattr(_GPT, key))
+    if args.max_iters is None:
+        args.max_iters = STEP_CAP if args.schedule_seconds is not None else CHAPTER_TRAIN.max_iters
     args.vocab_size_given = args.vocab_size is not None
     if args.vocab_size is None:
         args.vocab_size = 512
@@ -314,7 +319,8 @@ def _header(args, model, tok, text: str, train_ids, val_ids, cfg, out: Path) -> 
     if cfg.schedule_seconds is None:
         length = f"{cfg.max_iters:,} iterations"
     else:
-        length = f"{cfg.schedule_seconds:g} s of steps (cosine over the time{'' if cfg.max_iters == STEP_CAP else f', at most {cfg.max_iters:,} iterations'})"
+        cap = "" if cfg.max_iters == STEP_CAP else f", at most {cfg.max_iters:,} iterations"
+        length = f"{cfg.schedule_seconds:g} s of steps (cosine over the time{cap})"
     print(f"training: {length} x {cfg.batch_size} x {cfg.block_size} = "
           f"{cfg.batch_size * cfg.block_size:,} tokens per step; optimizer {cfg.optimizer}; "
           f"{args.threads} thread{'s' if args.threads > 1 else ''}; checkpoints in {out}", flush=True)
@@ -342,8 +348,6 @@ def _cmd_train(args) -> int:
     if args.nproc > 1:
         return _launch(args)
     _resolve_model_options(args)
-    if args.max_iters is None:  # a run fitted to a time budget ends with its time, not a step count
-        args.max_iters = STEP_CAP if args.schedule_seconds is not None else CHAPTER_TRAIN.max_iters
     rank = int(os.environ.get("RANK", "0") or 0)
     world = int(os.environ.get("WORLD_SIZE", "1") or 1)
     if args.batch_size % (world * args.grad_accum_steps):

@@ -105,7 +105,8 @@ class TrainConfig:
         secs = self.schedule_seconds
         if secs is not None and not (isinstance(secs, (int, float)) and not isinstance(secs, bool)
                                      and math.isfinite(secs) and secs > 0):
-            raise InvalidParameterError(f"schedule_seconds must be None or a finite number of seconds > 0, got {secs!r}")
+            raise InvalidParameterError(f"schedule_seconds must be None or a finite number of seconds > 0, "
+                                        f"got {secs!r}")
         if self.grad_accum_steps < 1 or self.batch_size % self.grad_accum_steps:
             raise InvalidParameterError(f"grad_accum_steps ({self.grad_accum_steps}) must be >= 1 and divide "
                                         f"batch_size ({self.batch_size})")
@@ -450,7 +451,8 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
     ``TrainResult.notes``). A NaN or infinite loss raises :class:`TrainingDiverged`.
     ``time_budget_s`` stops early (after an evaluation) once that much training time
     is used; ``config.schedule_seconds`` instead fits the learning-rate schedule to a
-    time budget and ends the run within it (see :class:`TrainConfig`). ``should_stop()`` is asked after every step; when it returns true, a
+    time budget and ends the run within it (see :class:`TrainConfig`).
+    ``should_stop()`` is asked after every step; when it returns true, a
     checkpoint of that iteration is written and the run returns with ``stopped``.
     The ``seconds`` in the history count training steps only: evaluations and checkpoint
     writes are left out, as nanoGPT's timings leave them out, so curves from runs with
