@@ -20,7 +20,7 @@ Targets (issue: text generation):
     chapter's GPT and the chapter's LSTM reach with seqlab's trainer within the reference's
     training time, over three seeds (mean, min and max shown): target <= 1.55 nats on every seed. These runs
     take seqlab.experiments.lm's FAST_GPT_TRAIN (with the GPT's head untied, fast_gpt_config) and
-    FAST_LSTM_TRAIN: bfloat16 autocast and Muon's Newton-Schulz in bfloat16, a batch of 48, and the GPT's
+    FAST_LSTM_TRAIN: bfloat16 autocast and Muon's Newton-Schulz in bfloat16, a batch of 48 (64 for the GPT), the GPT's
     embedding and head at rates of their own, with Muon's momentum warmed up from 0.85. Each recipe's
     cosine runs over the reference's training time (``TrainConfig.schedule_seconds``), so each run ends at the
     bottom of its schedule within that time however fast the machine is. ``--dtypes float32,bfloat16`` runs them
