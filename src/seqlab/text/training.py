@@ -93,20 +93,16 @@ class TrainConfig:
             raise InvalidParameterError("beta1 and beta2 must lie in [0, 1)")
         if self.optimizer not in ("adamw", "muon"):
             raise InvalidParameterError(f"optimizer must be 'adamw' or 'muon', got {self.optimizer!r}")
-        for name in OPTIONAL_RATES:
+        for name in (*OPTIONAL_RATES, "schedule_seconds"):
             value = getattr(self, name)
-            if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+            if value is not None and not (isinstance(value, (int, float)) and not isinstance(value, bool)
+                                          and math.isfinite(value) and value > 0):
                 raise InvalidParameterError(f"{name} must be None or a finite number > 0, got {value!r}")
         if self.muon_lr <= 0 or not 0 <= self.muon_momentum < 1:
             raise InvalidParameterError("need muon_lr > 0 and muon_momentum in [0, 1)")
         warm = self.muon_momentum_warmup
         if warm is not None and not (isinstance(warm, int) and not isinstance(warm, bool) and warm >= 1):
             raise InvalidParameterError(f"muon_momentum_warmup must be None or a whole number >= 1, got {warm!r}")
-        secs = self.schedule_seconds
-        if secs is not None and not (isinstance(secs, (int, float)) and not isinstance(secs, bool)
-                                     and math.isfinite(secs) and secs > 0):
-            raise InvalidParameterError(f"schedule_seconds must be None or a finite number of seconds > 0, "
-                                        f"got {secs!r}")
         if self.grad_accum_steps < 1 or self.batch_size % self.grad_accum_steps:
             raise InvalidParameterError(f"grad_accum_steps ({self.grad_accum_steps}) must be >= 1 and divide "
                                         f"batch_size ({self.batch_size})")
