@@ -337,7 +337,7 @@ def test_a_schedule_over_seconds_follows_the_time_and_ends_at_the_bottom(data, t
     # the time, not the step cap, ended the run, inside its seconds up to one slow step, near min_lr
     assert res.iterations < c.max_iters and rows[-1]["iter"] == res.iterations
     step = rows[-1]["seconds"] / rows[-1]["iter"]
-    assert rows[-1]["seconds"] <= c.schedule_seconds + 3 * step
+    assert rows[-1]["seconds"] <= c.schedule_seconds + max(3 * step, 0.5)  # room for one step slowed by load
     assert rows[-1]["lr"] <= c.min_lr + 0.1 * (c.learning_rate - c.min_lr)
     assert all(a["lr"] >= b["lr"] for a, b in zip(rows[1:], rows[2:]))  # falling with the time after the warm-up
     # resumed, the clock goes on from the checkpoint's seconds: at most the little time left is trained
