@@ -21,12 +21,10 @@ Targets (issue: text generation):
     training time, over three seeds (mean, min and max shown): target <= 1.55 nats on every seed. These runs
     take seqlab.experiments.lm's FAST_GPT_TRAIN (with the GPT's head untied, fast_gpt_config) and
     FAST_LSTM_TRAIN: bfloat16 autocast and Muon's Newton-Schulz in bfloat16, a batch of 48 (64 for the GPT), the GPT's
-    embedding and head at rates of their own, with Muon's momentum warmed up from 0.85. The
-    reference's training time is taken at the machine's pace just before each run: a 200-step probe of the
-    reference's loop, timed before each run and around the reference's own run, scales the time (a shared machine's
-    speed drifts over the benchmark's 20 minutes). Each recipe's cosine runs over that budget
-    (``TrainConfig.schedule_seconds``), so each run ends at the bottom of its schedule within it however fast the
-    machine is. ``--dtypes float32,bfloat16`` runs them in both.
+    embedding and head at rates of their own, with Muon's momentum warmed up from 0.85. Each recipe's
+    cosine runs over the reference's training time (``TrainConfig.schedule_seconds``), so each run ends at the
+    bottom of its schedule within that time however fast the machine is. ``--dtypes float32,bfloat16`` runs them
+    in both.
 Run alone on a quiet machine (about 20 minutes): python benchmarks/bench_lm.py [--seeds 3] [--dtypes bfloat16]
 """
 from __future__ import annotations
@@ -50,64 +48,35 @@ TARGET = 1.8857
 QUALITY_TARGET = 1.55
 
 
-def _reference_setup(vocab):
-    """nanoGPT's CPU recipe: the model, its AdamW, and the generator of its training batches."""
+def reference_run(train_ids, val_ids, vocab, eval_every=100):
+    """nanoGPT's CPU recipe as a plain loop; returns [(iter, seconds, val_loss)]."""
     torch.manual_seed(1337)
     model = GPT(GPTConfig(vocab_size=vocab, block_size=64, num_layers=4, num_heads=4, d_model=128, bias=False))
     decay = [p for p in model.parameters() if p.dim() >= 2]
     other = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": other, "weight_decay": 0.0}],
                             lr=1e-3, betas=(0.9, 0.99))
-    return model, opt, torch.Generator().manual_seed(1337)
-
-
-def _reference_step(model, opt, it, train_ids, g):
-    """One step of the reference recipe at iteration ``it``: 100 warm-up steps, cosine to 1e-4 at 2000."""
-    if it < 100:
-        lr = 1e-3 * (it + 1) / 101
-    else:
-        lr = 1e-4 + 0.5 * (1 + math.cos(math.pi * (it - 100) / 1900)) * (1e-3 - 1e-4)
-    for group in opt.param_groups:
-        group["lr"] = lr
-    x, y = get_batch(train_ids, 12, 64, g)
-    _, loss = model(x, y)
-    opt.zero_grad(set_to_none=True)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    opt.step()
-
-
-def reference_run(train_ids, val_ids, vocab, eval_every=100):
-    """nanoGPT's CPU recipe as a plain loop; returns [(iter, seconds, val_loss)]."""
-    model, opt, g = _reference_setup(vocab)
     eval_cfg = TrainConfig(batch_size=12, block_size=64, eval_iters=20)
+    g = torch.Generator().manual_seed(1337)
     curve, t0, spent = [], time.perf_counter(), 0.0
     for it in range(2000):
-        _reference_step(model, opt, it, train_ids, g)
+        if it < 100:
+            lr = 1e-3 * (it + 1) / 101
+        else:
+            lr = 1e-4 + 0.5 * (1 + math.cos(math.pi * (it - 100) / 1900)) * (1e-3 - 1e-4)
+        for group in opt.param_groups:
+            group["lr"] = lr
+        x, y = get_batch(train_ids, 12, 64, g)
+        _, loss = model(x, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
         if (it + 1) % eval_every == 0:
             spent += time.perf_counter() - t0
             curve.append((it + 1, spent, estimate_loss(model, val_ids, eval_cfg, seed=1338)))
             t0 = time.perf_counter()  # evaluation time is not training time
     return curve
-
-
-#: steps of the reference recipe timed by one pace probe (about 10 s here), after a few untimed ones
-PACE_STEPS, PACE_UNTIMED = 200, 10
-
-
-def reference_pace(train_ids, vocab, steps: int = PACE_STEPS) -> float:
-    """Seconds a step of the reference recipe takes on this machine now: ``steps`` steps of a fresh run, timed.
-
-    A shared machine's speed drifts over the tens of minutes the benchmark takes; a probe taken just before a
-    run says how long the reference's training would take at that moment.
-    """
-    model, opt, g = _reference_setup(vocab)
-    for it in range(PACE_UNTIMED):
-        _reference_step(model, opt, it, train_ids, g)
-    t0 = time.perf_counter()
-    for it in range(PACE_UNTIMED, PACE_UNTIMED + steps):
-        _reference_step(model, opt, it, train_ids, g)
-    return (time.perf_counter() - t0) / steps
 
 
 def seqlab_run(train_ids, val_ids, vocab, config: GPTConfig):
@@ -155,47 +124,33 @@ def _describe(r: TrainConfig) -> str:
     return ", ".join(parts)
 
 
-def quality_per_second(train_ids, val_ids, vocab, seconds: float, base_pace: float, seeds: int,
-                       reference_loss: float, dtypes: tuple[str, ...] | None = None) -> bool:
+def quality_per_second(train_ids, val_ids, vocab, seconds: float, seeds: int, reference_loss: float,
+                       dtypes: tuple[str, ...] | None = None) -> bool:
     """Best loss within the reference's time for the chapter's GPT and LSTM over ``seeds`` seeds, in each of
     ``dtypes`` (default: each recipe's own); True if each model meets the target on every seed in one of them.
 
-    The reference trained for ``seconds`` at ``base_pace`` seconds a step. Each run's budget is that time at the
-    machine's pace just before the run (:func:`reference_pace`): ``seconds * pace / base_pace``, the time the
-    reference's training would take then. Each loss is also printed as a ratio to ``reference_loss``, the
-    reference loop's own loss at the end of its training.
+    Each is also printed as a ratio to ``reference_loss``, the reference loop's own loss at the end of that time.
     """
     models = {"GPT": (lambda: GPT(fast_gpt_config(vocab)), FAST_GPT_TRAIN),
               "LSTM": (lambda: LSTMLanguageModel(chapter_lstm_config(vocab)), FAST_LSTM_TRAIN)}
     ok = True
-    print(f"quality per second: best validation loss within the reference's training time, {seeds} seeds. The "
-          f"reference trained for {seconds:.1f} s at {1000 * base_pace:.2f} ms a step; before each run a "
-          f"{PACE_STEPS}-step probe of its loop gives the machine's pace then, and the run's budget is the "
-          "reference's time at that pace. Each recipe's warm-up is counted in steps and its cosine in seconds, "
-          "ending with the budget")
+    print(f"quality per second: best validation loss within the reference's {seconds:.1f} s of training, {seeds} seeds; "
+          "each recipe's warm-up counted in steps and its cosine in seconds, ending with that time")
     for name, (make, recipe) in models.items():
         print(f"  {name} recipe: {_describe(recipe)}")
         hit_any = False
         for dtype in dtypes or (recipe.dtype,):
-            runs, budgets = [], []
-            for k in range(seeds):
-                pace = reference_pace(train_ids, vocab)
-                budgets.append(seconds * pace / base_pace)
-                runs.append(best_within(make, recipe, train_ids, val_ids, budgets[-1], recipe.seed + k, dtype))
-                loss, steps, spent = runs[-1]
-                print(f"    seed {recipe.seed + k}: reference pace {1000 * pace:.2f} ms a step "
-                      f"({pace / base_pace:.3f}x), budget {budgets[-1]:.1f} s; best {loss:.4f}, "
-                      f"{steps} steps in {spent:.1f} s", flush=True)
+            runs = [best_within(make, recipe, train_ids, val_ids, seconds, recipe.seed + k, dtype)
+                    for k in range(seeds)]
             losses = [loss for loss, _, _ in runs]
             hit = max(losses) <= QUALITY_TARGET
             hit_any |= hit
             print(f"  {name}, {dtype}: mean {statistics.mean(losses):.4f} (min {min(losses):.4f}, "
                   f"max {max(losses):.4f}; per seed {', '.join(f'{v:.4f}' for v in losses)}; "
-                  f"budgets {', '.join(f'{b:.1f}' for b in budgets)} s; "
                   f"steps run {', '.join(str(n) for _, n, _ in runs)}, "
                   f"{statistics.mean(1000 * t / n for _, n, t in runs):.1f} ms a step on average); "
-                  f"{statistics.mean(losses) / reference_loss:.3f}x the reference's {reference_loss:.4f} "
-                  f"(target <= {QUALITY_TARGET} on every seed: {'PASS' if hit else 'FAIL'})", flush=True)
+                  f"{statistics.mean(losses) / reference_loss:.3f}x the reference's {reference_loss:.4f} in the same "
+                  f"time (target <= {QUALITY_TARGET} on every seed: {'PASS' if hit else 'FAIL'})", flush=True)
         ok &= hit_any
     print(f"quality per second: {'PASS' if ok else 'FAIL'} (each model on target on every seed)")
     return ok
@@ -215,9 +170,7 @@ def main(argv=None):
     text = load_tinyshakespeare()
     tok = CharTokenizer().train(text)
     train_ids, val_ids = split_train_val(torch.tensor(tok.encode(text)))
-    pace_before = reference_pace(train_ids, tok.vocab_size)
     ref = reference_run(train_ids, val_ids, tok.vocab_size)
-    pace_after = reference_pace(train_ids, tok.vocab_size)
     reference_model = GPTConfig(vocab_size=tok.vocab_size, block_size=64, num_layers=4, num_heads=4, d_model=128, bias=False)
     trainer, trainer_final = seqlab_run(train_ids, val_ids, tok.vocab_size, reference_model)
     chapter, chapter_final = seqlab_run(train_ids, val_ids, tok.vocab_size, chapter_gpt_config(tok.vocab_size))
@@ -246,10 +199,7 @@ def main(argv=None):
     print(f"chapter model: best validation loss within the reference's {t_ref_total:.0f} s: {best:.4f} "
           f"(target <= 1.75: {'PASS' if best <= 1.75 else 'FAIL'}); final {chapter[-1][2]:.4f} at "
           f"{chapter[-1][1]:.1f} s (same-batches estimate {chapter_final:.4f})")
-    base_pace = (pace_before + pace_after) / 2
-    print(f"reference pace probes ({PACE_STEPS} steps each): {1000 * pace_before:.2f} ms a step before its run, "
-          f"{1000 * pace_after:.2f} after; its run averaged {1000 * t_ref_total / 2000:.2f}")
-    quality_per_second(train_ids, val_ids, tok.vocab_size, t_ref_total, base_pace, args.seeds, ref[-1][2], dtypes)
+    quality_per_second(train_ids, val_ids, tok.vocab_size, t_ref_total, args.seeds, ref[-1][2], dtypes)
 
 
 if __name__ == "__main__":
