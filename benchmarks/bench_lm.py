@@ -140,8 +140,13 @@ def quality_per_second(train_ids, val_ids, vocab, seconds: float, seeds: int, re
         print(f"  {name} recipe: {_describe(recipe)}")
         hit_any = False
         for dtype in dtypes or (recipe.dtype,):
-            runs = [best_within(make, recipe, train_ids, val_ids, seconds, recipe.seed + k, dtype)
-                    for k in range(seeds)]
+            runs = []
+            for k in range(seeds):
+                runs.append(best_within(make, recipe, train_ids, val_ids, seconds, recipe.seed + k, dtype))
+                loss, steps, spent = runs[-1]
+                # each run's own pace shows how the machine's speed drifts over the benchmark
+                print(f"    seed {recipe.seed + k}: best {loss:.4f}; {steps} steps in {spent:.1f} s, "
+                      f"{1000 * spent / steps:.1f} ms a step", flush=True)
             losses = [loss for loss, _, _ in runs]
             hit = max(losses) <= QUALITY_TARGET
             hit_any |= hit
