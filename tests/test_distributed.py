@@ -180,3 +180,25 @@ def test_two_processes_share_one_clock_for_a_schedule_over_seconds(text, tmp_pat
     assert p.returncode == 0, p.stderr
     rows = history(tmp_path / "c")
     assert rows[-1]["iter"] > 20 and rows[-1]["lr"] < 0.1 * 5e-3 + 5e-4  # the time ended it, at the bottom
+
+
+def test_more_processes_than_gpus_is_one_clear_error(monkeypatch):
+    """NCCL needs a GPU per process: rank 1 on a one-GPU machine is refused before it joins (and waits on) a group."""
+    from seqlab.text.distributed import DistributedError, from_environment
+
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "set_device", lambda i: pytest.fail("set_device reached"))
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    with pytest.raises(DistributedError, match="rank 1: local rank 1 needs GPU 1, but this machine has 1"):
+        from_environment(torch.device("cuda"))
+
+
+def test_nproc_beyond_the_gpus_is_refused_before_launch(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    code = main(["lm", "train", "--out", str(tmp_path / "ck"), "--nproc", "2", "--device", "cuda", *TINY])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err == ["seqlab: error: --nproc 2 on CUDA needs a GPU per process, and this machine has 1"]
+    assert not (tmp_path / "ck").exists()

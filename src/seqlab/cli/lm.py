@@ -198,6 +198,9 @@ def _build_model(args, vocab_size: int):
 
 def _launch(args) -> int:
     """Start ``--nproc`` ranks of this same command (without --nproc)."""
+    import torch
+
+    from ..text.devices import resolve_device
     from .launch import launch
 
     if args.batch_size % (args.nproc * args.grad_accum_steps):
@@ -205,6 +208,9 @@ def _launch(args) -> int:
                          f"--grad-accum-steps {args.grad_accum_steps}")
     if os.environ.get("WORLD_SIZE", "1") not in ("", "1"):
         raise UsageError("--nproc starts its own processes; under torchrun, leave it out")
+    if resolve_device(args.device).type == "cuda" and args.nproc > torch.cuda.device_count():
+        raise UsageError(f"--nproc {args.nproc} on CUDA needs a GPU per process, and this machine has "
+                         f"{torch.cuda.device_count()}")
     argv = list(args.argv)
     rest, skip = [], False
     for i, a in enumerate(argv):

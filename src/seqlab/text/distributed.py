@@ -64,6 +64,9 @@ def from_environment(device: torch.device) -> Rank:
     if not dist.is_initialized():
         backend = "nccl" if device.type == "cuda" else "gloo"
         if device.type == "cuda":
+            if local >= torch.cuda.device_count():  # NCCL takes one GPU per process; two ranks cannot share one
+                raise DistributedError(f"rank {rank}: local rank {local} needs GPU {local}, but this machine has "
+                                       f"{torch.cuda.device_count()}; start at most that many processes per machine")
             torch.cuda.set_device(local)
         try:
             dist.init_process_group(backend=backend, rank=rank, world_size=world, timeout=TIMEOUT)
