@@ -89,3 +89,14 @@ def test_a_cuda_run_samples_on_the_cpu(data, tmp_path):
     more.max_iters = 6
     res = train_lm(tiny(tok.vocab_size), tr, va, more, checkpoint_dir=tmp_path, tokenizer=tok)
     assert res.resumed_from == 4
+
+
+@pytest.mark.parametrize("nproc", ["1", "2"])
+def test_the_cli_names_an_absent_gpu_first_and_makes_nothing(monkeypatch, tmp_path, capsys, nproc):
+    from seqlab.cli import main
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    code = main(["lm", "train", "--out", str(tmp_path / "ck"), "--device", "cuda", "--nproc", nproc, "--max-iters", "2"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "sees no CUDA GPU" in err
+    assert not (tmp_path / "ck").exists()

@@ -349,8 +349,10 @@ def _cmd_train(args) -> int:
     from ..store import remove_orphans
     from ..text.checkpoint import CHECKPOINT_FILE
     from ..text.corpus import split_train_val
+    from ..text.devices import resolve_device
     from ..text.training import TrainConfig, train_lm
 
+    resolve_device(args.device)  # an absent device is the first thing said, before any text is read or folder made
     if args.nproc > 1:
         return _launch(args)
     _resolve_model_options(args)
