@@ -63,7 +63,7 @@ def _summary(name: str, res, config: TrainConfig, **extra) -> dict:
     return {"run": name, "steps": res.iterations, "train_seconds": last["seconds"],
             "tokens_per_s": last["tokens_per_s"], "final_val_loss": last["val_loss"],
             "best_val_loss": min(r["val_loss"] for r in rows), "history": rows,
-            "config": {k: v for k, v in asdict(config).items()}, **extra}
+            "config": asdict(config), **extra}
 
 
 def _print(r: dict) -> None:
@@ -115,8 +115,7 @@ def compile_run(train_ids, val_ids, vocab: int, config: TrainConfig, eager: dict
     res = train_lm(GPT(nanogpt_gpu_model(vocab)), train_ids, val_ids, replace(c, compile=True))
     (i1, s1), (i2, s2) = [(r["iter"], r["seconds"]) for r in res.history[:2]]
     steady = (i2 - i1) * c.batch_size * c.block_size / (s2 - s1)
-    r = _summary("nanoGPT shape, compiled", res, c, steady_tokens_per_s=steady,
-                 first_eval_seconds=s1, eager_tokens_per_s=eager["tokens_per_s"] if eager else None)
+    r = _summary("nanoGPT shape, compiled", res, c, steady_tokens_per_s=steady, first_eval_seconds=s1)
     _print(r)
     print(f"    compiled steps {steady:,.0f} tokens/s after {s1:.1f} s for the first {i1} steps (compile included)"
           + (f"; eager {eager['tokens_per_s']:,.0f} tokens/s, ratio {steady / eager['tokens_per_s']:.2f}"

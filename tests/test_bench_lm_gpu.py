@@ -22,8 +22,8 @@ def test_smoke_runs_each_measurement_and_writes_full_precision_json(tmp_path):
     runs = json.loads(out.read_text())["runs"]
     assert [r["run"] for r in runs] == ["chapter GPT float32", "chapter GPT bfloat16", "chapter LSTM float32",
                                         "chapter LSTM bfloat16", "nanoGPT recipe", "Muon recipe, half the time"]
-    for r in runs:
-        assert r["steps"] >= 1 and r["tokens_per_s"] > 0 and r["history"][-1]["val_loss"] == r["final_val_loss"]
+    for r in runs:  # a few steps from a random start: near ln(66) = 4.19 nats, finite
+        assert r["steps"] >= 1 and r["tokens_per_s"] > 0 and 2.0 < r["final_val_loss"] < 6.0
     nano = runs[4]
     assert nano["config"]["optimizer"] == "adamw" and nano["reference"] == 1.4697
     assert runs[5]["config"]["optimizer"] == "muon"

@@ -196,11 +196,10 @@ def _build_model(args, vocab_size: int):
                                         num_layers=2, block_size=args.block_size))
 
 
-def _launch(args) -> int:
-    """Start ``--nproc`` ranks of this same command (without --nproc)."""
+def _launch(args, device) -> int:
+    """Start ``--nproc`` ranks of this same command (without --nproc) on ``device`` (resolved)."""
     import torch
 
-    from ..text.devices import resolve_device
     from .launch import launch
 
     if args.batch_size % (args.nproc * args.grad_accum_steps):
@@ -208,7 +207,7 @@ def _launch(args) -> int:
                          f"--grad-accum-steps {args.grad_accum_steps}")
     if os.environ.get("WORLD_SIZE", "1") not in ("", "1"):
         raise UsageError("--nproc starts its own processes; under torchrun, leave it out")
-    if resolve_device(args.device).type == "cuda" and args.nproc > torch.cuda.device_count():
+    if device.type == "cuda" and args.nproc > torch.cuda.device_count():
         raise UsageError(f"--nproc {args.nproc} on CUDA needs a GPU per process, and this machine has "
                          f"{torch.cuda.device_count()}")
     argv = list(args.argv)
@@ -352,9 +351,9 @@ def _cmd_train(args) -> int:
     from ..text.devices import resolve_device
     from ..text.training import TrainConfig, train_lm
 
-    resolve_device(args.device)  # an absent device is the first thing said, before any text is read or folder made
+    device = resolve_device(args.device)  # an absent device is said first, before any text is read or folder made
     if args.nproc > 1:
-        return _launch(args)
+        return _launch(args, device)
     _resolve_model_options(args)
     rank = int(os.environ.get("RANK", "0") or 0)
     world = int(os.environ.get("WORLD_SIZE", "1") or 1)
