@@ -129,6 +129,8 @@ def test_pages_in_a_browser(site, tmp_path):
         assert page["raw_math"] == 0 and page["broken_images"] == [], name
         assert page["plots_drawn"] == page["plots"], name
         assert page["figure_layout"] == {}, (name, page["figure_layout"])  # no figure text clipped or covered
+        assert page["equations_cut"] == [], (name, page["equations_cut"])  # every equation whole, clear of its number
+        assert page["tables_scrolled"] == [], (name, page["tables_scrolled"])  # every column in view
         assert all(s["moved"] and s["changed"] for s in page["sliders"]), (name, page["sliders"])
     sliders = sum(len(p["sliders"]) for p in found.values())
     assert sliders >= 3, f"only {sliders} explorers in the chapter"

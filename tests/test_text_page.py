@@ -388,3 +388,23 @@ def test_kv_notes_interpret_through_the_claims():
     _, _, notes = s14_60.run(Ctx())
     joined = " ".join(notes)
     assert said["kv_same"] in joined and said["kv_faster"] in joined and "identical in every row" not in joined
+
+
+# --- §14.56's printed token splits: lines break between tokens, never inside one --------------------------------
+
+@pytest.mark.parametrize("width", [1, 5, 8, 72])
+def test_bar_lines_breaks_only_between_tokens(width):
+    from seqlab.chapter.s14_56 import bar_lines
+
+    pieces = ["th", "e", "␣kin", "g", "␣an", "d", "␣th", "e", "␣quee", "n"]
+    out = bar_lines(pieces, width)
+    assert out.replace("|\n", "|").split("|") == pieces  # every token whole, each line ending on a bar
+    assert all(len(line) <= width or "|" not in line.rstrip("|") for line in out.split("\n"))
+    assert bar_lines(["ab", "c", "ddddd", "ee"], 9) == "ab|c|\nddddd|ee"  # worked by hand
+
+
+def test_bar_lines_rejects_a_width_below_one():
+    from seqlab.chapter.s14_56 import bar_lines
+
+    with pytest.raises(ValueError, match="width"):
+        bar_lines(["a"], 0)

@@ -5,7 +5,8 @@ local file); math is typeset (MathJax containers present, no raw ``\\(`` or ``$$
 left in the text); every plotly figure has drawn its SVG; every image loaded; every
 explorer's slider is clicked, which must move it and change what is drawn; and every plotly figure's
 text (title, axis titles, tick labels, legend, annotations, colour bar, slider labels) lies inside
-its frame, clear of the toolbar, of the legend and of other text (:data:`_LAYOUT_PROBE`).
+its frame, clear of the toolbar, of the legend and of other text (:data:`_LAYOUT_PROBE`); and in a narrower
+window every display equation and every table fits the text column (:data:`_FIT_PROBE`).
 :func:`figure_layout_problems` runs the same layout check on plotly figures outside the book.
 """
 from __future__ import annotations
@@ -34,6 +35,38 @@ return JSON.stringify({
   raw_math: (text.match(/\\\\\\(|\\$\\$/g) || []).length,
   mathjax_ready: !!(window.MathJax && window.MathJax.startup && window.MathJax.startup.promise),
 });
+"""
+
+
+#: the window width (px) at which equations and tables are checked to fit the text column: the chapter's column is
+#: 612 px wide there, narrower than at the 1280-px window of the other checks
+FIT_WINDOW = 1200
+
+# Display equations wider than the text column (their end is cut off) or run into by their number, and tables
+# wider than their box (a reader has to scroll sideways to see their last columns).
+_FIT_PROBE = r"""
+const box = e => e.getBoundingClientRect();
+const equations = [], tables = [];
+for (const div of document.querySelectorAll('div.math')) {
+  const mj = div.querySelector('mjx-container[display="true"] mjx-math');
+  if (!mj) continue;
+  const D = box(div), M = box(mj), no = div.querySelector('.eqno');
+  const name = no ? no.textContent.replace('#', '').trim() : div.id;
+  if (M.right > D.right + 1 || M.left < D.left - 1)
+    equations.push(`${name} is ${Math.round(M.width)} px wide in a ${Math.round(D.width)} px column`);
+  else if (no) {
+    const N = box(no);
+    if (Math.min(M.right, N.right) - Math.max(M.left, N.left) > 1 && Math.min(M.bottom, N.bottom) - Math.max(M.top, N.top) > 1)
+      equations.push(`${name}: its number overlaps the equation`);
+  }
+}
+for (const wrap of document.querySelectorAll('.seqlab-table-wrap')) {
+  if (wrap.scrollWidth > wrap.clientWidth + 1) {
+    const head = Array.from(wrap.querySelectorAll('th')).map(t => t.textContent).join(' | ');
+    tables.push(`[${head.slice(0, 60)}] is ${wrap.scrollWidth} px wide in ${wrap.clientWidth} px`);
+  }
+}
+return JSON.stringify({equations_cut: equations, tables_scrolled: tables});
 """
 
 
@@ -198,6 +231,10 @@ def check_site(site: Path, shots: Path, settle_s: float = 2.0) -> dict[str, dict
             drv.save_screenshot(str(shots / f"{page.stem}.png"))
             info["figure_layout"] = {e["id"]: e["problems"] for e in layout_problems(drv) if e["problems"]}
             info["sliders"] = drive_sliders(drv)
+            drv.set_window_size(FIT_WINDOW, 1600)
+            time.sleep(0.5)  # MathJax and the theme lay out again
+            info.update(json.loads(drv.execute_script(_FIT_PROBE)))
+            drv.set_window_size(1280, 1600)
             findings[page.stem] = info
     finally:
         drv.quit()
@@ -245,5 +282,6 @@ if __name__ == "__main__":
     out = check_site(site, site.parent / "screenshots")
     print(json.dumps(out, indent=1))
     bad = {p: f for p, f in out.items() if f["external_requests"] or f["broken_images"] or f["raw_math"]
+           or f["equations_cut"] or f["tables_scrolled"]
            or f["plots_drawn"] != f["plots"] or f["figure_layout"] or not all(s["moved"] and s["changed"] for s in f["sliders"])}
     sys.exit(1 if bad else 0)

@@ -111,8 +111,15 @@ def table(df, columns: dict[str, str] | None = None, formats: dict[str, str] | N
                    else f"<th>{html.escape((columns or {}).get(c, str(c)))}</th>" for c in view.columns)
     def td(c, v):
         # sentences read from the left; numbers and short labels stay right-aligned, so digits line up
-        prose = is_prose(v)
-        return f"<td class='seqlab-text'>{html.escape(cell(c, v))}</td>" if prose else f"<td>{html.escape(cell(c, v))}</td>"
+        if is_prose(v):
+            return f"<td class='seqlab-text'>{html.escape(cell(c, v))}</td>"
+        shown = cell(c, v)
+        if " " not in shown:
+            return f"<td>{html.escape(shown)}</td>"
+        # a label of several words may wrap between its words (a narrow column keeps every column in view),
+        # never inside one: "min-p" or "−0.0194," stays whole
+        words = " ".join(f"<span class='seqlab-word'>{html.escape(w)}</span>" for w in shown.split(" "))
+        return f"<td class='seqlab-words'>{words}</td>"
 
     body = "".join("<tr>" + "".join(td(c, v) for c, v in zip(view.columns, r)) + "</tr>"
                    for r in rows.itertuples(index=False, name=None))

@@ -176,7 +176,7 @@ def parameter_table(block: EncoderLayer) -> pd.DataFrame:
     attention, ff = count_parameters(block.self_attn), count_parameters(block.ff)
     norms = count_parameters(block.norm1) + count_parameters(block.norm2)
     return pd.DataFrame([
-        dict(part="attention (W^Q, W^K, W^V, W^O + biases)", parameters=attention,
+        dict(part="attention (four d × d projections + biases)", parameters=attention,
              formula="4d² + 4d", formula_value=4 * D_MODEL ** 2 + 4 * D_MODEL),
         dict(part="feed-forward", parameters=ff, formula="2 d d_ff + d_ff + d",
              formula_value=2 * D_MODEL * D_FF + D_FF + D_MODEL),

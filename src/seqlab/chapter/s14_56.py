@@ -64,6 +64,21 @@ def split_into_tokens(tok, text: str) -> list[str]:
     return [visible(tok.id_to_token[i]) for i in tok.encode(text)]
 
 
+def bar_lines(pieces: list[str], width: int = 72) -> str:
+    """``pieces`` joined by ``|`` and wrapped to ``width`` columns, breaking only between two tokens."""
+    if width < 1:
+        raise ValueError(f"width must be at least 1, got {width}")
+    lines, line = [], ""
+    for piece in pieces:
+        joined = f"{line}|{piece}" if line else piece
+        if line and len(joined) + 1 > width:  # + 1: room for the bar that ends a line
+            lines.append(line + "|")  # the bar that ends a line says the next line goes on with a new token
+            line = piece
+        else:
+            line = joined
+    return "\n".join(lines + [line])
+
+
 def round_trip(tokenizers: dict, text: str = UNSEEN) -> pd.DataFrame:
     """Encode ``text`` with each tokenizer and decode it back: tokens, unknowns, and whether the text survives."""
     rows = []
