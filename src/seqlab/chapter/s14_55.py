@@ -744,9 +744,9 @@ def here_claims(here: pd.DataFrame, grid: pd.DataFrame) -> list:
     head = f"On this machine the crossover at d = {d} lies {where(t_here, h)}, {w[s_here]}"
     return [claim("s55_here_side", s_here == s_ref,
                   f"{head}, as in the reference ({where(t_ref, ref)}).",
-                  f"{head}, where the reference's lies {where(t_ref, ref)}, {w[s_ref]}: timed here, with "
-                  "whatever else this machine is running, the two layers' relative rates differ from the "
-                  "reference's.",
+                  f"{head}, where the reference's lies {where(t_ref, ref)}, {w[s_ref]}: the two layers' "
+                  "relative rates here differ from the reference's, and a measurement this short cannot tell "
+                  "this machine's own speeds apart from the load it ran under.",
                   d=d, here_T_star=t_here, reference_T_star=t_ref, flop_T_star=2 * d)]
 
 

@@ -348,6 +348,8 @@ def sweep_claims(sweep: pd.DataFrame, by_steps: dict, by_time: dict, chapter_gpt
     crossed = not math.isnan(s["at"])
     story = s["ahead_at_start"] == "GPT" and s["ahead_at_end"] == "LSTM"
     dearer = "the Transformer's dearer steps move its curve to the right, and " if sweep_ratio > 1 else ""
+    # between a model's budgets its loss is read linearly in log-time (loss_at): the reader is told so
+    against_time = "Against training time (each model's loss read between its runs linearly in the logarithm of time),"
     same_side = (sweep_ratio > 1) == (reference_ratio > 1)
     scale = []
     if reference_seconds is not None:
@@ -384,16 +386,16 @@ def sweep_claims(sweep: pd.DataFrame, by_steps: dict, by_time: dict, chapter_gpt
               f"ahead throughout, by {s['gap_at_start_nats']:.3f} nats at the smallest budget and "
               f"{s['gap_at_end_nats']:.3f} at the largest.", **s),
         claim("sw_time", not math.isnan(t["at"]),
-              ((f"Against training time {dearer}the {t['ahead_at_start']} leads only where the range both runs "
+              ((f"{against_time} {dearer}the {t['ahead_at_start']} leads only where the range both runs "
                 f"cover starts, at {t['start']:.3g} seconds, and there by {abs(t['gap_at_start_nats']):.1e} nats, "
                 f"level at the three decimals the tables print; at every longer time the {t['ahead_at_end']} leads, "
                 f"by {t['gap_at_end_nats']:.3f} nats at {t['end']:.3g} seconds."
                 if abs(t["gap_at_start_nats"]) < LEVEL_NATS else
-                f"Against training time {dearer}the crossing moves to {t['at']:.3g} seconds (the range both runs "
+                f"{against_time} {dearer}the crossing moves to {t['at']:.3g} seconds (the range both runs "
                 f"cover starts at {t['start']:.3g}), and at every longer time the {t['ahead_at_end']} is ahead, by "
                 f"{t['gap_at_end_nats']:.3f} nats at {t['end']:.3g} seconds.")
                if not math.isnan(t["at"]) else "unused"),
-              f"Against training time the curves do not cross between {t['start']:.3g} and {t['end']:.3g} "
+              f"{against_time} the curves do not cross between {t['start']:.3g} and {t['end']:.3g} "
               f"seconds: the {t['ahead_at_end']} is ahead throughout, by {t['gap_at_end_nats']:.3f} nats at the end.",
               **t),
         claim("sw_story", story,

@@ -78,6 +78,24 @@ def log_ratio_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
     return [float(np.log10(r)) for r in kept], [f"{r:g}" for r in kept]
 
 
+#: the stretch of matplotlib's plasma map a default palette samples: beyond 0.62 its orange and yellow stand out
+#: from a white page by less than the 3:1 contrast that lines and markers need
+PLASMA_SPAN = (0.0, 0.62)
+
+
+def default_colors(values) -> dict:
+    """One colour per level of ``values`` (a categorical's own order, else sorted), from plasma's darker span,
+    so that a figure's static image and its interactive version colour each line alike."""
+    import matplotlib
+    from matplotlib.colors import to_hex
+
+    cat = values.cat.categories if isinstance(values.dtype, pd.CategoricalDtype) else sorted(values.dropna().unique())
+    levels = list(cat)
+    cmap = matplotlib.colormaps["plasma"]
+    stops = np.linspace(*PLASMA_SPAN, num=len(levels)) if len(levels) > 1 else [PLASMA_SPAN[0]]
+    return {level: to_hex(cmap(float(t))) for level, t in zip(levels, stops)}
+
+
 def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str, subtitle: str = "",
               xlab: str = "", ylab: str = "", log_y: bool = False, log_x: bool = False, reverse_x: bool = False,
               colors: dict | None = None, points: bool = False, hline: float | None = None, facet: str | None = None,
@@ -93,7 +111,6 @@ def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str
         geom_point,
         ggplot,
         labs,
-        scale_color_cmap_d,
         scale_color_manual,
         scale_x_continuous,
         scale_x_datetime,
@@ -103,6 +120,8 @@ def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str
         scale_y_log10,
     )
 
+    if color and not colors:
+        colors = default_colors(df[color])
     g = ggplot(df, aes(x, y, color=color) if color else aes(x, y))
     if hline is not None:
         g += geom_hline(yintercept=hline, linetype="dashed", color="#737373")
@@ -111,7 +130,7 @@ def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str
         g += geom_point(size=2.4)
     g += labs(**static_labels(title, subtitle), x=xlab, y=wrap(ylab, 40), color="")
     if color:
-        g += scale_color_manual(values=colors) if colors else scale_color_cmap_d("plasma")
+        g += scale_color_manual(values=colors)
     panels = df[facet].nunique() if facet else 1
     columns = int(np.ceil(np.sqrt(panels)))  # facet_wrap's layout
     x_int = integer_valued(df[x]) and not log_x
@@ -204,9 +223,15 @@ def heatmap_pair(df: pd.DataFrame, x: str, y: str, fill: str, *, title: str, sub
         theme,
     )
 
-    def few(col):
+    def few(col, most: int = 16):
+        # every value as a tick where at most ``most`` fit; up to 16 values thinned to every other (or third ...)
         u = sorted(df[col].unique())
-        return u if len(u) <= 16 else None
+        if len(u) <= most:
+            return u
+        return u[::int(np.ceil(len(u) / most))] if len(u) <= 16 else None
+
+    # side-by-side panels share the width: their source axes get half the ticks, so two-digit labels stay apart
+    x_most = 8 if facet and df[facet].nunique() > 1 else 16
 
     # one square matrix: a figure about as wide as it is tall, so the title is not pushed off to the right
     # (the square panel is centred, and the title starts at its axis labels: about 1.2 in from the left edge)
@@ -215,8 +240,8 @@ def heatmap_pair(df: pd.DataFrame, x: str, y: str, fill: str, *, title: str, sub
     labels = static_labels(title, subtitle, size[0] - 1.2) if square else static_labels(title, subtitle)
     g = ggplot(df, aes(x, y, fill=fill)) + geom_tile() + labs(**labels, x=xlab, y=ylab, fill="")
     g += scale_y_reverse(breaks=few(y)) if few(y) else scale_y_reverse()
-    if few(x):
-        g += scale_x_continuous(breaks=few(x))
+    if few(x, x_most):
+        g += scale_x_continuous(breaks=few(x, x_most))
     g += scale_fill_gradient2(low="#3B7DD8", mid="white", high="#D8433B") if diverging else scale_fill_cmap(cmap)
     if antidiagonal is not None:
         # drawn in the reversed-y scale's space, where y is stored as -y: -y = x - (n + 1)
