@@ -761,10 +761,12 @@ def member_claims(members: pd.DataFrame, pairs: pd.DataFrame):
               f"Members range from {fmt(lo, '.4f')} to {fmt(hi, '.4f')}, and the best of them beats the median of "
               f"all ({fmt(ens, '.4f')}).", lowest=lo, highest=hi, ensemble=ens),
         claim("s63_no_best_design", len(set(best.values())) > 1,
-              "No one design, basis and input length together, is best in every seed round: the best of the "
+              "No one design, basis and input length together, is best in every seed round (each design is "
+              "trained once with every round's seeds): the best of the "
               f"members with the first round of seeds is {best.get(1, '?')}, of those with the second "
               f"{best.get(2, '?')}{same_basis}.",
-              f"One design is best in every seed round: {next(iter(best.values()))}.", best=best),
+              "One design is best in every seed round (each design is trained once with every round's seeds): "
+              f"{next(iter(best.values()))}.", best=best),
         claim("s63_seed_spread", spread < hi - lo,
               f"Changing only the seed moves a member of round 3 by {fmt(spread, '.4f')} on average, a fraction of the "
               f"{fmt(hi - lo, '.4f')} between the best and the worst member.",
