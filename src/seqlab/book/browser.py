@@ -38,6 +38,9 @@ return JSON.stringify({
 """
 
 
+#: the window width (px) of every check but the fit check below
+WINDOW = 1280
+
 #: the window width (px) at which equations and tables are checked to fit the text column: the chapter's column is
 #: 612 px wide there, narrower than at the 1280-px window of the other checks
 FIT_WINDOW = 1200
@@ -190,7 +193,7 @@ def chromium_available() -> bool:
     return Path(CHROMIUM).exists() and Path(DRIVER).exists()
 
 
-def _driver(width=1280, height=1600):
+def _driver(width=WINDOW, height=1600):
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -234,7 +237,7 @@ def check_site(site: Path, shots: Path, settle_s: float = 2.0) -> dict[str, dict
             drv.set_window_size(FIT_WINDOW, 1600)
             time.sleep(0.5)  # MathJax and the theme lay out again
             info.update(json.loads(drv.execute_script(_FIT_PROBE)))
-            drv.set_window_size(1280, 1600)
+            drv.set_window_size(WINDOW, 1600)
             findings[page.stem] = info
     finally:
         drv.quit()

@@ -71,8 +71,8 @@ def bar_lines(pieces: list[str], width: int = 72) -> str:
     lines, line = [], ""
     for piece in pieces:
         joined = f"{line}|{piece}" if line else piece
-        if line and len(joined) + 1 > width:  # + 1: room for the bar that ends a line
-            lines.append(line + "|")  # the bar that ends a line says the next line goes on with a new token
+        if line and len(joined) + 1 > width:  # + 1: a broken line ends on a bar, the next token starts the next
+            lines.append(line + "|")
             line = piece
         else:
             line = joined

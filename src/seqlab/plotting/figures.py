@@ -89,8 +89,8 @@ def default_colors(values) -> dict:
     import matplotlib
     from matplotlib.colors import to_hex
 
-    cat = values.cat.categories if isinstance(values.dtype, pd.CategoricalDtype) else sorted(values.dropna().unique())
-    levels = list(cat)
+    levels = list(values.cat.categories if isinstance(values.dtype, pd.CategoricalDtype)
+                  else sorted(values.dropna().unique()))
     cmap = matplotlib.colormaps["plasma"]
     stops = np.linspace(*PLASMA_SPAN, num=len(levels)) if len(levels) > 1 else [PLASMA_SPAN[0]]
     return {level: to_hex(cmap(float(t))) for level, t in zip(levels, stops)}
