@@ -535,3 +535,16 @@ def test_a_batch_with_an_empty_axis_broadcasts_to_an_empty_result(fused):
     """q (1, 0, 1), k (0, 1, 1), v (1, 1, 0): the batch broadcasts to (0,), so the output is (0, 0, 0) on both paths."""
     out, _ = scaled_dot_product_attention(torch.ones(1, 0, 1), torch.ones(0, 1, 1), torch.ones(1, 1, 0), fused=fused)
     assert out.shape == (0, 0, 0)
+
+
+@pytest.mark.parametrize("fused", [False, True])
+@pytest.mark.parametrize("q_shape, k_shape, v_shape, expected", [
+    ((1, 0, 1), (1, 1, 1), (2, 1, 0), (2, 0, 0)),  # no queries and d_v = 0: the batch still broadcasts to 2
+    ((1, 3, 2), (2, 1, 2), (1, 1, 0), (2, 3, 0)),  # d_v = 0 only
+    ((1, 0, 2), (3, 2, 2), (1, 2, 4), (3, 0, 4)),  # no queries only
+])
+def test_an_empty_result_still_broadcasts_its_batch(q_shape, k_shape, v_shape, expected, fused):
+    # torch's fused kernel returned batch 1 here; found by the property test above
+    q, k, v = torch.ones(q_shape), torch.ones(k_shape), torch.ones(v_shape)
+    out, _ = scaled_dot_product_attention(q, k, v, fused=fused)
+    assert out.shape == expected

@@ -230,8 +230,9 @@ def scaled_dot_product_attention(
     # in square causal attention every query sees itself, so no row is blocked: skipping the check spares a
     # device-to-host sync per call on a GPU (and a graph break under torch.compile)
     blocked = None if pure_causal else _blocked_rows(mask)
-    # torch's kernel does not broadcast a batch that has a zero-sized axis; an empty result is made explicitly
-    if fused and math.prod(scores_shape[:-2]) > 0:
+    # torch's kernel does not broadcast the batch of an empty result (a zero-sized batch axis, no queries, or
+    # d_v = 0): such a result, which costs nothing, is made by the explicit path
+    if fused and math.prod(scores_shape) * v.size(-1) > 0:
         out = _fused(q, k, v, mask, pure_causal=pure_causal, dropout_p=dropout_p, scale=scale)
         if blocked is not None and bool(blocked.any()):
             out = out.masked_fill(blocked, 0.0)
