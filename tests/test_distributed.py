@@ -151,7 +151,9 @@ def test_a_rank_that_dies_stops_the_run_with_one_line(text, tmp_path):
     assert p.returncode != 0
     lines = err.strip().splitlines()
     # rank 0 reports the lost peer, or the launcher reports the dead rank: one line either way
-    assert len(lines) == 1 and lines[0].endswith("the run stopped (the last checkpoint is kept)"), err
+    assert len(lines) == 1, err
+    assert lines[0].endswith("the run stopped (the last checkpoint is kept)") or \
+        lines[0].startswith("seqlab: error: rank 1 of 2 was killed by SIGKILL; the run stopped; "), err
 
 
 def test_a_port_in_use_is_one_clear_error(tmp_path):
@@ -168,7 +170,8 @@ def test_a_port_in_use_is_one_clear_error(tmp_path):
         env = dict(os.environ, RANK="0", WORLD_SIZE="2", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1",
                    MASTER_PORT=str(port))
         p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=180)
-    assert p.stdout.startswith("DistributedError: rank 0: could not join the gloo process group"), p.stdout + p.stderr
+    assert p.stdout.startswith(f"DistributedError: rank 0 of 2: no process group formed at 127.0.0.1:{port}: the port "
+                               "is in use by another program"), p.stdout + p.stderr
     assert issubclass(DistributedError, SeqlabError) and issubclass(DistributedError, RuntimeError)
 
 

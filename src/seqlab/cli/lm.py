@@ -205,7 +205,9 @@ def _launch(args, device) -> int:
     if args.batch_size % (args.nproc * args.grad_accum_steps):
         raise UsageError(f"--batch-size {args.batch_size} must divide evenly over {args.nproc} processes x "
                          f"--grad-accum-steps {args.grad_accum_steps}")
-    if os.environ.get("WORLD_SIZE", "1") not in ("", "1"):
+    from ..text.distributed import rank_from_environment
+
+    if rank_from_environment().distributed:
         raise UsageError("--nproc starts its own processes; under torchrun, leave it out")
     if device.type == "cuda" and args.nproc > torch.cuda.device_count():
         raise UsageError(f"--nproc {args.nproc} on CUDA needs a GPU per process, and this machine has "
@@ -222,7 +224,7 @@ def _launch(args, device) -> int:
         if a.startswith("--nproc="):
             continue
         rest.append(a)
-    return launch(rest, args.nproc)
+    return launch(rest, args.nproc, Path(args.out))
 
 
 def _resolve_model_options(args) -> None:
@@ -349,14 +351,19 @@ def _cmd_train(args) -> int:
     from ..text.checkpoint import CHECKPOINT_FILE
     from ..text.corpus import split_train_val
     from ..text.devices import resolve_device
+    from ..text.distributed import (rank_from_environment, rendezvous_address, rendezvous_timeout,
+                                    watch_launcher)
     from ..text.training import TrainConfig, train_lm
 
     device = resolve_device(args.device)  # an absent device is said first, before any text is read or folder made
     if args.nproc > 1:
         return _launch(args, device)
     _resolve_model_options(args)
-    rank = int(os.environ.get("RANK", "0") or 0)
-    world = int(os.environ.get("WORLD_SIZE", "1") or 1)
+    where = rank_from_environment()  # a malformed RANK or WORLD_SIZE is one line naming the variable
+    rank, world = where.rank, where.world_size
+    if where.distributed:
+        rendezvous_address(), rendezvous_timeout()  # checked before any text is read
+    watch_launcher()  # a rank of --nproc stops with its launcher
     if args.batch_size % (world * args.grad_accum_steps):
         raise UsageError(f"--batch-size {args.batch_size} must divide evenly over {world} process"
                          f"{'es' if world > 1 else ''} x --grad-accum-steps {args.grad_accum_steps}")

@@ -203,6 +203,10 @@ def _verify_tensors(tensors: dict, meta: dict, path: Path) -> None:
         if _tensor_sha(t) != expected[name]:
             raise CheckpointError(f"{path}: tensor {name} does not match its sha256: the file is corrupt or was "
                                   "changed after it was written")
+    for name, t in tensors.items():  # checked before any use: a NaN weight would surface later as a wrong cause
+        if t.is_floating_point() and not bool(torch.isfinite(t).all()):
+            raise CheckpointError(f"{path}: weights are not finite: tensor {name} holds NaN or infinite values "
+                                  "(written by a run that diverged, or by another program)")
 
 
 def _load_tokenizer(d: Path, meta: dict, vocab_size: int):

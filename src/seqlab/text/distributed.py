@@ -8,7 +8,11 @@ gradients (gloo on the CPU, NCCL on CUDA). Only rank 0 writes checkpoints.
 """
 from __future__ import annotations
 
+import math
 import os
+import signal
+import threading
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -16,7 +20,8 @@ import torch
 
 from ..errors import InvalidParameterError, SeqlabError
 
-__all__ = ["Rank", "DistributedError", "from_environment", "all_mean", "any_true", "lost_contact", "STOPPED"]
+__all__ = ["Rank", "DistributedError", "from_environment", "rank_from_environment", "rendezvous_address",
+           "rendezvous_timeout", "watch_launcher", "all_mean", "any_true", "lost_contact", "STOPPED"]
 
 #: how every rank-failure message ends, whichever process reports it
 STOPPED = "the run stopped (the last checkpoint is kept)"
@@ -46,34 +51,160 @@ class Rank:
         return self.world_size > 1
 
 
-def from_environment(device: torch.device) -> Rank:
-    """The rank torchrun gave this process; joins (or reuses) the process group when there is more than one."""
+#: the variables torchrun (and ``lm train --nproc``) sets, with their defaults outside a distributed run
+_WHOLE_NUMBERS = (("WORLD_SIZE", 1), ("RANK", 0), ("LOCAL_RANK", 0))
+#: how long the ranks wait for each other to form the process group, unless SEQLAB_RENDEZVOUS_TIMEOUT says
+RENDEZVOUS_TIMEOUT_S = 60.0
+#: how often a rank started by ``lm train --nproc`` checks that its launcher is alive, and how long it may take to
+#: stop cleanly (finish the step, write the checkpoint) once the launcher is gone before it is killed
+WATCH_INTERVAL_S, ORPHAN_GRACE_S = 0.5, 30.0
+
+
+def _whole(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
     try:
-        world = int(os.environ.get("WORLD_SIZE", "1"))
-        rank = int(os.environ.get("RANK", "0"))
-        local = int(os.environ.get("LOCAL_RANK", "0"))
+        return int(raw)
     except ValueError:
-        raise InvalidParameterError("RANK, WORLD_SIZE and LOCAL_RANK must be whole numbers (as torchrun sets them)") \
-            from None
-    if world < 1 or not 0 <= rank < world:
-        raise InvalidParameterError(f"rank {rank} of world size {world} is not a valid place in a run")
-    if world == 1:
-        return Rank()
+        raise InvalidParameterError(f"environment variable {name}={raw!r} is not a whole number "
+                                    "(torchrun sets RANK, WORLD_SIZE and LOCAL_RANK)") from None
+
+
+def rank_from_environment() -> Rank:
+    """The ``Rank`` that ``RANK``, ``WORLD_SIZE`` and ``LOCAL_RANK`` describe, checked; joins nothing."""
+    world, rank, local = (_whole(name, default) for name, default in _WHOLE_NUMBERS)
+    if world < 1:
+        raise InvalidParameterError(f"environment variable WORLD_SIZE={world} must be at least 1")
+    if not 0 <= rank < world:
+        raise InvalidParameterError(f"environment variable RANK={rank} is not a place in a run of WORLD_SIZE={world} "
+                                    f"(0 to {world - 1})")
+    if local < 0:
+        raise InvalidParameterError(f"environment variable LOCAL_RANK={local} must be at least 0")
+    return Rank(rank, world, local)
+
+
+def rendezvous_address() -> tuple[str, int]:
+    """``MASTER_ADDR`` and ``MASTER_PORT``, checked: where rank 0 listens for the others."""
+    addr = os.environ.get("MASTER_ADDR", "").strip()
+    raw = os.environ.get("MASTER_PORT", "").strip()
+    if not addr:
+        raise InvalidParameterError("environment variable MASTER_ADDR is not set: a run of more than one process "
+                                    "needs rank 0's address (torchrun and lm train --nproc set it)")
+    try:
+        port = int(raw)
+    except ValueError:
+        raise InvalidParameterError(f"environment variable MASTER_PORT={raw!r} is not a port number "
+                                    "(a whole number from 1 to 65535)") from None
+    if not 1 <= port <= 65535:
+        raise InvalidParameterError(f"environment variable MASTER_PORT={port} is not a port number (1 to 65535)")
+    return addr, port
+
+
+def rendezvous_timeout() -> float:
+    """Seconds the ranks wait for each other: ``SEQLAB_RENDEZVOUS_TIMEOUT`` or :data:`RENDEZVOUS_TIMEOUT_S`."""
+    raw = os.environ.get("SEQLAB_RENDEZVOUS_TIMEOUT", "").strip()
+    if not raw:
+        return RENDEZVOUS_TIMEOUT_S
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and 0 < seconds <= 86400):
+        raise InvalidParameterError(f"environment variable SEQLAB_RENDEZVOUS_TIMEOUT={raw!r} must be a number of "
+                                    "seconds in (0, 86400]")
+    return seconds
+
+
+def _store(where: Rank, addr: str, port: int, deadline: float):
+    """The TCP store the process group forms through, or a DistributedError within ``deadline`` seconds.
+
+    The store's own timeout does not cover a port held by another program (a client
+    then waits for an answer forever), so the connection runs in a helper thread and
+    this one stops waiting at the deadline.
+    """
+    import torch.distributed as dist
+
+    box: dict = {}
+    # under torchrun its agent holds the store and every rank is a client (as torch's own env:// rendezvous does)
+    hosts = where.is_main and os.environ.get("TORCHELASTIC_USE_AGENT_STORE") != "True"
+
+    def connect():
+        try:
+            box["store"] = dist.TCPStore(addr, port, where.world_size, hosts, timeout=timedelta(seconds=deadline),
+                                         wait_for_workers=True, multi_tenant=hosts)
+        except BaseException as e:  # handed to the waiting thread, which reports it
+            box["error"] = e
+
+    helper = threading.Thread(target=connect, name="seqlab-rendezvous", daemon=True)
+    helper.start()
+    helper.join(deadline + 5.0)  # the store's own timeout, if it fires, comes first
+    place = f"rank {where.rank} of {where.world_size}: no process group formed at {addr}:{port}"
+    if "store" in box:
+        return box["store"]
+    if "error" not in box:
+        raise DistributedError(f"{place} within {deadline:g} s (is another program using the port?); "
+                               "nothing was trained")
+    detail = " ".join(str(box["error"]).split())
+    if "EADDRINUSE" in detail or "address already in use" in detail:
+        raise DistributedError(f"{place}: the port is in use by another program; nothing was trained")
+    raise DistributedError(f"{place} within {deadline:g} s (a rank missing or unreachable: "
+                           f"{detail[:120]}); nothing was trained")
+
+
+def from_environment(device: torch.device) -> Rank:
+    """The rank torchrun gave this process; joins (or reuses) the process group when there is more than one.
+
+    The group must form within :func:`rendezvous_timeout` seconds, else
+    :class:`DistributedError` says which rank waited where.
+    """
+    where = rank_from_environment()
+    if not where.distributed:
+        return where
     import torch.distributed as dist
 
     if not dist.is_initialized():
+        rank, world, local = where.rank, where.world_size, where.local_rank
         backend = "nccl" if device.type == "cuda" else "gloo"
         if device.type == "cuda":
             if local >= torch.cuda.device_count():  # NCCL takes one GPU per process; two ranks cannot share one
                 raise DistributedError(f"rank {rank}: local rank {local} needs GPU {local}, but this machine has "
                                        f"{torch.cuda.device_count()}; start at most that many processes per machine")
             torch.cuda.set_device(local)
+        addr, port = rendezvous_address()
+        store = _store(where, addr, port, rendezvous_timeout())
         try:
-            dist.init_process_group(backend=backend, rank=rank, world_size=world, timeout=TIMEOUT)
+            dist.init_process_group(backend=backend, store=store, rank=rank, world_size=world, timeout=TIMEOUT)
         except (RuntimeError, ValueError) as e:
             raise DistributedError(f"rank {rank}: could not join the {backend} process group "
                                    f"({' '.join(str(e).split())[:160]})") from None
-    return Rank(rank, world, local)
+    return where
+
+
+def watch_launcher() -> None:
+    """In a rank that ``lm train --nproc`` started: stop with the launcher, never train on as an orphan.
+
+    The launcher's pid comes in ``SEQLAB_LAUNCHER_PID``. Once this process's parent
+    is no longer that pid, a daemon thread sends this process SIGTERM (the run then
+    stops after the step with a checkpoint, as after Ctrl-C) and, should it still be
+    running :data:`ORPHAN_GRACE_S` later, SIGKILL.
+    """
+    raw = os.environ.get("SEQLAB_LAUNCHER_PID", "").strip()
+    if not raw:
+        return
+    try:
+        launcher = int(raw)
+    except ValueError:
+        raise InvalidParameterError(f"environment variable SEQLAB_LAUNCHER_PID={raw!r} is not a process id") from None
+
+    def watch():
+        while os.getppid() == launcher:
+            time.sleep(WATCH_INTERVAL_S)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(ORPHAN_GRACE_S)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="seqlab-launcher-watch", daemon=True).start()
 
 
 def all_mean(x: torch.Tensor, where: Rank) -> torch.Tensor:

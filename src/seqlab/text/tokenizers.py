@@ -33,7 +33,7 @@ import regex
 from ..errors import InvalidParameterError, SeqlabError
 from ..store import atomic_write
 
-__all__ = ["Tokenizer", "CharTokenizer", "WordTokenizer", "BPETokenizer", "TokenizerFormatError", "UnknownTokenError",
+__all__ = ["UnencodableTextError", "check_encodable", "Tokenizer", "CharTokenizer", "WordTokenizer", "BPETokenizer", "TokenizerFormatError", "UnknownTokenError",
            "TokenizerInputTypeError", "load_tokenizer", "loads_tokenizer"]
 
 FORMAT_VERSION = 1
@@ -71,10 +71,24 @@ def _check_int(name: str, value) -> int:
         raise TokenizerInputTypeError(f"{name} must be an int, got {type(value).__name__}") from None
 
 
+class UnencodableTextError(InvalidParameterError, UnicodeError):
+    """Text with a character UTF-8 cannot hold (a lone surrogate): no file could store or load it."""
+
+
+def check_encodable(text: str, what: str = "text") -> str:
+    """``text`` itself, if every character has a UTF-8 form; else one error naming the first that has none."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise UnencodableTextError(f"{what} is not valid Unicode: character {e.start:,} is a lone surrogate "
+                                   f"U+{ord(text[e.start]):04X}, which UTF-8 cannot encode") from None
+    return text
+
+
 def _check_text(text) -> str:
     if not isinstance(text, str):
         raise TokenizerInputTypeError(f"text must be a str, got {type(text).__name__}")
-    return text
+    return check_encodable(text)
 
 
 class Tokenizer:
