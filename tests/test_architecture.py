@@ -8,7 +8,7 @@ from conftest import REPO
 PKG = REPO / "src" / "seqlab"
 #: bottom to top; a module may import its own layer and the layers below it
 LAYERS = [
-    {"errors", "store", "threads", "parallel", "data", "artifacts", "claims", "machine", "results"},
+    {"errors", "files", "store", "threads", "parallel", "data", "artifacts", "claims", "machine", "results"},
     {"nn"},
     {"analysis"},
     {"text"},
@@ -103,7 +103,9 @@ def test_no_import_cycles():
 
 
 def test_the_bottom_layer_holds_the_store_and_the_switch():
+    import seqlab.files as files
     import seqlab.store as store
 
-    assert callable(store.heavy_eval) and callable(store.atomic_write) and callable(store.verify_artifacts)
+    assert callable(store.heavy_eval) and callable(store.verify_artifacts) and callable(files.atomic_write)
+    assert not hasattr(store, "atomic_write")  # one home for each: whole-file writes are not the artifact store's
     assert not (PKG / "report").exists()

@@ -87,5 +87,5 @@ def test_the_check_finds_a_chapter_preset_an_upward_import_and_an_artifact_read(
     assert any("seqlab.experiments.forecast" in f for f in found)
     assert any("seqlab.chapter.s14_63" in f for f in found)
     assert any("read_artifact_csv" in f for f in found)
-    assert problems("from ..store import atomic_write\nfrom .nbeats import GENERIC_MEMBER\n",
+    assert problems("from ..files import atomic_write\nfrom .nbeats import GENERIC_MEMBER\n",
                     Path("forecast/probe.py")) == []

@@ -112,7 +112,7 @@ def test_save_is_atomic_and_keeps_the_old_file_on_failure(tmp_path, monkeypatch)
     path = tmp_path / "t.tok"
     CharTokenizer().train("abc").save(path)
     before = path.read_text(encoding="utf-8")
-    import seqlab.store as mod  # every seqlab write goes through store.atomic_write
+    import seqlab.files as mod  # every seqlab write goes through files.atomic_write
 
     def boom(*a, **k):
         raise OSError("disk full")

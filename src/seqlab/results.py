@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .errors import SeqlabError
-from .store import atomic_write
+from .files import atomic_write
 
 __all__ = ["once", "share", "results_dir", "encode", "decode", "ResultStoreError"]
 

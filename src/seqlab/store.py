@@ -1,4 +1,4 @@
-"""The bottom layer: atomic file writes, the HEAVY_EVAL switch and the verified artifact store.
+"""The bottom layer: the HEAVY_EVAL switch and the verified artifact store.
 
 An artifact set is a folder under ``seqlab/artifacts/NAME`` with its files and a
 ``manifest.json``: the configuration that produced them, the seqlab version, and
@@ -6,31 +6,23 @@ each file's size and sha256. Loading checks all three; a missing, changed or
 stale file raises :class:`ArtifactError` that says how to regenerate it
 (``HEAVY_EVAL=1``). Nothing is read with pickle: CSV, JSON and safetensors only.
 
-Every file seqlab writes goes through :func:`atomic_write`: a temporary file in the
-same folder, moved over the target with ``os.replace``, so a reader sees the old
-file or the new one, never half of one.
+Its files are written whole through :func:`seqlab.files.atomic_write`.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import tempfile
-import time
 from pathlib import Path
-from typing import Callable
 
 from . import __version__
 from .errors import InvalidParameterError, SeqlabError
+from .files import atomic_write, remove_orphans, sha256_file
 
-__all__ = ["ArtifactError", "heavy_eval", "artifact_dir", "artifact_sets", "atomic_write", "remove_orphans",
-           "write_artifacts", "verify_artifacts", "read_artifact_csv", "read_artifact_json", "sha256_file",
-           "FILE_MODE", "ROOT"]
+__all__ = ["ArtifactError", "heavy_eval", "artifact_dir", "artifact_sets", "write_artifacts", "verify_artifacts",
+           "read_artifact_csv", "read_artifact_json", "ROOT"]
 
 ROOT = Path(__file__).resolve().parent / "artifacts"
-#: every file seqlab writes is readable by all and writable by its owner
-FILE_MODE = 0o644
-_TMP_SUFFIX = ".seqlab-tmp"
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"", "0", "false", "no", "off"}
 
 
@@ -46,56 +38,6 @@ def heavy_eval() -> bool:
     if v in _FALSE:
         return False
     raise InvalidParameterError(f"HEAVY_EVAL must be 1/0 (or true/false), got {os.environ['HEAVY_EVAL']!r}")
-
-
-def atomic_write(path, data: bytes | str | Callable[[str], None], mode: int = FILE_MODE) -> Path:
-    """Write ``data`` (bytes, text, or a function that writes a given path) to ``path`` atomically.
-
-    The temporary file lives beside the target (``.NAME.XXXX.seqlab-tmp``) and is
-    removed if writing fails; a process killed mid-write leaves it behind, and
-    :func:`remove_orphans` clears such leftovers.
-    """
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=_TMP_SUFFIX)
-    try:
-        if callable(data):
-            os.close(fd)
-            data(tmp)
-        else:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data.encode("utf-8") if isinstance(data, str) else data)
-        os.chmod(tmp, mode)  # mkstemp creates 0600
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
-
-
-def remove_orphans(directory, older_than_s: float = 0.0) -> list[Path]:
-    """Delete temporary files that killed writers left in ``directory``; returns what was removed.
-
-    Call it only where no other writer can be active (for example under a run's lock).
-    """
-    removed = []
-    now = time.time()
-    for p in Path(directory).glob(f".*{_TMP_SUFFIX}"):
-        try:
-            if now - p.stat().st_mtime >= older_than_s:
-                p.unlink()
-                removed.append(p)
-        except FileNotFoundError:
-            pass
-    return removed
-
-
-def sha256_file(path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def artifact_dir(name: str, root: Path | None = None) -> Path:

@@ -28,7 +28,12 @@ def stop_string(value: str) -> str:
             i += 1
     if not out:
         raise argparse.ArgumentTypeError("a stop string cannot be empty")
-    return "".join(out)
+    text = "".join(out)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise argparse.ArgumentTypeError(f"character {e.start} is not valid Unicode (a lone surrogate)") from None
+    return text
 
 
 def _check_options(args) -> None:
@@ -44,9 +49,10 @@ def _check_options(args) -> None:
 
 def _prompt(args) -> str:
     from ..text.corpus import read_text_file
+    from ..text.tokenizers import check_encodable
 
-    if args.prompt_file is None:
-        return args.prompt or ""
+    if args.prompt_file is None:  # a shell passes bytes that are not UTF-8 as lone surrogates
+        return check_encodable(args.prompt or "", "--prompt")
     return read_text_file(args.prompt_file)  # empty, binary, non-UTF-8 or missing: one CorpusError
 
 

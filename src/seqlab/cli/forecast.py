@@ -126,6 +126,33 @@ def _models(args, names: list[str], device: str = "auto") -> list:
     return [NBeatsForecaster.default(args.season, device=device, **nbeats_options) if n == "N-BEATS" else n for n in names]
 
 
+def _work_notes(models, df, h: int, windows: int, step: int, levels) -> list[str]:
+    """What the neural models will train, said before they start: members x steps per window, and the input
+    windows that reach past the shortest history at the first origin (padded or masked, as the member does)."""
+    from ..forecast.nbeats import NBeatsForecaster
+
+    # observations before the first origin, per series, in Python's integers: a count may be astronomically large
+    history = [int(n) - h - (windows - 1) * step for n in df.groupby("unique_id", sort=False).size()]
+    again = " and again at each calibration origin's window" if levels else ""
+    notes = []
+    for m in models:
+        if not isinstance(m, NBeatsForecaster):
+            continue
+        configs = m.member_configs()
+        steps = sum(c.max_steps for c in configs)
+        notes.append(f"{m.name} trains {len(configs)} member(s), {steps:,} steps in all, at each of {windows} "
+                     f"window(s){again}: {steps * windows:,} steps before the first forecast")
+        widest = max(c.input_size(h) for c in configs)
+        short = sum(n < widest for n in history)
+        if short:
+            how = "padded with each series' first value" if all(c.short == "pad" for c in configs) else \
+                "masked (left out of the network's input)"
+            notes.append(f"{m.name}'s input windows reach {widest} points; at the first origin {short} of "
+                         f"{len(history)} series have fewer (the shortest {min(history)}): the missing "
+                         f"points are {how}")
+    return notes
+
+
 def _engine(args):
     from ..forecast.engines import Engine
 
@@ -156,6 +183,8 @@ def _cmd_evaluate(args) -> int:
     df = read_series_csv(args.csv)
     # how long a series must be is the library's one rule (Forecaster.cross_validation): its error is the CLI's
     step = args.step or args.horizon
+    for note in _work_notes(models, df, args.horizon, args.windows, step, levels):
+        print(f"seqlab: note: {note}", file=sys.stderr, flush=True)
     show = sys.stderr.isatty() if args.progress is None else args.progress
     progress = _Progress(show)
     try:
@@ -176,7 +205,7 @@ def _cmd_evaluate(args) -> int:
     if levels:  # coverage and Winkler score beside MASE; the quantile scores stay in the Python API
         table = table.drop(columns=["spl", "scrps"])
     if out_dir is not None:
-        written = write_tables(out_dir, cv, errors, table)
+        written = write_tables(out_dir, cv, errors, table, _command(args))
     with pd.option_context("display.width", 160, "display.max_columns", None):
         print(table.to_string(index=False))
     notes = [*cv.attrs.get("notes", []), *table.attrs.get("notes", []),
@@ -186,6 +215,13 @@ def _cmd_evaluate(args) -> int:
     for note in notes:
         print(f"seqlab: note: {note}", file=sys.stderr)
     return 0
+
+
+def _command(args) -> str:
+    """The command line as the manifest of an output folder records it."""
+    import shlex
+
+    return shlex.join(["seqlab", *getattr(args, "argv", ["forecast", "evaluate"])])
 
 
 def _iso(frame):
@@ -200,9 +236,13 @@ def _iso(frame):
     return out
 
 
-def write_tables(out_dir, cv, errors, table) -> list:
-    """The cross-validation frame, per-series and per-horizon errors and the summary as CSV, each file atomic."""
-    from ..store import atomic_write
+def write_tables(out_dir, cv, errors, table, command: str = "seqlab forecast evaluate") -> list:
+    """The cross-validation frame, per-series and per-horizon errors and the summary as CSV: one complete set.
+
+    The four files appear together (see :class:`seqlab.files.OutputSet`): an interrupted
+    write leaves the folder's previous set, and its manifest names the command.
+    """
+    from ..files import OutputSet
 
     keys = {"series_errors.csv": ["model", "unique_id"], "horizon_errors.csv": ["model", "step"]}
     metrics = {"scaled_error": "mase", "smape_term": "smape",
@@ -212,11 +252,10 @@ def write_tables(out_dir, cv, errors, table) -> list:
         g = errors.groupby(by, sort=False)
         frames[name] = g[list(metrics)].mean().rename(columns=metrics).join(
             g["cutoff"].nunique().rename("windows") if "unique_id" in by else g.size().rename("points")).reset_index()
-    written = []
-    for name, frame in frames.items():
-        text = _iso(frame).to_csv(index=False, float_format="%.17g")
-        written.append(atomic_write(out_dir / name, text))
-    return written
+    with OutputSet(out_dir, command) as outputs:
+        for name, frame in frames.items():
+            _iso(frame).to_csv(outputs.path(name), index=False, float_format="%.17g")
+        return outputs.commit()
 
 
 def add_commands(sub, parser_class) -> None:

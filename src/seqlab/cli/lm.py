@@ -347,7 +347,7 @@ def _cmd_train(args) -> int:
 
     import torch
 
-    from ..store import remove_orphans
+    from ..files import remove_orphans
     from ..text.checkpoint import CHECKPOINT_FILE
     from ..text.corpus import split_train_val
     from ..text.devices import resolve_device

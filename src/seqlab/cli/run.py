@@ -105,6 +105,20 @@ def _cmd_list(args) -> int:
 FIGURES_NOT_WRITTEN = "figures not written; pass --out DIR to write them"
 
 
+def _run_into(out, sid: str, args, progress):
+    """One section with its figures written into ``out`` as one complete set (an interrupted section writes none)."""
+    import shlex
+
+    from ..chapter import run_section
+    from ..files import OutputSet
+
+    with OutputSet(out, shlex.join(["seqlab", *args.argv])) as outputs:
+        res = run_section(sid, outputs.staging, seed=args.seed, figures=True, progress=progress)
+        outputs.commit()
+        res.figures = [outputs.final(p) for p in res.figures]
+    return res
+
+
 def _cmd_run(args) -> int:
     from ..chapter import Progress, get_section, registry, run_section
     from ..chapter.base import run_section_once
@@ -121,8 +135,10 @@ def _cmd_run(args) -> int:
         with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
             if not figures and args.seed is None and results_dir() is not None:
                 res = run_section_once(sid)  # a result store is set: a section that ran is read back
+            elif figures:
+                res = _run_into(out, sid, args, progress)
             else:
-                res = run_section(sid, out, seed=args.seed, figures=figures, progress=progress)
+                res = run_section(sid, None, seed=args.seed, figures=False, progress=progress)
         results.append(res)
         if not args.json:
             _print_text(res)

@@ -332,6 +332,10 @@ class Forecaster:
             check_calendar(df, self.freq)
             out, kinds, notes = self._forecast_origins(panel, series, offsets, h, levels, intervals, cw, cs,
                                                        max(2, self.season_length + 1, min_train_length or 0))
+            reached = len(np.unique(offsets))
+            if reached < n_windows:
+                notes = [*notes, f"only the last {reached} of the {n_windows} windows have a series with "
+                                 f"{min_train_length} observations to train on; the earlier ones are empty"]
             first = panel.starts[series] + panel.lengths[series] - offsets  # row of each window's first test point
             rows = (first[:, None] + np.arange(h)).reshape(-1)
             ds = panel.frame["ds"]

@@ -33,10 +33,9 @@ def rolling_origin_splits(n: int, h: int, n_windows: int, step_size: int | None 
     step = h if step_size is None else step_size
     if h < 1 or n_windows < 1 or step < 1:
         raise InvalidParameterError("h, n_windows and step_size must be >= 1")
-    cuts = [n - h - (n_windows - 1 - k) * step for k in range(n_windows)]
-    if cuts[0] < 2:
+    if n - h - (n_windows - 1) * step < 2:  # before any list is built: a count may be astronomically large
         raise ForecastDataError(f"a series of length {n} is too short for {n_windows} windows of horizon {h}")
-    return cuts
+    return [n - h - (n_windows - 1 - k) * step for k in range(n_windows)]
 
 
 def window_origins(panel: Panel, h: int, n_windows: int, step_size: int,
@@ -47,6 +46,7 @@ def window_origins(panel: Panel, h: int, n_windows: int, step_size: int,
     for all ``n_windows``; with it every series takes part in the last window and in each earlier one whose
     training part has at least ``min_train_length`` observations.
     """
+    # each series' cuts cover its last len(cuts) windows; the windows no series reaches are never built
     if min_train_length is None:
         cuts = [rolling_origin_splits(int(n), h, n_windows, step_size) for n in panel.lengths]
     else:
@@ -55,13 +55,14 @@ def window_origins(panel: Panel, h: int, n_windows: int, step_size: int,
         cuts = []
         for n in panel.lengths:
             earlier = max(0, min(n_windows - 1, (int(n) - h - min_train_length) // step_size))
-            cuts.append([None] * (n_windows - 1 - earlier) + rolling_origin_splits(int(n), h, earlier + 1, step_size))
+            cuts.append(rolling_origin_splits(int(n), h, earlier + 1, step_size))
     series, offsets = [], []
-    for k in range(n_windows):
+    for k in range(n_windows - max(map(len, cuts), default=0), n_windows):
         for i, c in enumerate(cuts):
-            if c[k] is not None:
+            j = k - (n_windows - len(c))
+            if j >= 0:
                 series.append(i)
-                offsets.append(int(panel.lengths[i]) - c[k])
+                offsets.append(int(panel.lengths[i]) - c[j])
     return np.array(series, np.int64), np.array(offsets, np.int64)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import SeqlabError
-from ..store import atomic_write
+from ..files import atomic_write
 from .theme import plotly_layout, static_labels, theme_seqlab, wrap
 
 __all__ = ["line_pair", "heatmap_pair", "surface_figure", "write_pair", "write_plotly", "save_png", "FigureWriteError"]

@@ -23,7 +23,7 @@ from .. import __version__
 from ..errors import SeqlabError
 from ..nn import GPT, GPTConfig, LSTMConfig, LSTMLanguageModel
 from ..nn.transformer import config_record
-from ..store import atomic_write
+from ..files import atomic_write
 from .tokenizers import Tokenizer, TokenizerFormatError, load_tokenizer, loads_tokenizer
 
 __all__ = ["CheckpointError", "CheckpointMismatchError", "CheckpointWriteError", "save_checkpoint", "load_checkpoint", "read_metadata", "read_checkpoint_state",

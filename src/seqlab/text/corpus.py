@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..errors import InvalidParameterError, SeqlabError
-from ..store import atomic_write
+from ..files import atomic_write
 
 __all__ = ["CorpusError", "read_text_file", "load_tinyshakespeare", "download_tinyshakespeare", "TINY_SHAKESPEARE_SHA256",
            "split_train_val"]

@@ -31,7 +31,7 @@ from pathlib import Path
 import regex
 
 from ..errors import InvalidParameterError, SeqlabError
-from ..store import atomic_write
+from ..files import atomic_write
 
 __all__ = ["UnencodableTextError", "check_encodable", "Tokenizer", "CharTokenizer", "WordTokenizer", "BPETokenizer", "TokenizerFormatError", "UnknownTokenError",
            "TokenizerInputTypeError", "load_tokenizer", "loads_tokenizer"]

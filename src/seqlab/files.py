@@ -1,0 +1,198 @@
+"""Files as a reader finds them: each one whole (:func:`atomic_write`), and a folder's set of outputs whole.
+
+Every file seqlab writes goes through :func:`atomic_write`: a temporary file in the
+same folder, moved over the target with ``os.replace``, so a reader sees the old
+file or the new one, never half of one.
+
+A command that writes several files into one folder (``forecast evaluate --output``,
+``seqlab run --out``) writes them through :class:`OutputSet`: the files are made in a
+staging folder inside the target, and only when all of them exist are they moved
+into place, with ``seqlab-manifest.json`` rewritten last to record which files the
+command wrote, when, with their sizes and sha256. While the files move,
+``seqlab-INCOMPLETE.txt`` marks the folder and Ctrl-C waits; an interrupted run
+therefore leaves the previous complete set, or (killed during the moves) a folder
+that says it is incomplete, never a silent mix of two runs.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import shutil
+import signal
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+__all__ = ["atomic_write", "remove_orphans", "sha256_file", "OutputSet", "MANIFEST", "INCOMPLETE", "FILE_MODE"]
+
+#: every file seqlab writes is readable by all and writable by its owner
+FILE_MODE = 0o644
+_TMP_SUFFIX = ".seqlab-tmp"
+#: the record of an output folder's complete sets, and the mark of one being moved into place
+MANIFEST, INCOMPLETE = "seqlab-manifest.json", "seqlab-INCOMPLETE.txt"
+_STAGING = ".seqlab-staging-"
+
+
+def atomic_write(path, data: bytes | str | Callable[[str], None], mode: int = FILE_MODE) -> Path:
+    """Write ``data`` (bytes, text, or a function that writes a given path) to ``path`` atomically.
+
+    The temporary file lives beside the target (``.NAME.XXXX.seqlab-tmp``) and is
+    removed if writing fails; a process killed mid-write leaves it behind, and
+    :func:`remove_orphans` clears such leftovers.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=_TMP_SUFFIX)
+    try:
+        if callable(data):
+            os.close(fd)
+            data(tmp)
+        else:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.chmod(tmp, mode)  # mkstemp creates 0600
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def remove_orphans(directory, older_than_s: float = 0.0) -> list[Path]:
+    """Delete temporary files that killed writers left in ``directory``; returns what was removed.
+
+    Call it only where no other writer can be active (for example under a run's lock).
+    """
+    removed = []
+    now = time.time()
+    for p in Path(directory).glob(f".*{_TMP_SUFFIX}"):
+        try:
+            if now - p.stat().st_mtime >= older_than_s:
+                p.unlink()
+                removed.append(p)
+        except FileNotFoundError:
+            pass
+    return removed
+
+
+def sha256_file(path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+class _SignalsHeld:
+    """Ctrl-C and SIGTERM wait while the block runs (in the main thread; elsewhere nothing is held)."""
+
+    def __enter__(self):
+        self.held = threading.current_thread() is threading.main_thread() and hasattr(signal, "pthread_sigmask")
+        if self.held:
+            self.previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        return self
+
+    def __exit__(self, *exc):
+        if self.held:
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.previous)  # a held signal is delivered now
+        return False
+
+
+class OutputSet:
+    """Files that belong together, written into ``folder`` as one complete set per :meth:`commit`.
+
+    ``path(name)`` gives where to write ``name`` now (inside a staging folder);
+    ``commit()`` moves every file written so far into ``folder`` and records them in
+    the manifest under ``command``. A set that is never committed (an error, Ctrl-C)
+    leaves ``folder`` as it was. Use it as a context manager: leaving the block
+    removes the staging folder, and staging folders of writers that were killed are
+    removed when the next set opens.
+    """
+
+    def __init__(self, folder, command: str):
+        self.folder, self.command = Path(folder), command
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._clear_dead_staging()
+        self.staging = Path(tempfile.mkdtemp(prefix=f"{_STAGING}{os.getpid()}-", dir=self.folder))
+
+    def _clear_dead_staging(self) -> None:
+        for old in self.folder.glob(f"{_STAGING}*"):
+            try:
+                pid = int(old.name[len(_STAGING):].split("-")[0])
+            except ValueError:
+                continue
+            if not _pid_alive(pid):
+                shutil.rmtree(old, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def path(self, name: str) -> Path:
+        """Where to write the file ``name`` of this set (a plain name or a relative path inside the folder)."""
+        rel = Path(name)
+        if rel.is_absolute() or ".." in rel.parts or rel.name in (MANIFEST, INCOMPLETE) or not rel.parts:
+            raise ValueError(f"{name!r} is not a file name this set can hold")
+        target = self.staging / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return target
+
+    def final(self, staged: Path) -> Path:
+        """Where a staged file will be once committed."""
+        return self.folder / Path(staged).relative_to(self.staging)
+
+    def commit(self) -> list[Path]:
+        """Move every staged file into the folder and record them; returns their final paths."""
+        staged = sorted(p for p in self.staging.rglob("*") if p.is_file() and not p.name.endswith(_TMP_SUFFIX))
+        if not staged:
+            return []
+        entries = {}
+        for p in staged:
+            entries[p.relative_to(self.staging).as_posix()] = {"bytes": p.stat().st_size, "sha256": sha256_file(p)}
+        moved = []
+        with _SignalsHeld():
+            mark = self.folder / INCOMPLETE
+            atomic_write(mark, f"{self.command} was moving its files here when it stopped; the files listed in "
+                               f"{MANIFEST} are the last complete set, the others may be from either run\n")
+            manifest = self._read_manifest()
+            written = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+            for p in staged:
+                target = self.final(p)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.chmod(p, FILE_MODE)
+                os.replace(p, target)
+                moved.append(target)
+            for name, entry in entries.items():
+                manifest["files"][name] = {**entry, "command": self.command, "written": written}
+            atomic_write(self.folder / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+            mark.unlink()
+        return moved
+
+    def _read_manifest(self) -> dict:
+        try:
+            manifest = json.loads((self.folder / MANIFEST).read_text(encoding="utf-8"))
+            if isinstance(manifest, dict) and isinstance(manifest.get("files"), dict):
+                return manifest
+        except (OSError, ValueError):
+            pass
+        return {"format": "seqlab-outputs-1", "files": {}}  # none yet, or unreadable: start the record anew
+
+    def close(self) -> None:
+        shutil.rmtree(self.staging, ignore_errors=True)

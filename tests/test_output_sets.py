@@ -1,0 +1,138 @@
+"""Folders of several outputs are written as a whole: the previous complete set, or a folder marked incomplete.
+
+``OutputSet`` on its own, then the two commands that write several files: ``forecast
+evaluate --output`` and ``seqlab run --out``, each interrupted between files.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from seqlab.cli import main
+from seqlab.files import INCOMPLETE, MANIFEST, OutputSet, sha256_file
+
+
+def _snapshot(folder) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_committed_set_appears_whole_with_its_manifest(tmp_path):
+    (tmp_path / "mine.txt").write_text("a user's file")
+    with OutputSet(tmp_path, "seqlab test") as out:
+        out.path("a.csv").write_text("1")
+        out.path("sub/b.csv").write_text("22")
+        assert not (tmp_path / "a.csv").exists()  # nothing in place before the commit
+        moved = out.commit()
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in moved) == ["a.csv", "sub/b.csv"]
+    assert sorted(_snapshot(tmp_path)) == ["a.csv", "mine.txt", MANIFEST, "sub/b.csv"]  # no staging left
+    files = json.loads((tmp_path / MANIFEST).read_text())["files"]
+    assert sorted(files) == ["a.csv", "sub/b.csv"]  # the user's own file is not claimed
+    assert files["sub/b.csv"]["bytes"] == 2 and files["sub/b.csv"]["sha256"] == sha256_file(tmp_path / "sub/b.csv")
+    assert files["a.csv"]["command"] == "seqlab test" and files["a.csv"]["written"].endswith("+00:00")
+
+
+def test_a_set_never_committed_leaves_the_folder_as_it_was(tmp_path):
+    with OutputSet(tmp_path, "first") as out:
+        out.path("a.csv").write_text("old a")
+        out.path("b.csv").write_text("old b")
+        out.commit()
+    before = _snapshot(tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        with OutputSet(tmp_path, "second") as out:
+            out.path("a.csv").write_text("new a")
+            raise KeyboardInterrupt
+    assert _snapshot(tmp_path) == before
+
+
+def test_a_commit_cut_short_leaves_the_folder_marked_incomplete(tmp_path, monkeypatch):
+    with OutputSet(tmp_path, "first") as out:
+        out.path("a.csv").write_text("old a")
+        out.path("b.csv").write_text("old b")
+        out.commit()
+    real, calls = os.replace, []
+
+    def dies_after_one_move(src, dst):
+        calls.append(dst)
+        if str(dst).endswith("b.csv"):
+            raise OSError("the disk went away")
+        return real(src, dst)
+
+    with OutputSet(tmp_path, "second") as out:
+        out.path("a.csv").write_text("new a")
+        out.path("b.csv").write_text("new b")
+        monkeypatch.setattr(os, "replace", dies_after_one_move)
+        with pytest.raises(OSError):
+            out.commit()
+        monkeypatch.setattr(os, "replace", real)
+    assert (tmp_path / "a.csv").read_text() == "new a" and (tmp_path / "b.csv").read_text() == "old b"
+    assert "stopped" in (tmp_path / INCOMPLETE).read_text()  # the mix is marked, not silent
+    assert json.loads((tmp_path / MANIFEST).read_text())["files"]["a.csv"]["command"] == "first"
+    with OutputSet(tmp_path, "third") as out:  # the next complete set clears the mark
+        out.path("a.csv").write_text("3")
+        out.path("b.csv").write_text("3")
+        out.commit()
+    assert not (tmp_path / INCOMPLETE).exists()
+
+
+def test_the_staging_folder_of_a_killed_writer_is_cleared(tmp_path):
+    code = ("import os, sys\nfrom seqlab.files import OutputSet\nout = OutputSet(sys.argv[1], 'x')\n"
+            "out.path('a.csv').write_text('half')\nos._exit(9)\n")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=False, timeout=60)
+    assert [p.name.startswith(".seqlab-staging-") for p in tmp_path.iterdir()] == [True]
+    with OutputSet(tmp_path, "next"):
+        pass
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["/etc/passwd", "../up.csv", MANIFEST, INCOMPLETE, ""])
+def test_names_outside_the_set_are_refused(tmp_path, name):
+    with OutputSet(tmp_path, "x") as out, pytest.raises(ValueError):
+        out.path(name)
+
+
+@pytest.fixture
+def series_csv(tmp_path):
+    t = np.arange(36)
+    path = tmp_path / "s.csv"
+    pd.DataFrame({"ds": t + 1, "a": 50 + np.sin(t), "b": 80 + np.cos(t / 2)}).to_csv(path, index=False)
+    return path
+
+
+def test_forecast_evaluate_interrupted_between_files_keeps_the_previous_set(series_csv, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "out"
+    args = ["forecast", "evaluate", "--csv", str(series_csv), "--horizon", "3", "--models", "Naive,SeasonalNaive",
+            "--season", "4", "--output", str(out)]
+    assert main(args) == 0
+    before = _snapshot(out)
+    assert sorted(before) == ["cross_validation.csv", "horizon_errors.csv", MANIFEST, "series_errors.csv",
+                              "summary.csv"]
+    real, written = pd.DataFrame.to_csv, []
+
+    def ctrl_c_on_the_third(self, *a, **k):
+        written.append(1)
+        if len(written) == 3:
+            raise KeyboardInterrupt
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", ctrl_c_on_the_third)
+    assert main([*args[:-4], "--models", "Naive", "--output", str(out)]) == 130
+    assert _snapshot(out) == before
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_seqlab_run_interrupted_in_a_section_writes_none_of_its_figures(tmp_path, monkeypatch):
+    import seqlab.chapter as chapter
+
+    def half_a_section(sid, out, **kw):
+        (out / "first.png").write_bytes(b"png")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(chapter, "run_section", half_a_section)
+    assert main(["run", "14.50.2", "--out", str(tmp_path)]) == 130
+    assert list(tmp_path.iterdir()) == []
