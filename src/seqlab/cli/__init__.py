@@ -10,6 +10,7 @@ stderr with ``SEQLAB_TRACEBACK=1``).
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import tempfile
 import traceback
@@ -108,10 +109,17 @@ def _quiet(w: warnings.WarningMessage) -> bool:
     return issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning, FutureWarning))
 
 
+def _terminate(signum, frame):
+    raise KeyboardInterrupt
+
+
 def entry() -> None:
     """The ``seqlab`` command: :func:`main`, then exit. After Ctrl-C the process leaves at once, once its message is
     out: the worker pools were stopped, and the interpreter's exit would otherwise wait on their bookkeeping
-    threads, which a loaded machine can keep busy for many seconds."""
+    threads, which a loaded machine can keep busy for many seconds. SIGTERM (``kill``, a job scheduler's time
+    limit) stops a command as Ctrl-C does, with the same message, instead of killing it mid-write."""
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminate)
     code = main()
     if code == 130:
         sys.stdout.flush()
