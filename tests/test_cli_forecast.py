@@ -144,7 +144,8 @@ def test_output_writes_the_tables_at_full_precision(capsys, tmp_path):
     code, out, err = _evaluate(capsys, tmp_path, "--level", "80", "--output", str(out_dir))
     assert code == 0, err
     assert sorted(p.name for p in out_dir.iterdir()) == ["cross_validation.csv", "horizon_errors.csv",
-                                                         "series_errors.csv", "summary.csv"]  # no temporary left
+                                                         "seqlab-manifest.json", "series_errors.csv",
+                                                         "summary.csv"]  # no temporary or staging folder left
     assert "sMAPE" in err and "0 (exact) to 200" in err
     df = read_series_csv(tmp_path / "m.csv")
     models = ["Naive", "SeasonalNaive", "Naive2"]
