@@ -134,3 +134,18 @@ def test_n_beats_says_what_it_will_train_and_what_it_pads_before_it_starts(tmp_p
     # inputs of 2h, 3h and 4h: 32 points reach past the 22 observations before the origin
     assert "seqlab: note: N-BEATS's input windows reach 32 points; at the first origin 2 of 2 series have fewer " \
            "(the shortest 22): the missing points are padded with each series' first value\n" in err
+
+
+def test_the_recurrent_forecasters_say_their_steps_and_padding_too():
+    from seqlab.cli.forecast import _work_notes
+
+    t = np.arange(30)
+    df = pd.DataFrame({"unique_id": np.repeat(["a", "b"], 30), "ds": np.tile(t + 1, 2),
+                       "y": np.r_[50 + np.sin(t), 80 + np.cos(t)]})
+    notes = _work_notes(["Naive", "LSTM"], df, h=10, windows=2, step=5, levels=[80], season=1)
+    assert notes == [
+        "LSTM trains for up to 1,500 steps (fewer if its validation loss stops improving) at each of 2 window(s) and "
+        "again at each calibration origin's window: 3,000 steps before the first forecast",
+        "LSTM's input windows reach 20 points; at the first origin 2 of 2 series have fewer (the shortest 15): the "
+        "missing points are padded with each series' first value"]
+    assert _work_notes(["Naive", "AutoETS"], df, h=10, windows=2, step=5, levels=[], season=1) == []

@@ -126,30 +126,37 @@ def _models(args, names: list[str], device: str = "auto") -> list:
     return [NBeatsForecaster.default(args.season, device=device, **nbeats_options) if n == "N-BEATS" else n for n in names]
 
 
-def _work_notes(models, df, h: int, windows: int, step: int, levels) -> list[str]:
-    """What the neural models will train, said before they start: members x steps per window, and the input
-    windows that reach past the shortest history at the first origin (padded or masked, as the member does)."""
+def _work_notes(models, df, h: int, windows: int, step: int, levels, season: int) -> list[str]:
+    """What the neural models will train, said before they start: steps per window, and the input windows that
+    reach past the shortest history at the first origin (padded or masked, as the model does)."""
+    from ..forecast.core import NEURAL_ARCHITECTURES
     from ..forecast.nbeats import NBeatsForecaster
+    from ..forecast.neural import NeuralForecaster
 
     # observations before the first origin, per series, in Python's integers: a count may be astronomically large
     history = [int(n) - h - (windows - 1) * step for n in df.groupby("unique_id", sort=False).size()]
     again = " and again at each calibration origin's window" if levels else ""
     notes = []
     for m in models:
-        if not isinstance(m, NBeatsForecaster):
+        if isinstance(m, NBeatsForecaster):
+            configs = m.member_configs()
+            steps, widest = sum(c.max_steps for c in configs), max(c.input_size(h) for c in configs)
+            what = f"{len(configs)} member(s), {steps:,} steps in all,"
+            pad = all(c.short == "pad" for c in configs)
+        elif m in NEURAL_ARCHITECTURES:
+            net = NeuralForecaster(NEURAL_ARCHITECTURES[m], season_length=season, device="cpu")
+            steps, widest, pad = net.config.max_steps, net._input_size(h), True
+            what = f"for up to {steps:,} steps (fewer if its validation loss stops improving)"
+        else:
             continue
-        configs = m.member_configs()
-        steps = sum(c.max_steps for c in configs)
-        notes.append(f"{m.name} trains {len(configs)} member(s), {steps:,} steps in all, at each of {windows} "
-                     f"window(s){again}: {steps * windows:,} steps before the first forecast")
-        widest = max(c.input_size(h) for c in configs)
+        notes.append(f"{m if isinstance(m, str) else m.name} trains {what} at each of {windows} window(s){again}: "
+                     f"{steps * windows:,} steps before the first forecast")
         short = sum(n < widest for n in history)
         if short:
-            how = "padded with each series' first value" if all(c.short == "pad" for c in configs) else \
-                "masked (left out of the network's input)"
-            notes.append(f"{m.name}'s input windows reach {widest} points; at the first origin {short} of "
-                         f"{len(history)} series have fewer (the shortest {min(history)}): the missing "
-                         f"points are {how}")
+            how = "padded with each series' first value" if pad else "masked (left out of the network's input)"
+            notes.append(f"{m if isinstance(m, str) else m.name}'s input windows reach {widest} points; at the "
+                         f"first origin {short} of {len(history)} series have fewer (the shortest {min(history)}): "
+                         f"the missing points are {how}")
     return notes
 
 
@@ -183,7 +190,7 @@ def _cmd_evaluate(args) -> int:
     df = read_series_csv(args.csv)
     # how long a series must be is the library's one rule (Forecaster.cross_validation): its error is the CLI's
     step = args.step or args.horizon
-    for note in _work_notes(models, df, args.horizon, args.windows, step, levels):
+    for note in _work_notes(models, df, args.horizon, args.windows, step, levels, args.season):
         print(f"seqlab: note: {note}", file=sys.stderr, flush=True)
     show = sys.stderr.isatty() if args.progress is None else args.progress
     progress = _Progress(show)

@@ -46,10 +46,11 @@ from .neural import NeuralForecaster
 from .origins import OriginRunner, window_origins
 from .panel import Panel
 
-__all__ = ["Forecaster", "ForecastModel", "MODEL_NAMES"]
+__all__ = ["Forecaster", "ForecastModel", "MODEL_NAMES", "NEURAL_ARCHITECTURES"]
 
 MODEL_NAMES = sorted(CLASSICAL) + ["Naive2", "M4 Comb", "GRU", "LSTM", "Transformer", "N-BEATS"]
-_NEURAL = {"GRU": "gru", "LSTM": "lstm", "Transformer": "transformer"}
+#: the recurrent and attention forecasters by name, and the architecture each names
+NEURAL_ARCHITECTURES = {"GRU": "gru", "LSTM": "lstm", "Transformer": "transformer"}
 
 
 @runtime_checkable
@@ -140,7 +141,7 @@ class Forecaster:
                 return M4Comb(self.season_length)
             if m == "N-BEATS":
                 return NBeatsForecaster.default(self.season_length, device=self.device)
-            return NeuralForecaster(_NEURAL[m], season_length=self.season_length, device=self.device)
+            return NeuralForecaster(NEURAL_ARCHITECTURES[m], season_length=self.season_length, device=self.device)
         if is_statsforecast_model(m):
             return StatsForecastModel(m)
         name = getattr(m, "name", None)
