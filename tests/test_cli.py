@@ -210,3 +210,27 @@ def test_a_result_store_serves_a_section_that_ran(tmp_path, monkeypatch, capsys)
     second = json.loads(capsys.readouterr().out)
     assert calls == ["14.46"] and first == second
     assert len(list(tmp_path.glob("seqlab.chapter.base.section_tables-*.json"))) == 1
+
+
+def test_every_option_with_a_default_shows_it_in_help():
+    import argparse
+
+    from seqlab.cli import build_parser
+
+    def parsers(p, name="seqlab"):
+        yield name, p
+        for action in p._actions:  # argparse keeps sub-commands only here
+            if isinstance(action, argparse._SubParsersAction):
+                for sub, child in action.choices.items():
+                    yield from parsers(child, f"{name} {sub}")
+
+    missing = []
+    for name, p in parsers(build_parser()):
+        for action in p._actions:
+            if action.option_strings and action.default not in (None, False, argparse.SUPPRESS) \
+                    and action.help is not argparse.SUPPRESS and "default" not in (action.help or "").lower():
+                missing.append(f"{name} {action.option_strings[-1]}")
+    assert missing == []
+    text = build_parser()._subparsers._group_actions[0].choices["lm"]._subparsers._group_actions[0] \
+        .choices["train"].format_help()
+    assert "default: 24" in text and "default: 0.005" in text  # --batch-size and --lr, expanded

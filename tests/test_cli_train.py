@@ -47,6 +47,7 @@ def test_header_and_summary_describe_the_run(trained):
     history = read_checkpoint_state(out)["train_config"] and load_checkpoint(out)[2]["history"]
     best = min(history, key=lambda r: r["val_loss"])
     summary = next(line for line in lines if line.startswith("done: "))
+    assert summary.startswith("done: iteration 10 (its 10 iterations were reached); ")
     assert f"{history[-1]['val_loss']:.4f} nats last" in summary
     assert f"{best['val_loss']:.4f} best at iteration {best['iter']}" in summary
     # the best checkpoint holds the weights of the best evaluation
@@ -116,6 +117,17 @@ def test_a_run_fitted_to_seconds_needs_no_step_count_and_ends_within_them(capsys
     assert main(["lm", "train", "--text", str(corpus), "--out", str(out), *timed, "--schedule-seconds", "1.5"]) == 0
     printed = capsys.readouterr().out
     assert "training: 1.5 s of steps (cosine over the time) x 4 x 16" in printed
+    assert "(its 1.5 s schedule of training was spent)" in printed
+    import shutil
+
+    # run again, it says the run is finished and how to extend it; with more seconds, it extends
+    shutil.copytree(out, tmp_path / "again")
+    more = ["lm", "train", "--text", str(corpus), "--out", str(tmp_path / "again"), *timed, "--schedule-seconds"]
+    assert main([*more, "1.5"]) == 0
+    again = capsys.readouterr().out
+    assert "(nothing was left to train)" in again and "a larger schedule_seconds (--schedule-seconds) extends it" in again
+    assert main([*more, "2"]) == 0
+    assert "resume: extending the schedule from 1.5 s to 2 s" in capsys.readouterr().out
     model, _, state = load_checkpoint(out)
     history = state["history"]
     assert state["train_config"]["schedule_seconds"] == 1.5 and state["iteration"] == history[-1]["iter"] > 10
@@ -215,7 +227,7 @@ def test_a_signal_writes_a_checkpoint_and_exits_130(tmp_path, corpus, sig):
             break
     p.send_signal(sig)
     try:
-        _, err = p.communicate(timeout=120)
+        rest, err = p.communicate(timeout=120)
     except subprocess.TimeoutExpired:
         p.kill()
         raise
@@ -223,6 +235,13 @@ def test_a_signal_writes_a_checkpoint_and_exits_130(tmp_path, corpus, sig):
     state = read_checkpoint_state(out)
     assert state["iteration"] >= 20
     assert f"stopped at iteration {state['iteration']:,}" in err
+    # the summary names the reason, and how old the quoted loss is when the stop fell between evaluations
+    summary = next(line for line in rest.splitlines() if line.startswith("stopped: "))
+    history = load_checkpoint(out)[2]["history"]
+    assert summary.startswith(f"stopped: iteration {state['iteration']:,} (interrupted); validation loss "
+                              f"{history[-1]['val_loss']:.4f} nats last")
+    old = state["iteration"] - history[-1]["iter"]
+    assert (f"(at iteration {history[-1]['iter']:,}, {old:,} step" in summary) == (old > 0), summary
 
 
 def test_stop_then_resume_continues_the_same_run(tmp_path):
@@ -243,7 +262,7 @@ def test_stop_then_resume_continues_the_same_run(tmp_path):
     full = train_lm(make(), tr, va, c)
     calls = iter(range(100))
     first = train_lm(make(), tr, va, c, checkpoint_dir=tmp_path, tokenizer=tok, should_stop=lambda: next(calls) == 5)
-    assert first.stopped and first.iterations == 6
+    assert first.stopped and first.iterations == 6 and first.reason == "interrupted"
     assert read_checkpoint_state(tmp_path)["iteration"] == 6
     rest = train_lm(make(), tr, va, c, checkpoint_dir=tmp_path, tokenizer=tok)
     assert rest.resumed_from == 6

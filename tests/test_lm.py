@@ -10,7 +10,8 @@ from seqlab.text.checkpoint import CHECKPOINT_FILE, CheckpointError, load_checkp
 from seqlab.text.corpus import CorpusError, load_tinyshakespeare, read_text_file, split_train_val
 from seqlab.text.generation import generate
 from seqlab.text.sampling import build_processors
-from seqlab.text.training import TrainConfig, TrainingDiverged, lr_at, make_optimizer, train_lm
+from seqlab.text.schedule import lr_at
+from seqlab.text.training import TrainConfig, TrainingDiverged, make_optimizer, train_lm
 
 TEXT = ("To be, or not to be, that is the question: whether 'tis nobler in the mind to suffer "
         "the slings and arrows of outrageous fortune. ") * 20
@@ -292,7 +293,8 @@ def test_qk_norm_checkpoints_round_trip_and_records_without_it_still_match(data,
 
 def test_muon_momentum_warms_up_from_085_and_a_resume_keeps_the_setting(data, tmp_path):
     from seqlab.text.checkpoint import CheckpointMismatchError
-    from seqlab.text.training import muon_momentum_at, recipe
+    from seqlab.text.schedule import muon_momentum_at
+    from seqlab.text.training import recipe
 
     c = TrainConfig(max_iters=4, batch_size=4, block_size=16, eval_interval=2, eval_iters=1, warmup_iters=1,
                     optimizer="muon", muon_momentum_warmup=10)
@@ -340,14 +342,35 @@ def test_a_schedule_over_seconds_follows_the_time_and_ends_at_the_bottom(data, t
     assert rows[-1]["seconds"] <= c.schedule_seconds + max(3 * step, 0.5)  # room for one step slowed by load
     assert rows[-1]["lr"] <= c.min_lr + 0.1 * (c.learning_rate - c.min_lr)
     assert all(a["lr"] >= b["lr"] for a, b in zip(rows[1:], rows[2:]))  # falling with the time after the warm-up
-    # resumed, the clock goes on from the checkpoint's seconds: at most the little time left is trained
+    assert res.reason == "schedule"
+    # resumed with the same seconds, a finished run trains nothing and says how to extend it
     again = train_lm(tiny_gpt(tok.vocab_size), tr, va, c, checkpoint_dir=tmp_path, tokenizer=tok)
-    new = again.history[len(rows):]
-    assert again.resumed_from == res.iterations and all(r["seconds"] >= rows[-1]["seconds"] for r in new)
-    assert all(r["lr"] <= rows[-1]["lr"] for r in new)
-    with pytest.raises(CheckpointMismatchError, match="schedule_seconds 2.0 \\(checkpoint\\) vs 5.0"):
-        train_lm(tiny_gpt(tok.vocab_size), tr, va, dataclasses.replace(c, schedule_seconds=5.0),
+    assert again.iterations == res.iterations and again.history == rows and again.reason == "nothing to train"
+    assert any("a larger schedule_seconds (--schedule-seconds) extends it" in n for n in again.notes)
+    # more seconds extend it: the cosine is planned again over 3 s, from where the run stands (the rate goes up)
+    longer = train_lm(tiny_gpt(tok.vocab_size), tr, va, dataclasses.replace(c, schedule_seconds=3.0),
+                      checkpoint_dir=tmp_path, tokenizer=tok)
+    new = longer.history[len(rows):]
+    assert "extending the schedule from 2 s to 3 s (the cosine now ends at 3 s)" in longer.notes
+    assert new and new[0]["lr"] > rows[-1]["lr"] and longer.reason == "schedule"
+    assert new[-1]["seconds"] > c.schedule_seconds and new[-1]["lr"] <= c.min_lr + 0.1 * (c.learning_rate - c.min_lr)
+    # a step-counted schedule cannot become one over seconds
+    with pytest.raises(CheckpointMismatchError, match="schedule_seconds 3.0 \\(checkpoint\\) vs None"):
+        train_lm(tiny_gpt(tok.vocab_size), tr, va, dataclasses.replace(c, schedule_seconds=None),
                  checkpoint_dir=tmp_path, tokenizer=tok)
+
+
+def test_a_time_budget_counts_across_resumes_and_says_so(data, tmp_path):
+    c = TrainConfig(max_iters=10**6, batch_size=4, block_size=16, eval_interval=10, eval_iters=1, warmup_iters=2)
+    tok, tr, va = data
+    res = train_lm(tiny_gpt(tok.vocab_size), tr, va, c, checkpoint_dir=tmp_path, tokenizer=tok, time_budget_s=0.5)
+    assert res.reason == "time budget" and res.history[-1]["seconds"] >= 0.5
+    again = train_lm(tiny_gpt(tok.vocab_size), tr, va, c, checkpoint_dir=tmp_path, tokenizer=tok, time_budget_s=0.5)
+    assert again.iterations == res.iterations and again.reason == "nothing to train"
+    assert any(n.startswith("already used its time budget of 0.5 s") and "counted across resumes" in n
+               for n in again.notes)
+    more = train_lm(tiny_gpt(tok.vocab_size), tr, va, c, checkpoint_dir=tmp_path, tokenizer=tok, time_budget_s=1.0)
+    assert more.iterations > res.iterations and more.reason == "time budget"
 
 
 def test_a_run_whose_seconds_are_used_up_trains_no_further(data, tmp_path):

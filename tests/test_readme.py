@@ -31,7 +31,7 @@ def test_the_readme_command_for_the_fast_gpt_recipe_trains_that_recipe(tmp_path,
     from seqlab.cli import main
     from seqlab.experiments.lm import FAST_GPT_TRAIN, fast_gpt_config
     from seqlab.text.corpus import load_tinyshakespeare
-    from seqlab.text.training import TRAJECTORY_SETTINGS
+    from seqlab.text.schedule import TRAJECTORY_SETTINGS
 
     text = README.read_text(encoding="utf-8")
     line = re.search(r"^(seqlab lm train [^\n]*--untied-head[^\n]*\\\n[^\n]*)$", text, flags=re.M).group(1)
@@ -54,6 +54,7 @@ def test_the_readme_command_for_the_fast_gpt_recipe_trains_that_recipe(tmp_path,
     assert main([*argv, "--text", str(corpus)]) == 130
     want = FAST_GPT_TRAIN.with_max_iters(STEP_CAP, schedule_seconds=seconds)
     got = seen["config"]
-    assert {k: getattr(got, k) for k in TRAJECTORY_SETTINGS} == {k: getattr(want, k) for k in TRAJECTORY_SETTINGS}
+    keys = (*TRAJECTORY_SETTINGS, "schedule_seconds")
+    assert {k: getattr(got, k) for k in keys} == {k: getattr(want, k) for k in keys}
     assert (got.max_iters, got.dtype, got.eval_iters) == (STEP_CAP, want.dtype, want.eval_iters)
     assert asdict(seen["model"].config) == asdict(fast_gpt_config(seen["model"].config.vocab_size))

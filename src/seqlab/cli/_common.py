@@ -33,6 +33,11 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def add_argument(self, *args, **kwargs):
+        text, default = kwargs.get("help"), kwargs.get("default")
+        # every option's --help shows its default, unless its own words already say it
+        if text is not argparse.SUPPRESS and default not in (None, False, argparse.SUPPRESS) \
+                and "default" not in (text or "").lower():
+            kwargs["help"] = f"{text} (default: %(default)s)" if text else "default: %(default)s"
         action = super().add_argument(*args, **kwargs)
         if action.option_strings and action.nargs is None:  # one value (flags have nargs=0)
             self.seqlab_value_options.update(s for s in action.option_strings if s.startswith("--"))

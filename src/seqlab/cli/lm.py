@@ -163,7 +163,7 @@ def _check_settings(args, state: dict, out: Path) -> None:
 
 def _check_training_settings(cfg, state: dict, out: Path) -> list[str]:
     """Refuse a resume whose training settings differ from the checkpoint's (naming the option); return notes."""
-    from ..text.training import resume_changes
+    from ..text.schedule import resume_changes
 
     saved = state.get("train_config") or {}
     refused, notes = resume_changes(saved, cfg)
@@ -333,13 +333,28 @@ def _header(args, model, tok, text: str, train_ids, val_ids, cfg, out: Path) -> 
           f"{args.threads} thread{'s' if args.threads > 1 else ''}; checkpoints in {out}", flush=True)
 
 
-def _summary(res, out: Path, seconds: float) -> None:
+def _why(res, cfg, max_time) -> str:
+    """The reason the run ended, in the summary's words."""
+    if res.reason == "iterations":
+        return f"its {cfg.max_iters:,} iterations were reached"
+    if res.reason == "schedule":
+        return f"its {cfg.schedule_seconds:g} s schedule of training was spent"
+    if res.reason == "time budget":
+        return f"its --max-time of {max_time:g} s of training was spent, counted across resumes"
+    return {"interrupted": "interrupted", "nothing to train": "nothing was left to train"}[res.reason]
+
+
+def _summary(res, out: Path, seconds: float, cfg, max_time) -> None:
+    head = f"{'stopped' if res.reason == 'interrupted' else 'done'}: iteration {res.iterations:,} ({_why(res, cfg, max_time)})"
     if not res.history:
+        print(f"{head}; no evaluation yet; {seconds:,.1f} s in this run")
         return
     last, best = res.history[-1], res.best
     where = f" (weights in {out / 'best'})" if best["iter"] != last["iter"] else ""
-    print(f"done: iteration {res.iterations:,}; validation loss {last['val_loss']:.4f} nats last, "
-          f"{best['val_loss']:.4f} best at iteration {best['iter']:,}{where}; {seconds:,.1f} s in this run")
+    old = res.iterations - last["iter"]  # an interrupted run stops between evaluations
+    age = f" (at iteration {last['iter']:,}, {old:,} step{'s' if old > 1 else ''} before the stop)" if old else ""
+    print(f"{head}; validation loss {last['val_loss']:.4f} nats last{age}, {best['val_loss']:.4f} best at "
+          f"iteration {best['iter']:,}{where}; {seconds:,.1f} s in this run")
 
 
 def _cmd_train(args) -> int:
@@ -426,9 +441,9 @@ def _cmd_train(args) -> int:
     if res.resumed_from is not None:
         print(f"(resumed from iteration {res.resumed_from})")
     for note in res.notes:
-        if note.startswith("already complete"):
+        if note.startswith("already"):
             print(f"resume: {note}")
-    _summary(res, out, time.perf_counter() - started)
+    _summary(res, out, time.perf_counter() - started, cfg, args.max_time)
     if res.stopped:
         print(f"seqlab: stopped at iteration {res.iterations:,}; checkpoint written to {out}; run the same command "
               "to resume", file=sys.stderr)
@@ -468,15 +483,18 @@ def add_commands(sub, parser_class) -> None:
                    help=f"iterations in all (default {c.max_iters}; with --schedule-seconds, no limit); on resume a "
                         "larger value extends the run")
     t.add_argument("--max-time", type=float_in(0.0, 1e7, low_open=True), default=None, metavar="SECONDS",
-                   help="stop (with an evaluation and a checkpoint) after this much training time")
+                   help="stop (with an evaluation and a checkpoint) after this much training time, counted across "
+                        "resumes (default: no limit)")
     t.add_argument("--schedule-seconds", type=float_in(0.0, 1e7, low_open=True), default=None, metavar="SECONDS",
                    help="fit the schedule to this much training time: warm-up in steps, the cosine over the "
                         "seconds, and the run ends within them")
-    t.add_argument("--batch-size", type=positive_int, default=c.batch_size)
-    t.add_argument("--block-size", type=positive_int, default=c.block_size)
+    t.add_argument("--batch-size", type=positive_int, default=c.batch_size,
+                   help="sequences per step, over all processes together")
+    t.add_argument("--block-size", type=positive_int, default=c.block_size, help="context length in tokens")
     t.add_argument("--num-layers", type=positive_int, default=None, help=f"GPT only (default {_GPT.num_layers})")
     t.add_argument("--num-heads", type=positive_int, default=None, help=f"GPT only (default {_GPT.num_heads})")
-    t.add_argument("--d-model", type=positive_int, default=_GPT.d_model)
+    t.add_argument("--d-model", type=positive_int, default=_GPT.d_model,
+                   help="model width (the LSTM: embedding width, and half its hidden size)")
     t.add_argument("--positional", choices=("rotary", "learned", "sinusoidal"), default=None,
                    help=f"position information of the GPT (default {_GPT.positional})")
     t.add_argument("--optimizer", choices=("muon", "adamw"), default=c.optimizer,
@@ -497,7 +515,8 @@ def add_commands(sub, parser_class) -> None:
                    help="AdamW's decoupled weight decay of embeddings and other matrices outside Muon")
     t.add_argument("--warmup", type=nonnegative_int, default=None,
                    help=f"warm-up iterations (default {c.warmup_iters}, at most --max-iters)")
-    t.add_argument("--eval-interval", type=positive_int, default=c.eval_interval)
+    t.add_argument("--eval-interval", type=positive_int, default=c.eval_interval,
+                   help="iterations between validation evaluations (and checkpoints)")
     t.add_argument("--seed", type=seed, default=c.seed)
     t.add_argument("--threads", type=int_at_least(1, 1024), default=1,
                    help="torch threads (default 1: more threads than free cores slows training down)")

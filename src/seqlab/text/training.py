@@ -23,9 +23,10 @@ from .checkpoint import (
 from .devices import DEVICES, DTYPES, autocast, resolve_device
 from .distributed import Rank, all_mean, any_true, from_environment, lost_contact
 from .optim import MuonWithAdamW, embedding_and_head_ids, split_muon_params
+from .schedule import lr_at, muon_momentum_at, resume_changes
 
-__all__ = ["TrainConfig", "TrainingDiverged", "TrainResult", "lr_at", "muon_momentum_at", "make_optimizer", "get_batch",
-           "estimate_loss", "train_lm", "check_resumable", "resume_changes", "recipe", "TRAJECTORY_SETTINGS", "PLACEMENT_SETTINGS"]
+__all__ = ["TrainConfig", "TrainingDiverged", "TrainResult", "make_optimizer", "get_batch", "estimate_loss", "train_lm",
+           "check_resumable", "recipe", "PLACEMENT_SETTINGS", "STOP_REASONS"]
 
 LN2 = math.log(2.0)
 
@@ -139,43 +140,6 @@ def recipe(c: TrainConfig) -> dict:
             if k not in PLACEMENT_SETTINGS and not (k in OPTIONAL_SETTINGS and v is None)}
 
 
-def lr_at(it: int, c: TrainConfig, seconds: float | None = None) -> float:
-    """Linear warm-up to learning_rate, then a cosine down to min_lr at lr_decay_iters, flat after.
-
-    With ``c.schedule_seconds`` the cosine runs over time instead: at ``seconds`` of training it is
-    ``min_lr + (learning_rate - min_lr) (1 + cos(pi s / schedule_seconds)) / 2``, and the rate is the
-    smaller of that and the step-counted warm-up (at the warm-up's end the cosine has barely moved).
-    """
-    warm = c.learning_rate * (it + 1) / (c.warmup_iters + 1) if it < c.warmup_iters else c.learning_rate
-    if c.schedule_seconds is not None:
-        if seconds is None or not math.isfinite(seconds) or seconds < 0:
-            raise InvalidParameterError(f"a schedule over schedule_seconds needs the training seconds so far, "
-                                        f"got {seconds!r}")
-        frac = min(1.0, seconds / c.schedule_seconds)
-        return min(warm, c.min_lr + 0.5 * (1 + math.cos(math.pi * frac)) * (c.learning_rate - c.min_lr))
-    if it < c.warmup_iters:
-        return warm
-    if it >= c.lr_decay_iters:
-        return c.min_lr
-    frac = (it - c.warmup_iters) / max(1, c.lr_decay_iters - c.warmup_iters)
-    return c.min_lr + 0.5 * (1 + math.cos(math.pi * frac)) * (c.learning_rate - c.min_lr)
-
-
-#: Muon's momentum at the first step when ``muon_momentum_warmup`` is set (modded-nanoGPT's speedruns)
-MUON_MOMENTUM_START = 0.85
-
-
-def muon_momentum_at(it: int, c: TrainConfig) -> float:
-    """Muon's momentum at iteration ``it``: from 0.85 linearly to ``muon_momentum`` over ``muon_momentum_warmup`` steps.
-
-    Unset, it is ``muon_momentum`` throughout.
-    """
-    if c.muon_momentum_warmup is None:
-        return c.muon_momentum
-    frac = min(1.0, it / c.muon_momentum_warmup)
-    return MUON_MOMENTUM_START + frac * (c.muon_momentum - MUON_MOMENTUM_START)
-
-
 def make_optimizer(model: torch.nn.Module, c: TrainConfig) -> torch.optim.Optimizer:
     """AdamW with weight decay on matrices and embeddings only (biases and norm gains are not decayed).
 
@@ -250,6 +214,11 @@ def estimate_loss(model, ids: torch.Tensor, c: TrainConfig, seed: int = 0) -> fl
     return sum(losses) / len(losses)
 
 
+#: why a run ends: its iterations reached, its schedule_seconds spent, its time budget spent (training seconds
+#: counted across resumes), asked to stop (Ctrl-C), or nothing left to train when it started
+STOP_REASONS = ("iterations", "schedule", "time budget", "interrupted", "nothing to train")
+
+
 @dataclass
 class TrainResult:
     model: torch.nn.Module
@@ -260,6 +229,8 @@ class TrainResult:
     notes: list[str] = field(default_factory=list)
     #: True when ``should_stop`` ended the run early (a checkpoint of that iteration was written)
     stopped: bool = False
+    #: why the loop ended: one of :data:`STOP_REASONS`
+    reason: str = "iterations"
 
     @property
     def final_val_loss(self) -> float:
@@ -269,36 +240,6 @@ class TrainResult:
     def best(self) -> dict | None:
         """The history row with the lowest validation loss (the ``best/`` checkpoint holds its weights)."""
         return min(self.history, key=lambda r: r["val_loss"]) if self.history else None
-
-
-#: settings that change the training trajectory: a resume must use the checkpoint's values
-TRAJECTORY_SETTINGS = ("batch_size", "block_size", "learning_rate", "min_lr", "warmup_iters", "weight_decay", "beta1",
-                       "beta2", "grad_clip", "seed", "optimizer", "muon_lr", "muon_momentum", "embedding_lr", "head_lr",
-                       "muon_momentum_warmup", "schedule_seconds")
-
-
-def resume_changes(saved: dict, c: TrainConfig) -> tuple[list[str], list[str]]:
-    """``(refused, notes)`` for resuming a run saved with ``saved`` (a TrainConfig as dict) under ``c``.
-
-    Settings of :data:`TRAJECTORY_SETTINGS` that differ are refused (named, with both
-    values); a changed ``max_iters`` extends or shortens the run and is reported.
-    """
-    now = asdict(c)
-    refused = [f"{k} {saved[k]!r} (checkpoint) vs {now[k]!r} (now)" for k in TRAJECTORY_SETTINGS
-               if k in saved and saved[k] != now[k]]
-    notes = []
-    old_max = saved.get("max_iters")
-    if old_max is not None and old_max != c.max_iters:
-        if saved.get("lr_decay_iters") == old_max and c.lr_decay_iters == c.max_iters:
-            notes.append(f"extending from {old_max} to {c.max_iters} iterations (the cosine now ends at "
-                         f"{c.max_iters})" if c.max_iters > old_max else
-                         f"shortening from {old_max} to {c.max_iters} iterations")
-        elif saved.get("lr_decay_iters") != c.lr_decay_iters:
-            refused.append(f"lr_decay_iters {saved.get('lr_decay_iters')!r} (checkpoint) vs {c.lr_decay_iters!r} (now)")
-    for k in ("eval_interval", "eval_iters", "checkpoint_interval"):
-        if k in saved and saved[k] != now[k]:
-            notes.append(f"{k} changed from {saved[k]} to {now[k]}")
-    return refused, notes
 
 
 class _Progress:
@@ -365,7 +306,11 @@ def _resume(model, optimizer, ckpt: Path, c: TrainConfig, g: torch.Generator):
         torch.set_rng_state(state["rng"]["torch"])
     if state["iteration"] >= c.max_iters:
         notes.append(f"already complete at iteration {state['iteration']} of {c.max_iters}; nothing to train")
-    return state["iteration"], state["history"], notes
+    # a run that ended because its seconds were spent trains no further unless given more of them
+    saved = header["train_config"].get("schedule_seconds")
+    finished = state["extra"].get("stop") == "schedule" and c.schedule_seconds is not None and \
+        c.schedule_seconds <= saved
+    return state["iteration"], state["history"], notes, finished
 
 
 #: a run with ``schedule_seconds`` ends once this many average steps would no longer fit in them
@@ -465,17 +410,18 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
     g = torch.Generator().manual_seed(c.seed)
     optimizer = make_optimizer(model, c)
     history: list[dict] = []
-    start_it, resumed, notes = 0, None, []
+    start_it, resumed, notes, finished = 0, None, [], False
     ckpt = Path(checkpoint_dir) if checkpoint_dir else None
     if ckpt is not None and resume and (ckpt / CHECKPOINT_FILE).is_file():
-        start_it, history, notes = _resume(model, optimizer, ckpt, c, g)
+        start_it, history, notes, finished = _resume(model, optimizer, ckpt, c, g)
         resumed = start_it
     best_val = min((r["val_loss"] for r in history), default=math.inf)
 
-    def checkpoint(it, directory=ckpt):
+    def checkpoint(it, directory=ckpt, stop=None):
         if ckpt is not None and main:  # one writer: the others hold the same state
             save_checkpoint(directory, model, optimizer, tokenizer=tokenizer, iteration=it, train_config=asdict(c),
-                            history=history, rng={"batch": g.get_state(), "torch": torch.get_rng_state()})
+                            history=history, rng={"batch": g.get_state(), "torch": torch.get_rng_state()},
+                            extra={"stop": stop} if stop else None)
 
     model.train()
     timed, step_s = c.schedule_seconds is not None, None  # step_s: a running average of one step's seconds
@@ -484,10 +430,18 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
     elapsed0 = history[-1]["seconds"] if history else 0.0
     running, n_running, tokens, stopped, done = 0.0, 0, 0, False, start_it
     part, parts = run.where.rank, run.where.world_size
-    end = c.max_iters
-    if timed and elapsed0 >= c.schedule_seconds:
-        notes.append(f"already used its {c.schedule_seconds:g} s of training ({elapsed0:.1f} s); nothing to train")
+    end, reason = c.max_iters, "iterations"
+    if timed and (elapsed0 >= c.schedule_seconds or finished):
+        notes.append(f"already used its {c.schedule_seconds:g} s of training ({elapsed0:.1f} s); nothing to train; "
+                     "a larger schedule_seconds (--schedule-seconds) extends it, the cosine planned again over the "
+                     "longer time")
         end = start_it
+    if time_budget_s is not None and elapsed0 >= time_budget_s:
+        notes.append(f"already used its time budget of {time_budget_s:g} s ({elapsed0:.1f} s of training, counted "
+                     "across resumes); nothing to train")
+        end = start_it
+    if end == start_it < c.max_iters:
+        reason = "nothing to train"
     try:
         for it in range(start_it, end):
             x, y = get_batch(train_ids, c.batch_size, c.block_size, g, part=part, parts=parts)
@@ -506,6 +460,8 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
             # a scheduled run stops while one more step (with room for a slow one) would still fit
             out_of_time |= timed and done < c.max_iters and elapsed + STOP_AHEAD * step_s >= c.schedule_seconds
             asked, out_of_time = any_true([asked, out_of_time], run.where, run.device)  # every rank stops together
+            if out_of_time:
+                reason = "time budget" if time_budget_s is not None and elapsed >= time_budget_s else "schedule"
             if done % c.eval_interval == 0 or done == c.max_iters or out_of_time:
                 t_eval = time.perf_counter()
                 val = estimate_loss(model, val_ids, c, seed=c.seed + 1)
@@ -516,7 +472,7 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
                 if log is not None and main:
                     bar.write(lambda: log(row))
                 if done % c.checkpoint_interval == 0 or done == c.max_iters or out_of_time:
-                    checkpoint(done)
+                    checkpoint(done, stop=reason if out_of_time or done == c.max_iters else None)
                 if keep_best and val < best_val:
                     checkpoint(done, ckpt / "best" if ckpt is not None else None)
                 best_val = min(best_val, val)
@@ -524,9 +480,9 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
                     break
                 t0 += time.perf_counter() - t_eval
             if asked:
-                stopped = True
+                stopped, reason = True, "interrupted"
                 if not history or history[-1]["iter"] != done or done % c.checkpoint_interval:
-                    checkpoint(done)
+                    checkpoint(done, stop=reason)
                 break
     except RuntimeError as e:
         if run.where.distributed and not isinstance(e, SeqlabError):
@@ -534,4 +490,5 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
         raise
     finally:
         bar.close()
-    return TrainResult(model, history, iterations=done, resumed_from=resumed, notes=notes, stopped=stopped)
+    return TrainResult(model, history, iterations=done, resumed_from=resumed, notes=notes, stopped=stopped,
+                       reason=reason)
