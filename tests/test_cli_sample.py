@@ -93,6 +93,29 @@ def test_num_samples_are_the_single_runs_with_seed_plus_i(capsys, ckpt):
     assert again == out
 
 
+@pytest.mark.parametrize("extra", [[], ["--stop", "e"], ["--repetition-penalty", "1.3", "--top-k", "20"],
+                                   ["--greedy", "--no-repeat-ngram-size", "2"]])
+def test_samples_generated_together_are_the_samples_generated_alone(capsys, ckpt, extra):
+    base = ["--prompt", "ROMEO:", "--max-new-tokens", "40", "--num-samples", "5", "--seed", "11", *extra]
+    alone, _ = sample(capsys, ckpt, *base)
+    for batch in ("5", "2", "8"):  # all at once, in batches of 2, 2 and 1, and a batch larger than needed
+        together, _ = sample(capsys, ckpt, *base, "--batch-size", batch, "--threads", "2")
+        assert together == alone, batch
+    assert alone.count("=== sample ") == 5
+
+
+def test_one_generator_per_row_draws_as_each_row_alone():
+    from seqlab.errors import InvalidParameterError
+    from seqlab.text.sampling import sample_next
+
+    scores = torch.randn(3, 50, generator=torch.Generator().manual_seed(0))
+    rows = sample_next(scores, generator=[torch.Generator().manual_seed(s) for s in (7, 8, 9)])
+    alone = [sample_next(scores[i:i + 1], generator=torch.Generator().manual_seed(7 + i)) for i in range(3)]
+    assert torch.equal(rows, torch.cat(alone)) and rows.shape == (3, 1)
+    with pytest.raises(InvalidParameterError, match="2 generators for 3 rows"):
+        sample_next(scores, generator=[torch.Generator(), torch.Generator()])
+
+
 def test_stop_string_trims_the_output(capsys, ckpt):
     base = ["--prompt", "ROMEO:", "--max-new-tokens", "80", "--seed", "2"]
     full, _ = sample(capsys, ckpt, *base)

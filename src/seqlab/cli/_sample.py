@@ -77,8 +77,8 @@ class _Printer:
     for matching, so a long sample costs no more per token than a short one.
     """
 
-    def __init__(self, tok, context: str, stops: list[str]):
-        self.tok, self.stops = tok, stops
+    def __init__(self, tok, context: str, stops: list[str], out=None):
+        self.tok, self.stops, self.out = tok, stops, sys.stdout if out is None else out
         self.keep = max(map(len, stops), default=1) - 1
         self.tail = context[len(context) - self.keep:] if self.keep else ""
         self.buffer, self.pending, self.stopped = "", [], False
@@ -102,14 +102,48 @@ class _Printer:
         else:
             hold = min(stop_holdback(seen, self.stops), len(self.buffer)) if self.stops else 0
         self.tail = seen[len(seen) - self.keep:] if self.keep else ""
-        sys.stdout.write(self.buffer[:len(self.buffer) - hold])
-        sys.stdout.flush()
+        self.out.write(self.buffer[:len(self.buffer) - hold])
+        self.out.flush()
         self.buffer = self.buffer[len(self.buffer) - hold:]
 
     def finish(self) -> None:
         if not self.stopped:
             self.buffer += self.tok.decode(self.pending)
-        sys.stdout.write(self.buffer + "\n")
+        self.out.write(self.buffer + "\n")
+
+
+def _header(i: int, args) -> str:
+    """A blank line, then a header no sample text can be mistaken for (only when there are several samples)."""
+    if args.num_samples == 1:
+        return ""
+    return ("\n" if i else "") + f"=== sample {i + 1} of {args.num_samples} (seed {args.seed + i}) ===\n"
+
+
+def _sample_batch(model, tok, prompt: str, prompt_ids, rows, args, procs, stopping, stops, device) -> None:
+    """Samples ``rows`` generated together, one generator each (sample i draws as --seed SEED+i alone does).
+
+    The first streams as it is generated; the others are held and printed, in order, once the batch ends.
+    """
+    import io
+
+    import torch
+
+    from ..text.generation import stream
+
+    held = [io.StringIO() for _ in rows[1:]]
+    printers = [_Printer(tok, tok.decode(prompt_ids), stops, out) for out in [sys.stdout, *held]]
+    sys.stdout.write(_header(rows[0], args) + prompt)
+    gens = [torch.Generator().manual_seed(args.seed + i) for i in rows]
+    idx = torch.tensor([prompt_ids] * len(rows), device=device)
+    for nxt in stream(model, idx, args.max_new_tokens, procs, greedy=args.greedy,
+                      generator=gens if len(gens) > 1 else gens[0], stopping=stopping):
+        for printer, token in zip(printers, nxt[:, 0].tolist()):
+            printer.add(token)
+    for printer in printers:
+        printer.finish()
+    for i, out in zip(rows[1:], held):
+        sys.stdout.write(_header(i, args) + prompt + out.getvalue())
+    sys.stdout.flush()
 
 
 def run_sample(args) -> int:
@@ -117,7 +151,7 @@ def run_sample(args) -> int:
 
     from ..text.checkpoint import load_checkpoint
     from ..text.devices import resolve_device
-    from ..text.generation import StopOnStrings, stream
+    from ..text.generation import StopOnStrings
     from ..text.sampling import SuppressTokens, build_processors
     from ..text.tokenizers import UNK
 
@@ -140,14 +174,12 @@ def run_sample(args) -> int:
         _warn_unknown(tok, s, f"--stop {s!r}", "it can never be generated")
     prompt_ids = tok.encode(prompt or "\n")  # an empty prompt starts from a new line
     stopping = [StopOnStrings(stops, tok.decode)] if stops else []
-    for i in range(args.num_samples):
-        if args.num_samples > 1:  # a blank line, then a header no sample text can be mistaken for
-            sys.stdout.write(("\n" if i else "") + f"=== sample {i + 1} of {args.num_samples} (seed {args.seed + i}) ===\n")
-        sys.stdout.write(prompt)
-        printer = _Printer(tok, tok.decode(prompt_ids), stops)
-        g = torch.Generator().manual_seed(args.seed + i)  # sample i is what --seed SEED+i alone prints
-        for nxt in stream(model, torch.tensor([prompt_ids], device=device), args.max_new_tokens, procs, greedy=args.greedy,
-                          generator=g, stopping=stopping):
-            printer.add(int(nxt))
-        printer.finish()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(args.threads)
+    try:
+        for first in range(0, args.num_samples, args.batch_size):
+            rows = range(first, min(first + args.batch_size, args.num_samples))
+            _sample_batch(model, tok, prompt, prompt_ids, rows, args, procs, stopping, stops, device)
+    finally:
+        torch.set_num_threads(threads)
     return 0

@@ -552,6 +552,11 @@ def add_commands(sub, parser_class) -> None:
                         "\\n, \\t, \\r and \\\\ are escapes")
     s.add_argument("--num-samples", type=int_at_least(1, MAX_SAMPLES), default=1, metavar="N",
                    help="print N samples, each under a header; sample i (from 0) uses --seed + i")
+    s.add_argument("--batch-size", type=int_at_least(1, MAX_SAMPLES), default=1, metavar="N",
+                   help="generate up to N of the --num-samples together (each with its own seed, the same text as "
+                        "alone); the first of each batch streams, the others print when it ends")
+    s.add_argument("--threads", type=int_at_least(1, 1024), default=1,
+                   help="torch threads (more threads than free cores slows sampling down)")
     s.add_argument("--greedy", action="store_true", help="always the most likely token; --repetition-penalty and "
                    "--no-repeat-ngram-size still apply")
     s.add_argument("--seed", type=seed, default=0)

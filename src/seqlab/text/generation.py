@@ -76,7 +76,8 @@ def stop_holdback(text: str, stop_strings) -> int:
 
 @torch.no_grad()
 def stream(model, idx: torch.Tensor, max_new_tokens: int, processors=(), *, greedy: bool = False,
-           generator: torch.Generator | None = None, use_cache: bool = True, stopping=()) -> Iterator[torch.Tensor]:
+           generator: torch.Generator | list[torch.Generator] | None = None, use_cache: bool = True,
+           stopping=()) -> Iterator[torch.Tensor]:
     """Yield (B, 1) new token ids one step at a time.
 
     Every processor sees the running ids (prompt and tokens so far) and the
@@ -98,7 +99,8 @@ def stream(model, idx: torch.Tensor, max_new_tokens: int, processors=(), *, gree
     crop = (lambda t: t[:, -limit:]) if limit else (lambda t: t)
     done = torch.zeros(idx.size(0), dtype=torch.bool)
     # draws happen where the generator lives (the CPU by default), so a seed gives the same text on any device
-    draw_on = generator.device if generator is not None else idx.device
+    first = generator[0] if isinstance(generator, (list, tuple)) and generator else generator
+    draw_on = first.device if isinstance(first, torch.Generator) else idx.device
     try:
         seq = idx
         cache = model.new_cache() if use_cache else None

@@ -243,13 +243,17 @@ def apply_processors(scores: torch.Tensor, processors, input_ids: torch.Tensor |
 
 
 def sample_next(scores: torch.Tensor, processors=(), *, input_ids: torch.Tensor | None = None, greedy: bool = False,
-                generator: torch.Generator | None = None) -> torch.Tensor:
+                generator: torch.Generator | list[torch.Generator] | None = None) -> torch.Tensor:
     """Next token ids (B, 1) from last-position logits (B, V) and the history ``input_ids`` (B, T).
 
     The processors run in both modes; ``greedy`` then takes the arg-max, else one
     token is drawn. A row whose every token was filtered out raises
-    :class:`NoTokenLeftError` rather than yielding an arbitrary token.
+    :class:`NoTokenLeftError` rather than yielding an arbitrary token. ``generator``
+    may be a list with one generator per row: row i then draws from its own, as it
+    would alone, so a batch of samples gives each the text its seed gives by itself.
     """
+    if isinstance(generator, (list, tuple)) and len(generator) != scores.size(0):
+        raise InvalidParameterError(f"{len(generator)} generators for {scores.size(0)} rows: give one per row")
     scores = apply_processors(scores, processors, input_ids)
     alive = torch.isfinite(scores).any(dim=-1)
     if not alive.all():
@@ -257,7 +261,10 @@ def sample_next(scores: torch.Tensor, processors=(), *, input_ids: torch.Tensor 
         raise NoTokenLeftError(f"the processors {list(processors)} left no token to choose in row {row}")
     if greedy:
         return scores.argmax(dim=-1, keepdim=True)
-    return torch.multinomial(scores.softmax(dim=-1), 1, generator=generator)
+    probs = scores.softmax(dim=-1)
+    if isinstance(generator, (list, tuple)):
+        return torch.cat([torch.multinomial(probs[i:i + 1], 1, generator=g) for i, g in enumerate(generator)])
+    return torch.multinomial(probs, 1, generator=generator)
 
 
 def distribution_entropy(logits: torch.Tensor) -> torch.Tensor:
