@@ -137,15 +137,13 @@ def test_n_beats_says_what_it_will_train_and_what_it_pads_before_it_starts(tmp_p
 
 
 def test_the_recurrent_forecasters_say_their_steps_and_padding_too():
-    from seqlab.cli.forecast import _work_notes
+    from seqlab.cli._forecast_report import work_notes as _work_notes
 
-    t = np.arange(30)
-    df = pd.DataFrame({"unique_id": np.repeat(["a", "b"], 30), "ds": np.tile(t + 1, 2),
-                       "y": np.r_[50 + np.sin(t), 80 + np.cos(t)]})
-    notes = _work_notes(["Naive", "LSTM"], df, h=10, windows=2, step=5, levels=[80], season=1)
+    before = [30 - 10 - (2 - 1) * 5] * 2  # observations before the first of 2 windows 5 apart, horizon 10
+    notes = _work_notes(["Naive", "LSTM"], before, h=10, windows=2, levels=[80], season=1)
     assert notes == [
         "LSTM trains for up to 1,500 steps (fewer if its validation loss stops improving) at each of 2 window(s) and "
         "again at each calibration origin's window: 3,000 steps before the first forecast",
         "LSTM's input windows reach 20 points; at the first origin 2 of 2 series have fewer (the shortest 15): the "
         "missing points are padded with each series' first value"]
-    assert _work_notes(["Naive", "AutoETS"], df, h=10, windows=2, step=5, levels=[], season=1) == []
+    assert _work_notes(["Naive", "AutoETS"], before, h=10, windows=2, levels=[], season=1) == []

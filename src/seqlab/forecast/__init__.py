@@ -11,7 +11,7 @@ except ImportError:  # pragma: no cover
     pass
 from .classical import M4Comb, Naive2, StatsForecastModel
 from .core import MODEL_NAMES, Forecaster, ForecastModel
-from .data import ForecastDataError, air_passengers, competition, infer_freq, read_series_csv, validate_long
+from .data import ForecastDataError, SeriesTooShortError, air_passengers, competition, infer_freq, read_series_csv, validate_long
 from .engines import Engine
 from .evaluation import bootstrap_difference, evaluate, per_horizon, summarize, unit_mase
 from .intervals import check_levels, conformal_quantile
@@ -30,7 +30,7 @@ from .neural import NeuralConfig, NeuralForecaster
 from .origins import rolling_origin_splits
 
 __all__ = ["MODEL_NAMES", "Forecaster", "ForecastModel", "StatsForecastModel", "Naive2", "M4Comb", "Engine",
-           "rolling_origin_splits", "ForecastDataError", "air_passengers", "competition", "infer_freq",
+           "rolling_origin_splits", "ForecastDataError", "SeriesTooShortError", "air_passengers", "competition", "infer_freq",
            "read_series_csv", "validate_long", "bootstrap_difference", "evaluate", "per_horizon", "summarize",
            "unit_mase", "mase", "owa", "smape", "coverage", "winkler_score", "pinball_loss", "scaled_pinball_loss",
            "scaled_crps", "check_levels", "conformal_quantile", "NeuralConfig", "NeuralForecaster", "min_fit_length"]

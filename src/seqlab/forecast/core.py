@@ -36,7 +36,7 @@ from ..errors import InvalidParameterError, InvalidTypeError
 from ..text.devices import resolve_device
 from .calibration import CalibrationPlan, conformal_bounds
 from .classical import CLASSICAL, M4Comb, Naive2, StatsForecastModel, is_statsforecast_model
-from .data import ForecastDataError, validate_long
+from .data import SeriesTooShortError, validate_long
 from .dates import check_calendar, future_dates
 from .engines import make_engine
 from .intervals import INTERVAL_KINDS, check_levels, interval_columns
@@ -217,7 +217,7 @@ class Forecaster:
             short = np.flatnonzero(cuts < need)
             if len(short):
                 k = short[np.argmin(cuts[short])]
-                raise ForecastDataError(f"series {panel.ids[series[k]]!r} has {int(cuts[k])} observation(s) before "
+                raise SeriesTooShortError(f"series {panel.ids[series[k]]!r} has {int(cuts[k])} observation(s) before "
                                         f"a forecast origin; {m.name} needs at least {need} to fit: leave it out, "
                                         "use fewer windows, or drop the short series")
 

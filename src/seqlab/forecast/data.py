@@ -9,7 +9,7 @@ import pandas as pd
 
 from ..errors import SeqlabError
 
-__all__ = ["ForecastDataError", "validate_long", "infer_freq", "read_series_csv", "air_passengers", "competition", "COMPETITIONS"]
+__all__ = ["ForecastDataError", "SeriesTooShortError", "validate_long", "infer_freq", "read_series_csv", "air_passengers", "competition", "COMPETITIONS"]
 
 #: (data set, group) -> (seasonal period, official horizon)
 COMPETITIONS = {
@@ -21,6 +21,10 @@ COMPETITIONS = {
 
 class ForecastDataError(SeqlabError, ValueError):
     """Series that cannot be forecast or evaluated as given."""
+
+
+class SeriesTooShortError(ForecastDataError):
+    """A series too short for the windows, horizon or model asked of it."""
 
 
 #: values at or beyond this size overflow float64 once squared (ETS and ARIMA square them)

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InvalidParameterError, SeqlabError
-from .data import ForecastDataError
+from .data import ForecastDataError, SeriesTooShortError
 from .intervals import window_index
 from .lengths import min_fit_length
 from .metrics import mase_scale
@@ -34,7 +34,7 @@ def rolling_origin_splits(n: int, h: int, n_windows: int, step_size: int | None 
     if h < 1 or n_windows < 1 or step < 1:
         raise InvalidParameterError("h, n_windows and step_size must be >= 1")
     if n - h - (n_windows - 1) * step < 2:  # before any list is built: a count may be astronomically large
-        raise ForecastDataError(f"a series of length {n} is too short for {n_windows} windows of horizon {h}")
+        raise SeriesTooShortError(f"a series of length {n} is too short for {n_windows} windows of horizon {h}")
     return [n - h - (n_windows - 1 - k) * step for k in range(n_windows)]
 
 
