@@ -2,7 +2,7 @@
 
 Target (issue: tokenization): seqlab's BPE at vocabulary 512 on tinyshakespeare <= 10x the
 CPU time of `tokenizers`. Also prints bytes per token for both (compression).
-Usage: python benchmarks/bench_bpe.py [PATH_TO_tinyshakespeare.txt]
+Usage: python benchmarks/bench_bpe.py [PATH_TO_A_UTF8_TEXT] (default: the tinyshakespeare seqlab ships)
 """
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import time
 from pathlib import Path
 
 from seqlab.text import BPETokenizer
+from seqlab.text.corpus import load_tinyshakespeare, read_text_file
 
 
 def main():
-    path = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "shared/data/tinyshakespeare.txt"
-    text = path.read_text(encoding="utf-8")
+    text = read_text_file(Path(sys.argv[1])) if len(sys.argv) > 1 else load_tinyshakespeare()
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     t0 = time.process_time()
