@@ -233,6 +233,7 @@ def _stage(cache: Path, out: Path) -> Path:
 
 def build(out=DEFAULT_OUT, pages: str | None = None, cache=None) -> int:
     """Build the chapter into ``out``; ``pages`` limits it to some pages. Bad input raises :class:`BookError`."""
+    from ..files import OutputSet
     from ..store import heavy_eval
 
     heavy = heavy_eval()
@@ -281,10 +282,13 @@ def build(out=DEFAULT_OUT, pages: str | None = None, cache=None) -> int:
     if p.returncode != 0:
         print(_FAILED, file=sys.stderr)
         return p.returncode
-    shutil.copytree(stage, out, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".doctrees"))
-    export_notebooks(out, names)
     times = {page: secs for page, secs in page_times(jupyter_cache).items() if page in names}
-    clashes = write_report(out, stage, names, heavy, time.perf_counter() - t0, times)
+    # the site, its notebooks and its report appear in --out together (an interrupted copy leaves the last site)
+    with OutputSet(out, "seqlab chapter build" + (f" --pages {pages}" if pages else "")) as site:
+        shutil.copytree(stage, site.staging, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".doctrees"))
+        export_notebooks(site.staging, names)
+        clashes = write_report(site.staging, stage, names, heavy, time.perf_counter() - t0, times)
+        site.commit()
     for clash in clashes:
         print(f"seqlab: error: {clash}", file=sys.stderr)
     if clashes:
