@@ -25,7 +25,7 @@ def trained(tmp_path_factory):
 
 def test_train_reports_losses_and_writes_a_checkpoint(trained):
     d, _, out = trained
-    assert "iter     30" in out and "bits/token" in out
+    assert "iter     30" in out and "bits/char" in out
     assert (d / "ckpt" / "checkpoint.safetensors").is_file() and (d / "ckpt" / "tokenizer.txt").is_file()
 
 

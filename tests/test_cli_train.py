@@ -48,7 +48,7 @@ def test_header_and_summary_describe_the_run(trained):
     best = min(history, key=lambda r: r["val_loss"])
     summary = next(line for line in lines if line.startswith("done: "))
     assert summary.startswith("done: iteration 10 (its 10 iterations were reached); ")
-    assert f"{history[-1]['val_loss']:.4f} nats last" in summary
+    assert f"{history[-1]['val_loss']:.4f} nats/char last" in summary  # a char model: a token is a character
     assert f"{best['val_loss']:.4f} best at iteration {best['iter']}" in summary
     # the best checkpoint holds the weights of the best evaluation
     assert load_checkpoint(out / "best")[2]["iteration"] == best["iter"]
@@ -239,7 +239,7 @@ def test_a_signal_writes_a_checkpoint_and_exits_130(tmp_path, corpus, sig):
     summary = next(line for line in rest.splitlines() if line.startswith("stopped: "))
     history = load_checkpoint(out)[2]["history"]
     assert summary.startswith(f"stopped: iteration {state['iteration']:,} (interrupted); validation loss "
-                              f"{history[-1]['val_loss']:.4f} nats last")
+                              f"{history[-1]['val_loss']:.4f} nats/char last")
     old = state["iteration"] - history[-1]["iter"]
     assert (f"(at iteration {history[-1]['iter']:,}, {old:,} step" in summary) == (old > 0), summary
 
@@ -387,3 +387,20 @@ def test_progress_is_reported_on_a_tty(tmp_path, corpus):
 def test_an_empty_out_is_refused(capsys, corpus):
     line = error_line(capsys, ["lm", "train", "--text", str(corpus), "--out", "", *TINY])
     assert "--out is empty" in line
+
+
+def test_a_bpe_run_reports_its_loss_per_character_beside_per_token(corpus, tmp_path, capsys):
+    from seqlab.text.corpus import split_train_val
+
+    out = tmp_path / "bpe"
+    assert main(["lm", "train", "--text", str(corpus), "--out", str(out), *TINY, "--tokenizer", "bpe",
+                 "--vocab-size", "300"]) == 0
+    printed = capsys.readouterr().out
+    model, tok, state = load_checkpoint(out)
+    row = state["history"][-1]
+    _, val = split_train_val(torch.tensor(tok.encode(corpus.read_text(encoding="utf-8"))))
+    chars = len(tok.decode(val.tolist()))
+    assert chars > len(val)  # a BPE token spells more than one character
+    assert row["val_nats_per_char"] == pytest.approx(row["val_loss"] * len(val) / chars)
+    assert f"val {row['val_loss']:.4f} nats/token = {row['val_nats_per_char']:.4f} nats/char" in printed
+    assert f"{row['val_loss']:.4f} nats/token = {row['val_nats_per_char']:.4f} nats/char last" in printed

@@ -10,6 +10,7 @@ from seqlab.text.checkpoint import CHECKPOINT_FILE, CheckpointError, load_checkp
 from seqlab.text.corpus import CorpusError, load_tinyshakespeare, read_text_file, split_train_val
 from seqlab.text.generation import generate
 from seqlab.text.sampling import build_processors
+from seqlab.errors import InvalidParameterError
 from seqlab.text.schedule import lr_at
 from seqlab.text.training import TrainConfig, TrainingDiverged, make_optimizer, train_lm
 
@@ -103,7 +104,8 @@ def test_training_lowers_loss_and_is_deterministic(data, kind, optimizer):
     b = train_lm(make(), tr, va, c)
     assert [r["val_loss"] for r in a.history] == [r["val_loss"] for r in b.history]
     assert a.history[-1]["val_loss"] < a.history[0]["val_loss"] < 4.0
-    assert a.history[-1]["val_bpc"] == pytest.approx(a.history[-1]["val_loss"] / 0.6931471805599453)
+    assert a.history[-1]["val_bits_per_token"] == pytest.approx(a.history[-1]["val_loss"] / 0.6931471805599453)
+    assert "val_bits_per_char" not in a.history[-1]  # without val_chars, no per-character figure is made up
 
 
 @pytest.mark.parametrize("optimizer", ["adamw", "muon"])
@@ -380,9 +382,30 @@ def test_a_run_whose_seconds_are_used_up_trains_no_further(data, tmp_path):
     model = tiny_gpt(tok.vocab_size)
     opt = make_optimizer(model, c)
     # a checkpoint whose history has used 31 of the 30 seconds (as a run on a slower machine would leave it)
-    history = [dict(iter=5, lr=c.min_lr, train_loss=3.0, val_loss=3.0, val_bpc=4.3, seconds=31.0, tokens_per_s=1.0)]
+    history = [dict(iter=5, lr=c.min_lr, train_loss=3.0, val_loss=3.0, val_bits_per_token=4.3, seconds=31.0,
+                    tokens_per_s=1.0)]
     save_checkpoint(tmp_path, model, opt, tokenizer=tok, iteration=5, train_config=dataclasses.asdict(c),
                     history=history, rng={"batch": torch.Generator().manual_seed(1).get_state()})
     res = train_lm(tiny_gpt(tok.vocab_size), tr, va, c, checkpoint_dir=tmp_path, tokenizer=tok)
     assert res.iterations == 5 and res.history == history
     assert any("already used its 30 s of training (31.0 s); nothing to train" in n for n in res.notes)
+
+
+def test_per_character_losses_and_old_field_names(data, tmp_path):
+    from seqlab.text.checkpoint import load_checkpoint
+
+    c = TrainConfig(max_iters=4, batch_size=4, block_size=16, eval_interval=2, eval_iters=1, warmup_iters=1)
+    tok, tr, va = data
+    res = train_lm(tiny_gpt(tok.vocab_size), tr, va, c, val_chars=2 * len(va))  # as if each token spelled two
+    row = res.history[-1]
+    assert row["val_nats_per_char"] == pytest.approx(row["val_loss"] / 2)
+    assert row["val_bits_per_char"] == pytest.approx(row["val_loss"] / 2 / 0.6931471805599453)
+    for bad in (0, -3, 2.5, True):
+        with pytest.raises(InvalidParameterError, match="val_chars"):
+            train_lm(tiny_gpt(tok.vocab_size), tr, va, c, val_chars=bad)
+    # a checkpoint of an earlier version stored bits per token as val_bpc: it is read under the present name
+    model = tiny_gpt(tok.vocab_size)
+    save_checkpoint(tmp_path, model, tokenizer=tok, iteration=2,
+                    history=[dict(iter=2, val_loss=3.0, val_bpc=4.328, seconds=1.0)])
+    assert load_checkpoint(tmp_path)[2]["history"] == [dict(iter=2, val_loss=3.0, val_bits_per_token=4.328,
+                                                            seconds=1.0)]

@@ -124,7 +124,7 @@ def summary_frame(curves: pd.DataFrame, vocab_size: int) -> pd.DataFrame:
     params = parameter_counts(vocab_size)
     return pd.DataFrame([
         dict(model=m, parameters=params[m], iterations=int(r["iter"]), seconds=r.seconds, tokens_per_s=r.tokens_per_s,
-             val_loss_nats=r.val_loss, val_bits_per_char=r.val_bpc, uniform_baseline_nats=math.log(vocab_size))
+             val_loss_nats=r.val_loss, val_bits_per_char=r.val_bits_per_token, uniform_baseline_nats=math.log(vocab_size))
         for m, r in last.iterrows()])
 
 
@@ -160,7 +160,7 @@ def sweep_frame(sweep_curves: pd.DataFrame) -> pd.DataFrame:
             rows.append(dict(model=model, steps=int(steps), seconds=steps * per_step, wall_seconds=last.seconds,
                              seconds_per_step=per_step,
                              tokens_per_s=CHAPTER_TRAIN.batch_size * CHAPTER_TRAIN.block_size / per_step,
-                             val_loss_nats=last.val_loss, val_bits_per_char=last.val_bpc,
+                             val_loss_nats=last.val_loss, val_bits_per_char=last.val_bits_per_token,
                              tokens_seen=int(steps) * CHAPTER_TRAIN.batch_size * CHAPTER_TRAIN.block_size))
     return pd.DataFrame(rows).sort_values(["model", "steps"]).reset_index(drop=True)
 

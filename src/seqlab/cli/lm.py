@@ -344,7 +344,7 @@ def _why(res, cfg, max_time) -> str:
     return {"interrupted": "interrupted", "nothing to train": "nothing was left to train"}[res.reason]
 
 
-def _summary(res, out: Path, seconds: float, cfg, max_time) -> None:
+def _summary(res, out: Path, seconds: float, cfg, max_time, per_token: bool) -> None:
     head = f"{'stopped' if res.reason == 'interrupted' else 'done'}: iteration {res.iterations:,} ({_why(res, cfg, max_time)})"
     if not res.history:
         print(f"{head}; no evaluation yet; {seconds:,.1f} s in this run")
@@ -353,7 +353,9 @@ def _summary(res, out: Path, seconds: float, cfg, max_time) -> None:
     where = f" (weights in {out / 'best'})" if best["iter"] != last["iter"] else ""
     old = res.iterations - last["iter"]  # an interrupted run stops between evaluations
     age = f" (at iteration {last['iter']:,}, {old:,} step{'s' if old > 1 else ''} before the stop)" if old else ""
-    print(f"{head}; validation loss {last['val_loss']:.4f} nats last{age}, {best['val_loss']:.4f} best at "
+    unit = "nats/char" if per_token is False else "nats/token"
+    chars = f" = {last['val_nats_per_char']:.4f} nats/char" if per_token and "val_nats_per_char" in last else ""
+    print(f"{head}; validation loss {last['val_loss']:.4f} {unit}{chars} last{age}, {best['val_loss']:.4f} best at "
           f"iteration {best['iter']:,}{where}; {seconds:,.1f} s in this run")
 
 
@@ -405,6 +407,7 @@ def _cmd_train(args) -> int:
             if min(len(train_ids), len(val_ids)) <= args.block_size:
                 raise UsageError(f"{args.text_label}: {len(ids)} tokens is too short for a context of "
                                  f"{args.block_size} (the 10% validation part must be longer than the context)")
+            val_chars = len(tok.decode(val_ids.tolist()))  # what the validation tokens spell
             warmup = _warmup(args, state)
             cfg = TrainConfig(max_iters=args.max_iters, batch_size=args.batch_size, block_size=args.block_size,
                               learning_rate=args.lr, min_lr=args.lr / 10, warmup_iters=warmup,
@@ -423,8 +426,9 @@ def _cmd_train(args) -> int:
             try:
                 with _StopRequest() as stop:
                     res = train_lm(model, train_ids, val_ids, cfg, checkpoint_dir=out, tokenizer=tok,
-                                   resume=not args.restart, progress=sys.stderr.isatty(), log=_log_row,
-                                   time_budget_s=args.max_time, should_stop=stop)
+                                   resume=not args.restart, progress=sys.stderr.isatty(),
+                                   log=_log_rows(per_token=len(val_ids) != val_chars), time_budget_s=args.max_time,
+                                   should_stop=stop, val_chars=val_chars)
             except KeyboardInterrupt:
                 kept = ("keeps its last checkpoint" if (out / CHECKPOINT_FILE).is_file() else
                         "has no checkpoint yet")
@@ -443,7 +447,7 @@ def _cmd_train(args) -> int:
     for note in res.notes:
         if note.startswith("already"):
             print(f"resume: {note}")
-    _summary(res, out, time.perf_counter() - started, cfg, args.max_time)
+    _summary(res, out, time.perf_counter() - started, cfg, args.max_time, per_token=len(val_ids) != val_chars)
     if res.stopped:
         print(f"seqlab: stopped at iteration {res.iterations:,}; checkpoint written to {out}; run the same command "
               "to resume", file=sys.stderr)
@@ -452,9 +456,16 @@ def _cmd_train(args) -> int:
     return 0
 
 
-def _log_row(r) -> None:
-    print(f"iter {r['iter']:>6}  train {r['train_loss']:.4f}  val {r['val_loss']:.4f} "
-          f"({r['val_bpc']:.3f} bits/token)  {r['tokens_per_s']:,.0f} tok/s", flush=True)
+def _log_rows(per_token: bool):
+    """The line each evaluation prints: the validation loss per character, and per token where they differ."""
+
+    def log(r) -> None:
+        val = f"val {r['val_nats_per_char']:.4f} nats/char ({r['val_bits_per_char']:.3f} bits/char)"
+        if per_token:
+            val = f"val {r['val_loss']:.4f} nats/token = {val[4:]}"
+        print(f"iter {r['iter']:>6}  train {r['train_loss']:.4f}  {val}  {r['tokens_per_s']:,.0f} tok/s", flush=True)
+
+    return log
 
 
 def _cmd_sample(args) -> int:

@@ -32,7 +32,7 @@ import torch.nn.functional as F
 from ..nn import GPT, GPTConfig, LSTMConfig, LSTMLanguageModel
 from ..nn.transformer import config_record
 from ..store import artifact_dir, heavy_eval, read_artifact_csv, read_artifact_json, verify_artifacts, write_artifacts
-from ..text.checkpoint import CHECKPOINT_FILE, load_checkpoint, save_checkpoint
+from ..text.checkpoint import CHECKPOINT_FILE, RENAMED, load_checkpoint, save_checkpoint
 from ..text.corpus import TINY_SHAKESPEARE_SHA256, load_tinyshakespeare, split_train_val
 from ..text.generation import generate
 from ..text.metrics import distinct_n, mean_nll, repetition_rate
@@ -66,6 +66,12 @@ STRATEGIES = {
 TEMPERATURES = (0.5, 0.7, 0.9, 1.0, 1.2, 1.5)
 TOP_PS = (0.5, 0.7, 0.8, 0.9, 0.95, 1.0)
 
+
+
+def _named(curves):
+    """Loss curves with the history fields of earlier versions under their present names (the stored CSVs keep
+    the names they were written with, and their checksums)."""
+    return curves.rename(columns=RENAMED)
 
 def chapter_gpt_config(vocab_size: int) -> GPTConfig:
     """nanoGPT's CPU shape (4 layers, 4 heads, 128 dims, block 64, no biases) with rotary positions."""
@@ -169,7 +175,7 @@ def load_lm_artifacts(root=None):
     """Verified artifacts: ``(gpt, tokenizer, curves, samples, tradeoff, manifest)``."""
     manifest = verify_artifacts(NAME, experiment_config(), root)
     gpt, tok, _ = load_checkpoint(artifact_dir(NAME, root))
-    return (gpt, tok, read_artifact_csv(NAME, "loss_curves.csv", root), read_artifact_json(NAME, "samples.json", root),
+    return (gpt, tok, _named(read_artifact_csv(NAME, "loss_curves.csv", root)), read_artifact_json(NAME, "samples.json", root),
             read_artifact_csv(NAME, "tradeoff.csv", root), manifest)
 
 
@@ -307,7 +313,7 @@ def run_lm_sweep(root=None, log=print, *, iters=SWEEP_ITERS, train: TrainConfig 
 def load_sweep_artifacts(root=None) -> tuple[pd.DataFrame, dict]:
     """Verified ``lm_sweep``: the loss curves of every run (column ``budget_iters``) and the manifest."""
     manifest = verify_artifacts(SWEEP_NAME, sweep_config(), root)
-    return read_artifact_csv(SWEEP_NAME, "curves.csv", root), manifest
+    return _named(read_artifact_csv(SWEEP_NAME, "curves.csv", root)), manifest
 
 
 def _lm_checkpoint_sha(root=None) -> str:
@@ -378,7 +384,7 @@ def run_lm_bpe(root=None, log=print, *, vocabs=BPE_VOCABS, train: TrainConfig = 
 def load_bpe_artifacts(root=None):
     """Verified ``lm_bpe``: ``(results, curves, samples, manifest)``."""
     manifest = verify_artifacts(BPE_NAME, bpe_config(char_model=f"lm checkpoint {_lm_checkpoint_sha(root)}"), root)
-    return (read_artifact_csv(BPE_NAME, "results.csv", root), read_artifact_csv(BPE_NAME, "curves.csv", root),
+    return (read_artifact_csv(BPE_NAME, "results.csv", root), _named(read_artifact_csv(BPE_NAME, "curves.csv", root)),
             read_artifact_json(BPE_NAME, "samples.json", root), manifest)
 
 

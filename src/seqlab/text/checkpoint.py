@@ -188,6 +188,15 @@ def read_checkpoint_state(directory) -> dict:
             from None
 
 
+#: history fields of earlier versions, under their present names
+RENAMED = {"val_bpc": "val_bits_per_token"}  # it always was bits per token, which only a char model reads per char
+
+
+def current_names(history: list) -> list:
+    """History rows with the fields of earlier versions under their present names (:data:`RENAMED`)."""
+    return [{RENAMED.get(k, k): v for k, v in row.items()} if isinstance(row, dict) else row for row in history]
+
+
 def _one_line(e: BaseException, limit: int = 100) -> str:
     return " ".join(str(e).split())[:limit]
 
@@ -267,7 +276,7 @@ def load_checkpoint(directory, *, optimizer_factory=None):
         if set(missing) - tied or unexpected:
             raise CheckpointError(f"{path}: weights do not fit the model (missing {sorted(set(missing) - tied)[:3]}, "
                                   f"unexpected {sorted(unexpected)[:3]})")
-        state = {"iteration": int(meta["iteration"]), "history": json.loads(meta["history"]),
+        state = {"iteration": int(meta["iteration"]), "history": current_names(json.loads(meta["history"])),
                  "train_config": json.loads(meta["train_config"]), "extra": json.loads(meta.get("extra", "{}")),
                  "seqlab_version": meta.get("seqlab_version"), "model_kind": meta["model_kind"],
                  "model_config": json.loads(meta["model_config"]),

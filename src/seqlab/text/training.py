@@ -214,6 +214,14 @@ def estimate_loss(model, ids: torch.Tensor, c: TrainConfig, seed: int = 0) -> fl
     return sum(losses) / len(losses)
 
 
+def per_char(nats_per_token: float, tokens: int, chars: int | None) -> dict:
+    """``val_nats_per_char`` and ``val_bits_per_char`` of a loss per token over ``tokens`` that spell ``chars``."""
+    if chars is None:
+        return {}
+    nats = nats_per_token * tokens / chars
+    return {"val_nats_per_char": nats, "val_bits_per_char": nats / LN2}
+
+
 #: why a run ends: its iterations reached, its schedule_seconds spent, its time budget spent (training seconds
 #: counted across resumes), asked to stop (Ctrl-C), or nothing left to train when it started
 STOP_REASONS = ("iterations", "schedule", "time budget", "interrupted", "nothing to train")
@@ -378,7 +386,7 @@ def _prepare(model, c: TrainConfig) -> _Run:
 
 def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: TrainConfig, *, checkpoint_dir=None,
              tokenizer=None, resume: bool = True, progress: bool = False, time_budget_s: float | None = None,
-             log=None, should_stop=None, keep_best: bool = True) -> TrainResult:
+             log=None, should_stop=None, keep_best: bool = True, val_chars: int | None = None) -> TrainResult:
     """Train ``model`` (GPT or LSTM language model) on token ids; return the model and its loss history.
 
     With ``checkpoint_dir`` a checkpoint is written atomically every
@@ -395,11 +403,16 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
     time budget and ends the run within it (see :class:`TrainConfig`).
     ``should_stop()`` is asked after every step; when it returns true, a
     checkpoint of that iteration is written and the run returns with ``stopped``.
+    Each history row has ``val_loss`` in nats per token and ``val_bits_per_token``; with ``val_chars``, the
+    number of characters the validation ids spell, also ``val_nats_per_char`` and ``val_bits_per_char``, which
+    compare across tokenizers (a BPE token spells several characters).
     The ``seconds`` in the history count training steps only: evaluations and checkpoint
     writes are left out, as nanoGPT's timings leave them out, so curves from runs with
     different evaluation settings compare fairly.
     """
     c = config
+    if val_chars is not None and (isinstance(val_chars, bool) or not isinstance(val_chars, int) or val_chars < 1):
+        raise InvalidParameterError(f"val_chars must be a whole number >= 1, got {val_chars!r}")
     if time_budget_s is not None and not (math.isfinite(time_budget_s) and time_budget_s > 0):
         raise InvalidParameterError(f"time_budget_s must be a positive number of seconds, got {time_budget_s}")
     train_ids, val_ids = torch.as_tensor(train_ids, dtype=torch.long), torch.as_tensor(val_ids, dtype=torch.long)
@@ -466,7 +479,8 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
                 t_eval = time.perf_counter()
                 val = estimate_loss(model, val_ids, c, seed=c.seed + 1)
                 row = dict(iter=done, lr=lr_at(it, c, clock), train_loss=running / n_running, val_loss=val,
-                           val_bpc=val / LN2, seconds=elapsed, tokens_per_s=tokens / max(1e-9, elapsed - elapsed0))
+                           val_bits_per_token=val / LN2, **per_char(val, len(val_ids), val_chars), seconds=elapsed,
+                           tokens_per_s=tokens / max(1e-9, elapsed - elapsed0))
                 history.append(row)
                 running, n_running = 0.0, 0
                 if log is not None and main:
