@@ -217,3 +217,8 @@ def test_sample_device_option_is_validated_and_cpu_matches_default(capsys, ckpt)
     assert main(["lm", "sample", "--checkpoint", str(ckpt), "--device", "tpu"]) == 2
     assert "--device" in capsys.readouterr().err
     assert sample(capsys, ckpt, "--device", "cpu", "--seed", "3") == sample(capsys, ckpt, "--seed", "3")
+
+
+def test_a_vanishing_repetition_penalty_is_refused(capsys, ckpt):
+    line = usage_error(capsys, ckpt, "--prompt", "ROMEO:", "--repetition-penalty", "1e-300")
+    assert "--repetition-penalty" in line and "[0.001, 100]" in line

@@ -208,3 +208,36 @@ def test_a_malformed_torchrun_variable_is_one_line_naming_it(env, says, monkeypa
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("seqlab: error: ") and says in err[0], err
     assert not (tmp_path / "c").exists()  # refused before any folder was made
+
+
+def test_a_stalled_rank_cannot_hold_the_run_past_a_second_ctrl_c(text, tmp_path):
+    out = tmp_path / "c"
+    p = _start(text, out)
+    try:
+        ranks = _wait_for_checkpoint(p, out)
+        os.kill(ranks[1], signal.SIGSTOP)  # rank 0 now waits in a collective for a peer that never answers
+        time.sleep(1)
+        p.send_signal(signal.SIGINT)
+        time.sleep(1)
+        p.send_signal(signal.SIGINT)
+        started = time.time()
+        _, err = p.communicate(timeout=60)
+        took = time.time() - started
+    finally:
+        p.kill()
+        for pid in ranks.values():
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert p.returncode == 130 and took < 30, (took, err)
+    lines = [line for line in err.strip().splitlines() if line.strip()]
+    assert lines[-1].startswith("seqlab: interrupted: the ranks did not stop within 5 s of the second Ctrl-C"), err
+    assert "the last intact checkpoint is iteration" in lines[-1]
+    assert not any(_alive(pid) for pid in ranks.values())
+
+
+def test_a_time_budget_ends_two_processes_for_the_same_reason(text, tmp_path):
+    argv = [sys.executable, "-m", "seqlab", "lm", "train", "--text", str(text), "--out", str(tmp_path / "c"),
+            "--nproc", "2", *TINY, "--max-time", "2"]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "(its --max-time of 2 s of training was spent, counted across resumes)" in p.stdout

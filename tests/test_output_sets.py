@@ -136,3 +136,69 @@ def test_seqlab_run_interrupted_in_a_section_writes_none_of_its_figures(tmp_path
     monkeypatch.setattr(chapter, "run_section", half_a_section)
     assert main(["run", "14.50.2", "--out", str(tmp_path)]) == 130
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_signal_during_the_move_waits_until_the_set_is_whole(tmp_path, monkeypatch):
+    import signal
+    import threading
+
+    class Stopped(Exception):
+        pass
+
+    def stop(signum, frame):
+        raise Stopped
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        real = os.replace
+
+        def replace_then_signal(src, dst):
+            real(src, dst)
+            if str(dst).endswith("a.csv"):  # from another thread, as a terminal's or kill's signal may arrive
+                t = threading.Thread(target=os.kill, args=(os.getpid(), signal.SIGTERM))
+                t.start()
+                t.join()
+
+        with OutputSet(tmp_path, "first") as out:
+            out.path("a.csv").write_text("old a")
+            out.path("b.csv").write_text("old b")
+            out.commit()
+        with OutputSet(tmp_path, "second") as out:
+            out.path("a.csv").write_text("new a")
+            out.path("b.csv").write_text("new b")
+            monkeypatch.setattr(os, "replace", replace_then_signal)
+            with pytest.raises(Stopped):  # delivered, but only once the set was whole
+                out.commit()
+            monkeypatch.setattr(os, "replace", real)
+            assert out.committed and "moved into" in out.fate()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert (tmp_path / "a.csv").read_text() == "new a" and (tmp_path / "b.csv").read_text() == "new b"
+    assert not (tmp_path / INCOMPLETE).exists()
+    assert {f["command"] for f in json.loads((tmp_path / MANIFEST).read_text())["files"].values()} == {"second"}
+
+
+@pytest.mark.parametrize("blocker", ["b.csv", "sub", MANIFEST])
+def test_a_name_held_by_a_folder_or_file_is_refused_before_anything_moves(tmp_path, blocker):
+    from seqlab.files import OutputFolderError
+
+    if blocker == "sub":
+        (tmp_path / "sub").write_text("a file where the set needs a folder")
+    else:
+        (tmp_path / blocker).mkdir()
+    before = _snapshot(tmp_path)
+    with OutputSet(tmp_path, "x") as out:
+        out.path("a.csv").write_text("a")
+        out.path("b.csv").write_text("b")
+        out.path("sub/c.csv").write_text("c")
+        with pytest.raises(OutputFolderError, match=f"{tmp_path / blocker} is a (folder|file).*nothing was moved in"):
+            out.commit()
+    assert _snapshot(tmp_path) == before and [p.name for p in tmp_path.iterdir()] == [blocker]
+
+
+def test_seqlab_run_into_a_folder_with_a_blocking_folder_is_one_line(tmp_path, capsys):
+    (tmp_path / "grad_through_time.png").mkdir()  # one of the figures §14.47 writes
+    assert main(["run", "14.47", "--out", str(tmp_path)]) == 2
+    err = [line for line in capsys.readouterr().err.strip().splitlines() if not line.startswith("running §")]
+    assert len(err) == 1 and f"{tmp_path / 'grad_through_time.png'} is a folder" in err[0], err
+    assert [p.name for p in tmp_path.iterdir()] == ["grad_through_time.png"]  # nothing moved in, no mark

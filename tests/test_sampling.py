@@ -354,3 +354,13 @@ def test_stop_helpers():
     assert stop_holdback("xxst", ["stop", "s"]) == 2 and stop_holdback("xxsa", ["stop"]) == 0
     with pytest.raises(InvalidParameterError):
         StopOnStrings([""], decode)
+
+
+def test_scores_that_overflow_are_one_clear_error_not_a_bad_draw():
+    from seqlab.errors import InvalidParameterError
+    from seqlab.text.sampling import RepetitionPenalty, sample_next
+
+    scores = torch.tensor([[3.0, -2.0, 1.0]])
+    with pytest.raises(InvalidParameterError, match="NaN or \\+inf"):
+        sample_next(scores, [RepetitionPenalty(1e-320)], input_ids=torch.tensor([[0, 2]]),
+                    generator=torch.Generator().manual_seed(0))

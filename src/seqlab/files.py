@@ -27,7 +27,9 @@ import time
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["atomic_write", "remove_orphans", "sha256_file", "OutputSet", "MANIFEST", "INCOMPLETE", "FILE_MODE"]
+from .errors import SeqlabError
+
+__all__ = ["atomic_write", "remove_orphans", "sha256_file", "OutputSet", "OutputFolderError", "MANIFEST", "INCOMPLETE", "FILE_MODE"]
 
 #: every file seqlab writes is readable by all and writable by its owner
 FILE_MODE = 0o644
@@ -35,6 +37,10 @@ _TMP_SUFFIX = ".seqlab-tmp"
 #: the record of an output folder's complete sets, and the mark of one being moved into place
 MANIFEST, INCOMPLETE = "seqlab-manifest.json", "seqlab-INCOMPLETE.txt"
 _STAGING = ".seqlab-staging-"
+
+
+class OutputFolderError(SeqlabError, OSError):
+    """An output folder that cannot take the set of files: a name in it is held by something else."""
 
 
 def atomic_write(path, data: bytes | str | Callable[[str], None], mode: int = FILE_MODE) -> Path:
@@ -98,17 +104,29 @@ def _pid_alive(pid: int) -> bool:
 
 
 class _SignalsHeld:
-    """Ctrl-C and SIGTERM wait while the block runs (in the main thread; elsewhere nothing is held)."""
+    """Ctrl-C and SIGTERM wait while the block runs, and are raised again once it ends.
+
+    Python runs its signal handlers in the main thread whichever thread the signal
+    reached, so the handlers themselves are swapped for one that only notes the
+    signal (a thread's signal mask would not do: another thread may take it).
+    Outside the main thread nothing can be held, and nothing is.
+    """
 
     def __enter__(self):
-        self.held = threading.current_thread() is threading.main_thread() and hasattr(signal, "pthread_sigmask")
+        self.held, self.noted = threading.current_thread() is threading.main_thread(), []
         if self.held:
-            self.previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+            self.previous = {sig: signal.signal(sig, self._note) for sig in (signal.SIGINT, signal.SIGTERM)}
         return self
+
+    def _note(self, signum, frame):
+        self.noted.append(signum)
 
     def __exit__(self, *exc):
         if self.held:
-            signal.pthread_sigmask(signal.SIG_SETMASK, self.previous)  # a held signal is delivered now
+            for sig, handler in self.previous.items():
+                signal.signal(sig, handler)
+            if self.noted:
+                signal.raise_signal(self.noted[0])  # delivered now, to the handler it was meant for
         return False
 
 
@@ -128,6 +146,8 @@ class OutputSet:
         self.folder.mkdir(parents=True, exist_ok=True)
         self._clear_dead_staging()
         self.staging = Path(tempfile.mkdtemp(prefix=f"{_STAGING}{os.getpid()}-", dir=self.folder))
+        #: true once a commit has moved its files in and recorded them
+        self.committed = False
 
     def _clear_dead_staging(self) -> None:
         for old in self.folder.glob(f"{_STAGING}*"):
@@ -159,10 +179,21 @@ class OutputSet:
         return self.folder / Path(staged).relative_to(self.staging)
 
     def commit(self) -> list[Path]:
-        """Move every staged file into the folder and record them; returns their final paths."""
+        """Move every staged file into the folder and record them; returns their final paths.
+
+        A name the folder holds as something other than a file (a folder, say) is refused before anything
+        moves, with :class:`OutputFolderError`.
+        """
         staged = sorted(p for p in self.staging.rglob("*") if p.is_file() and not p.name.endswith(_TMP_SUFFIX))
         if not staged:
             return []
+        for target in [*(self.final(p) for p in staged), self.folder / MANIFEST, self.folder / INCOMPLETE]:
+            blocked = self._blocker(target)
+            if blocked is not None:
+                path, kind = blocked
+                raise OutputFolderError(f"{path} is {kind}, where this command writes its output "
+                                        f"{target.relative_to(self.folder)}: move it away or choose another folder; "
+                                        "nothing was moved in")
         entries = {}
         for p in staged:
             entries[p.relative_to(self.staging).as_posix()] = {"bytes": p.stat().st_size, "sha256": sha256_file(p)}
@@ -183,7 +214,23 @@ class OutputSet:
                 manifest["files"][name] = {**entry, "command": self.command, "written": written}
             atomic_write(self.folder / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
             mark.unlink()
+            self.committed = True
         return moved
+
+    def fate(self) -> str:
+        """What an interrupt left in the folder, in words for the stop message."""
+        if self.committed:
+            return f"this run's files were moved into {self.folder} before the stop"
+        return f"{self.folder} keeps what it held before; none of this run's files were moved in"
+
+    def _blocker(self, target: Path):
+        """``(path, what it is)`` when something in the folder stands where ``target`` must go, else None."""
+        if target.is_dir():
+            return target, "a folder"
+        for parent in target.relative_to(self.folder).parents[:-1]:  # the folders between, not the folder itself
+            if (self.folder / parent).exists() and not (self.folder / parent).is_dir():
+                return self.folder / parent, "a file"
+        return None
 
     def _read_manifest(self) -> dict:
         try:

@@ -199,9 +199,13 @@ def _cmd_predict(args) -> int:
     if out_dir is None:
         sys.stdout.write(text)
     else:
-        with OutputSet(out_dir, _command(args)) as outputs:
-            outputs.path("forecasts.csv").write_text(text, encoding="utf-8")
-            outputs.commit()
+        outputs = OutputSet(out_dir, _command(args))
+        try:
+            with outputs:
+                outputs.path("forecasts.csv").write_text(text, encoding="utf-8")
+                outputs.commit()
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(outputs.fate()) from None
         notes.append(f"wrote forecasts.csv to {out_dir}")
     for note in notes:
         print(f"seqlab: note: {note}", file=sys.stderr)
@@ -243,10 +247,14 @@ def write_tables(out_dir, cv, errors, table, command: str = "seqlab forecast eva
         g = errors.groupby(by, sort=False)
         frames[name] = g[list(metrics)].mean().rename(columns=metrics).join(
             g["cutoff"].nunique().rename("windows") if "unique_id" in by else g.size().rename("points")).reset_index()
-    with OutputSet(out_dir, command) as outputs:
-        for name, frame in frames.items():
-            _iso(frame).to_csv(outputs.path(name), index=False)  # floats in their shortest round-trip form
-        return outputs.commit()
+    outputs = OutputSet(out_dir, command)
+    try:
+        with outputs:
+            for name, frame in frames.items():
+                _iso(frame).to_csv(outputs.path(name), index=False)  # floats in their shortest round-trip form
+            return outputs.commit()
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(outputs.fate()) from None
 
 
 def _shared_options(c, level_help: str) -> None:

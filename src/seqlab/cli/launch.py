@@ -30,6 +30,9 @@ __all__ = ["launch", "free_port", "STOPPED"]
 
 #: how long the launcher waits for rank 0 to report a failure it shares with the rank that failed first
 _RANK0_GRACE_S = 5.0
+#: after a second Ctrl-C, how long the ranks have to stop before the launcher kills them (a rank blocked in a
+#: collective with a stalled peer cannot see the signal until the collective times out)
+_SECOND_STOP_GRACE_S = 5.0
 
 
 def free_port() -> int:
@@ -88,9 +91,10 @@ def launch(argv: list[str], nproc: int, out: Path | None = None) -> int:
     ``out`` is the run's checkpoint folder, named in the line that reports a dead rank.
     """
     port = free_port()
-    procs, logs = [], []
+    procs, logs, stops = [], [], []
 
     def forward(signum, frame):
+        stops.append(time.monotonic())
         for p in procs:
             if p.poll() is None:
                 p.send_signal(signum)
@@ -105,7 +109,7 @@ def launch(argv: list[str], nproc: int, out: Path | None = None) -> int:
             log = None if rank == 0 else tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
             logs.append(log)
             procs.append(_spawn(argv, env, log))
-        return _wait(procs, logs, nproc, out)
+        return _wait(procs, logs, nproc, out, stops)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -118,12 +122,21 @@ def launch(argv: list[str], nproc: int, out: Path | None = None) -> int:
                 log.close()
 
 
-def _wait(procs, logs, nproc: int, out: Path | None) -> int:
+def _wait(procs, logs, nproc: int, out: Path | None, stops: list) -> int:
     while True:
         codes = [p.poll() for p in procs]
         failed = [r for r, c in enumerate(codes) if c not in (None, 0, 130)]
         if failed or all(c is not None for c in codes):
             break
+        if len(stops) >= 2 and time.monotonic() - stops[1] > _SECOND_STOP_GRACE_S:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+            for p in procs:
+                p.wait()
+            print(f"seqlab: interrupted: the ranks did not stop within {_SECOND_STOP_GRACE_S:g} s of the second "
+                  f"Ctrl-C (one may be stalled) and were killed; {last_intact_checkpoint(out)}", file=sys.stderr)
+            return 130
         time.sleep(0.1)
     if not failed:
         return procs[0].returncode

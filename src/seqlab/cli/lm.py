@@ -554,7 +554,7 @@ def add_commands(sub, parser_class) -> None:
     s.add_argument("--top-k", type=positive_int, default=None)
     s.add_argument("--top-p", type=float_in(0.0, 1.0), default=None)
     s.add_argument("--min-p", type=float_in(0.0, 1.0), default=None)
-    s.add_argument("--repetition-penalty", type=float_in(0.0, 100.0, low_open=True), default=None,
+    s.add_argument("--repetition-penalty", type=float_in(0.001, 100.0), default=None,
                    help="above 1, tokens already in the text get less likely (Hugging Face's rule); default 1")
     s.add_argument("--no-repeat-ngram-size", type=nonnegative_int, default=None, metavar="N",
                    help="never complete an N-gram already in the text (prompt included); 0: off")

@@ -112,10 +112,14 @@ def _run_into(out, sid: str, args, progress):
     from ..chapter import run_section
     from ..files import OutputSet
 
-    with OutputSet(out, shlex.join(["seqlab", *args.argv])) as outputs:
-        res = run_section(sid, outputs.staging, seed=args.seed, figures=True, progress=progress)
-        outputs.commit()
-        res.figures = [outputs.final(p) for p in res.figures]
+    outputs = OutputSet(out, shlex.join(["seqlab", *args.argv]))
+    try:
+        with outputs:
+            res = run_section(sid, outputs.staging, seed=args.seed, figures=True, progress=progress)
+            outputs.commit()
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(f"in §{sid}: {outputs.fate()}") from None
+    res.figures = [outputs.final(p) for p in res.figures]
     return res
 
 

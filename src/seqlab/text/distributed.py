@@ -8,9 +8,11 @@ gradients (gloo on the CPU, NCCL on CUDA). Only rank 0 writes checkpoints.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import signal
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -116,6 +118,24 @@ def rendezvous_timeout() -> float:
     return seconds
 
 
+@contextlib.contextmanager
+def _quiet_stderr():
+    """File descriptor 2 goes to /dev/null while the block runs (what Python itself writes there is flushed first)."""
+    sys.stderr.flush()
+    try:
+        saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    except OSError:  # no descriptors to spare: the logs stay
+        yield
+        return
+    try:
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
+
+
 def _store(where: Rank, addr: str, port: int, deadline: float):
     """The TCP store the process group forms through, or a DistributedError within ``deadline`` seconds.
 
@@ -137,8 +157,9 @@ def _store(where: Rank, addr: str, port: int, deadline: float):
             box["error"] = e
 
     helper = threading.Thread(target=connect, name="seqlab-rendezvous", daemon=True)
-    helper.start()
-    helper.join(deadline + 5.0)  # the store's own timeout, if it fires, comes first
+    with _quiet_stderr():  # c10d logs each retry, and a failure's C++ stack, straight to the process's stderr
+        helper.start()
+        helper.join(deadline + 5.0)  # the store's own timeout, if it fires, comes first
     place = f"rank {where.rank} of {where.world_size}: no process group formed at {addr}:{port}"
     if "store" in box:
         return box["store"]
@@ -231,5 +252,7 @@ def any_true(flags: list[bool], where: Rank, device: torch.device) -> list[bool]
 
 def lost_contact(where: Rank, e: BaseException) -> DistributedError:
     """The error for a collective that failed because another rank died or stopped answering."""
-    return DistributedError(f"rank {where.rank} of {where.world_size}: another rank stopped answering "
-                            f"({' '.join(str(e).split())[:80]}); {STOPPED}")
+    text = str(e).lower()
+    how = f"did not answer for {TIMEOUT.seconds} s (stalled?)" if "timed out" in text or "timeout" in text else \
+        "closed its connection (it died or stopped)"
+    return DistributedError(f"rank {where.rank} of {where.world_size}: another rank {how}; {STOPPED}")

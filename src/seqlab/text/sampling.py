@@ -255,6 +255,9 @@ def sample_next(scores: torch.Tensor, processors=(), *, input_ids: torch.Tensor 
     if isinstance(generator, (list, tuple)) and len(generator) != scores.size(0):
         raise InvalidParameterError(f"{len(generator)} generators for {scores.size(0)} rows: give one per row")
     scores = apply_processors(scores, processors, input_ids)
+    if torch.isnan(scores).any() or torch.isposinf(scores).any():
+        raise InvalidParameterError(f"the processors {list(processors)} made scores that are NaN or +inf (an "
+                                    "extreme temperature or penalty overflows the logits)")
     alive = torch.isfinite(scores).any(dim=-1)
     if not alive.all():
         row = int((~alive).nonzero()[0, 0])

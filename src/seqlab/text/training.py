@@ -469,12 +469,14 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
             step_s = elapsed - clock if step_s is None else 0.8 * step_s + 0.2 * (elapsed - clock)
             bar.update(1, running / n_running, tokens / max(1e-9, elapsed - elapsed0))
             asked = should_stop is not None and bool(should_stop()) and done < c.max_iters
-            out_of_time = time_budget_s is not None and elapsed >= time_budget_s
+            spent = time_budget_s is not None and elapsed >= time_budget_s
             # a scheduled run stops while one more step (with room for a slow one) would still fit
-            out_of_time |= timed and done < c.max_iters and elapsed + STOP_AHEAD * step_s >= c.schedule_seconds
-            asked, out_of_time = any_true([asked, out_of_time], run.where, run.device)  # every rank stops together
+            ends = timed and done < c.max_iters and elapsed + STOP_AHEAD * step_s >= c.schedule_seconds
+            # every rank stops together, and for the same reason (a rank's own clock may not have said so yet)
+            asked, spent, ends = any_true([asked, spent, ends], run.where, run.device)
+            out_of_time = spent or ends
             if out_of_time:
-                reason = "time budget" if time_budget_s is not None and elapsed >= time_budget_s else "schedule"
+                reason = "time budget" if spent else "schedule"
             if done % c.eval_interval == 0 or done == c.max_iters or out_of_time:
                 t_eval = time.perf_counter()
                 val = estimate_loss(model, val_ids, c, seed=c.seed + 1)
