@@ -69,3 +69,14 @@ def section_results():
         return cache[sid]
 
     return get
+
+
+def tiny_checkpoint(directory: Path, chars: int, options: list[str]) -> Path:
+    """``directory/ckpt``: ``seqlab lm train`` with ``options`` on the first ``chars`` characters of tinyshakespeare."""
+    from seqlab.cli import main
+    from seqlab.text.corpus import load_tinyshakespeare
+
+    text = directory / "t.txt"
+    text.write_text(load_tinyshakespeare()[:chars], encoding="utf-8")
+    assert main(["lm", "train", "--text", str(text), "--out", str(directory / "ckpt"), *options]) == 0
+    return directory / "ckpt"

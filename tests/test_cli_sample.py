@@ -1,12 +1,12 @@
 """``seqlab lm sample``: the new decoding options, several samples, stop strings, prompt files, and the usage errors."""
 import pytest
+from conftest import tiny_checkpoint
 import torch
 
 from seqlab.cli import main
 from seqlab.cli._common import MAX_SEED
 from seqlab.cli._sample import stop_string
 from seqlab.text.checkpoint import load_checkpoint
-from seqlab.text.corpus import load_tinyshakespeare
 from seqlab.text.generation import generate
 from seqlab.text.sampling import SuppressTokens, build_processors
 from seqlab.text.tokenizers import UNK
@@ -17,11 +17,7 @@ TINY = ["--max-iters", "20", "--block-size", "16", "--batch-size", "4", "--eval-
 
 @pytest.fixture(scope="module")
 def ckpt(tmp_path_factory):
-    d = tmp_path_factory.mktemp("sample")
-    text = d / "play.txt"
-    text.write_text(load_tinyshakespeare()[:6000], encoding="utf-8")
-    assert main(["lm", "train", "--text", str(text), "--out", str(d / "ckpt"), *TINY]) == 0
-    return d / "ckpt"
+    return tiny_checkpoint(tmp_path_factory.mktemp("sample"), 6000, TINY)
 
 
 def sample(capsys, ckpt, *options):

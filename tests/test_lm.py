@@ -35,7 +35,8 @@ def test_packaged_corpus_is_the_published_one():
     assert len(text) == 1115394 and text.startswith("First Citizen:")
 
 
-@pytest.mark.parametrize("content,msg", [(b"", "empty"), (b"ab\x00\x01cd", "binary"), (b"\xff\xfeabc", "UTF-8")])
+@pytest.mark.parametrize("content,msg", [(b"", "empty"), (b" \t\n\r\n ", r"only whitespace \(6 bytes\)"),
+                                         (b"ab\x00\x01cd", "binary"), (b"\xff\xfeabc", "UTF-8")])
 def test_bad_text_files(tmp_path, content, msg):
     p = tmp_path / "t.txt"
     p.write_bytes(content)

@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import tiny_checkpoint
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -31,11 +32,7 @@ def outcome(capsys, argv):
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
-    d = tmp_path_factory.mktemp("prop")
-    text = d / "t.txt"
-    text.write_text(load_tinyshakespeare()[:3000], encoding="utf-8")
-    assert main(["lm", "train", "--text", str(text), "--out", str(d / "ckpt"), *TINY]) == 0
-    return d / "ckpt"
+    return tiny_checkpoint(tmp_path_factory.mktemp("prop"), 3000, TINY)
 
 
 def _number_text():

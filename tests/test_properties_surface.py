@@ -4,6 +4,7 @@ clear error line (exit 2), never a traceback, an internal error or a hang."""
 from __future__ import annotations
 
 import pytest
+from conftest import tiny_checkpoint
 import torch
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -39,11 +40,7 @@ def _has_surrogate(text: str) -> bool:
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
-    d = tmp_path_factory.mktemp("surface")
-    text = d / "t.txt"
-    text.write_text(load_tinyshakespeare()[:3000], encoding="utf-8")
-    assert main(["lm", "train", "--text", str(text), "--out", str(d / "ckpt"), *TINY]) == 0
-    return d / "ckpt"
+    return tiny_checkpoint(tmp_path_factory.mktemp("surface"), 3000, TINY)
 
 
 @SETTINGS

@@ -62,8 +62,10 @@ def read_text_file(path, *, max_bytes: int | None = None) -> str:
             data = head + f.read()
     except PermissionError:
         raise CorpusError(f"{path}: cannot be read (permission denied)") from None
-    if not data.strip():
+    if not data:
         raise CorpusError(f"{path}: the file is empty")
+    if not data.strip():
+        raise CorpusError(f"{path}: the file holds only whitespace ({len(data):,} bytes), no text")
     _check_bytes(data, path, final=True)
     return codecs.decode(data, "utf-8")
 
