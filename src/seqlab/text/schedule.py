@@ -10,17 +10,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict
-from typing import TYPE_CHECKING
-
 from ..errors import InvalidParameterError
-
-if TYPE_CHECKING:
-    from .training import TrainConfig
 
 __all__ = ["lr_at", "muon_momentum_at", "MUON_MOMENTUM_START", "TRAJECTORY_SETTINGS", "resume_changes"]
 
 
-def lr_at(it: int, c: TrainConfig, seconds: float | None = None) -> float:
+def lr_at(it: int, c, seconds: float | None = None) -> float:
     """Linear warm-up to learning_rate, then a cosine down to min_lr at lr_decay_iters, flat after.
 
     With ``c.schedule_seconds`` the cosine runs over time instead: at ``seconds`` of training it is
@@ -46,7 +41,7 @@ def lr_at(it: int, c: TrainConfig, seconds: float | None = None) -> float:
 MUON_MOMENTUM_START = 0.85
 
 
-def muon_momentum_at(it: int, c: TrainConfig) -> float:
+def muon_momentum_at(it: int, c) -> float:
     """Muon's momentum at iteration ``it``: from 0.85 linearly to ``muon_momentum`` over ``muon_momentum_warmup`` steps.
 
     Unset, it is ``muon_momentum`` throughout.
@@ -63,7 +58,7 @@ TRAJECTORY_SETTINGS = ("batch_size", "block_size", "learning_rate", "min_lr", "w
                        "muon_momentum_warmup")
 
 
-def resume_changes(saved: dict, c: TrainConfig) -> tuple[list[str], list[str]]:
+def resume_changes(saved: dict, c) -> tuple[list[str], list[str]]:
     """``(refused, notes)`` for resuming a run saved with ``saved`` (a TrainConfig as dict) under ``c``.
 
     Settings of :data:`TRAJECTORY_SETTINGS` that differ are refused (named, with both
