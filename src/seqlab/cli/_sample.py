@@ -146,10 +146,23 @@ def _sample_batch(model, tok, prompt: str, prompt_ids, rows, args, procs, stoppi
     sys.stdout.flush()
 
 
+def _load(folder):
+    """A seqlab checkpoint, or a Hugging Face folder that ``lm export`` wrote (config.json and no checkpoint)."""
+    from pathlib import Path
+
+    from ..text.checkpoint import CHECKPOINT_FILE, load_checkpoint
+    from ..text.export import load_hf
+
+    d = Path(folder)
+    if not (d / CHECKPOINT_FILE).exists() and (d / "config.json").is_file():
+        return load_hf(d)
+    model, tok, _ = load_checkpoint(d)
+    return model, tok
+
+
 def run_sample(args) -> int:
     import torch
 
-    from ..text.checkpoint import load_checkpoint
     from ..text.devices import resolve_device
     from ..text.generation import StopOnStrings
     from ..text.sampling import SuppressTokens, build_processors
@@ -161,7 +174,7 @@ def run_sample(args) -> int:
                              repetition_penalty=args.repetition_penalty,
                              no_repeat_ngram_size=args.no_repeat_ngram_size)
     prompt = _prompt(args)
-    model, tok, _ = load_checkpoint(args.checkpoint)
+    model, tok = _load(args.checkpoint)
     device = resolve_device(args.device)
     model.to(device)
     if tok is None:

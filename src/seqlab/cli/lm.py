@@ -468,6 +468,21 @@ def _log_rows(per_token: bool):
     return log
 
 
+def _cmd_export(args) -> int:
+    from ..text.checkpoint import load_checkpoint
+    from ..text.export import export_hf
+
+    model, tok, _ = load_checkpoint(args.checkpoint)
+    if tok is None:
+        raise UsageError(f"{args.checkpoint}: the checkpoint has no tokenizer")
+    out = check_output_dir(args.out)
+    written = export_hf(model, tok, out)
+    arch = "GPT-NeoX" if model.config.positional == "rotary" else "GPT-2"
+    print(f"wrote {', '.join(p.name for p in written)} to {out} ({arch} architecture); load it with "
+          f"transformers: AutoModelForCausalLM.from_pretrained({str(out)!r}) and AutoTokenizer.from_pretrained(...)")
+    return 0
+
+
 def _cmd_sample(args) -> int:
     from ._sample import run_sample
 
@@ -540,6 +555,12 @@ def add_commands(sub, parser_class) -> None:
                    help="data-parallel processes on this machine (as torchrun --standalone --nproc_per_node)")
     t.add_argument("--restart", action="store_true", help="ignore an existing checkpoint in --out and start over")
     t.set_defaults(func=_cmd_train)
+    x = lm.add_parser("export", help="write a checkpoint as a Hugging Face model folder transformers loads")
+    x.add_argument("--checkpoint", required=True)
+    x.add_argument("--format", choices=("hf",), default="hf",
+                   help="hf: config.json, model.safetensors, tokenizer.json (GPT-2 or GPT-NeoX architecture)")
+    x.add_argument("--out", required=True, help="the folder to write (one complete set, with a manifest)")
+    x.set_defaults(func=_cmd_export)
     from ._sample import MAX_SAMPLES, stop_string
 
     s = lm.add_parser("sample", help="generate text from a checkpoint, streaming to stdout")

@@ -1,0 +1,240 @@
+"""A seqlab GPT as a Hugging Face model folder: ``config.json``, ``model.safetensors``, ``tokenizer.json``.
+
+The GPT is pre-LN with LayerNorm and an exact-GELU feed-forward, so it maps weight for
+weight onto architectures ``transformers`` already has, and loads there with no seqlab
+code:
+
+- learned or sinusoidal positions: GPT-2 (``GPT2LMHeadModel``); a sinusoidal table is
+  stored as GPT-2's position embedding, which holds the same numbers;
+- rotary positions: GPT-NeoX (``GPTNeoXForCausalLM``) with sequential residuals and
+  rotary on every dimension. seqlab rotates each (2i, 2i+1) pair of a head; NeoX rotates
+  dimension i with i + d/2, so each head's query and key rows are reordered (evens, then
+  odds), which leaves every dot product, and so the model, unchanged.
+
+A Llama config cannot hold this model exactly (RMSNorm and a gated SiLU feed-forward),
+so none is written. Missing biases (``bias=False``) are stored as zeros. The character
+tokenizer becomes a WordLevel ``tokenizer.json`` over single characters; QK-norm, the
+byte-level BPE tokenizer and the LSTM have no exact counterpart and are refused, each
+with one :class:`ExportError` that says so.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+from ..errors import SeqlabError
+from ..files import OutputSet
+from ..nn import GPT, GPTConfig
+from ..nn.positional import sinusoidal_encoding
+from .tokenizers import UNK, CharTokenizer, Tokenizer
+
+__all__ = ["ExportError", "export_hf", "hf_state_dict", "load_hf"]
+
+
+class ExportError(SeqlabError, ValueError):
+    """A model or tokenizer that the requested format cannot hold exactly."""
+
+
+def _zeros_if_none(bias, n: int) -> torch.Tensor:
+    return torch.zeros(n) if bias is None else bias.detach()
+
+
+def _gpt2_weights(model: GPT) -> dict[str, torch.Tensor]:
+    c, d = model.config, model.config.d_model
+    pos = model.pos.embedding.weight.detach() if c.positional == "learned" else sinusoidal_encoding(c.block_size, d)
+    out = {"transformer.wte.weight": model.tok_emb.weight.detach(), "transformer.wpe.weight": pos,
+           "transformer.ln_f.weight": model.ln_f.weight.detach(),
+           "transformer.ln_f.bias": _zeros_if_none(model.ln_f.bias, d)}
+    for i, b in enumerate(model.blocks):
+        a, f, p = b.self_attn, b.ff, f"transformer.h.{i}."
+        # GPT-2's Conv1D stores (in, out): the transpose of a Linear's weight
+        out |= {p + "ln_1.weight": b.norm1.weight.detach(), p + "ln_1.bias": _zeros_if_none(b.norm1.bias, d),
+                p + "ln_2.weight": b.norm2.weight.detach(), p + "ln_2.bias": _zeros_if_none(b.norm2.bias, d),
+                p + "attn.c_attn.weight": torch.cat([a.Wq.weight, a.Wk.weight, a.Wv.weight]).detach().T,
+                p + "attn.c_attn.bias": torch.cat([_zeros_if_none(w.bias, d) for w in (a.Wq, a.Wk, a.Wv)]),
+                p + "attn.c_proj.weight": a.Wo.weight.detach().T, p + "attn.c_proj.bias": _zeros_if_none(a.Wo.bias, d),
+                p + "mlp.c_fc.weight": f.linear1.weight.detach().T,
+                p + "mlp.c_fc.bias": _zeros_if_none(f.linear1.bias, c.d_ff),
+                p + "mlp.c_proj.weight": f.linear2.weight.detach().T,
+                p + "mlp.c_proj.bias": _zeros_if_none(f.linear2.bias, d)}
+    if not c.tie_weights:
+        out["lm_head.weight"] = model.lm_head.weight.detach()
+    return out
+
+
+def _neox_weights(model: GPT) -> dict[str, torch.Tensor]:
+    c, d = model.config, model.config.d_model
+    h, dk = c.num_heads, d // c.num_heads
+    half = torch.cat([torch.arange(0, dk, 2), torch.arange(1, dk, 2)])  # a head's pairs (2i, 2i+1) -> (i, i + d/2)
+
+    def heads(w, rotate: bool):  # (d, ...) -> (h, dk, ...), each head's rows in NeoX's order
+        w = w.reshape(h, dk, *w.shape[1:])  # (h, dk, ...)
+        return w[:, half] if rotate else w
+
+    out = {"gpt_neox.embed_in.weight": model.tok_emb.weight.detach(),
+           "gpt_neox.final_layer_norm.weight": model.ln_f.weight.detach(),
+           "gpt_neox.final_layer_norm.bias": _zeros_if_none(model.ln_f.bias, d),
+           "embed_out.weight": model.lm_head.weight.detach()}
+    for i, b in enumerate(model.blocks):
+        a, f, p = b.self_attn, b.ff, f"gpt_neox.layers.{i}."
+        # NeoX's fused projection is per head: (h, [q, k, v], dk) rows
+        w = torch.stack([heads(a.Wq.weight.detach(), True), heads(a.Wk.weight.detach(), True),
+                         heads(a.Wv.weight.detach(), False)], dim=1)  # (h, 3, dk, d)
+        bias = torch.stack([heads(_zeros_if_none(a.Wq.bias, d), True), heads(_zeros_if_none(a.Wk.bias, d), True),
+                            heads(_zeros_if_none(a.Wv.bias, d), False)], dim=1)  # (h, 3, dk)
+        out |= {p + "input_layernorm.weight": b.norm1.weight.detach(),
+                p + "input_layernorm.bias": _zeros_if_none(b.norm1.bias, d),
+                p + "post_attention_layernorm.weight": b.norm2.weight.detach(),
+                p + "post_attention_layernorm.bias": _zeros_if_none(b.norm2.bias, d),
+                p + "attention.query_key_value.weight": w.reshape(3 * d, d),
+                p + "attention.query_key_value.bias": bias.reshape(3 * d),
+                p + "attention.dense.weight": a.Wo.weight.detach(), p + "attention.dense.bias": _zeros_if_none(a.Wo.bias, d),
+                p + "mlp.dense_h_to_4h.weight": f.linear1.weight.detach(),
+                p + "mlp.dense_h_to_4h.bias": _zeros_if_none(f.linear1.bias, c.d_ff),
+                p + "mlp.dense_4h_to_h.weight": f.linear2.weight.detach(),
+                p + "mlp.dense_4h_to_h.bias": _zeros_if_none(f.linear2.bias, d)}
+    return out
+
+
+def _config(model: GPT, tok: Tokenizer) -> dict:
+    c = model.config
+    ids = {"bos_token_id": None, "eos_token_id": None, "vocab_size": c.vocab_size}
+    if c.positional == "rotary":
+        return {"architectures": ["GPTNeoXForCausalLM"], "model_type": "gpt_neox", "hidden_size": c.d_model,
+                "num_hidden_layers": c.num_layers, "num_attention_heads": c.num_heads, "intermediate_size": c.d_ff,
+                "hidden_act": "gelu", "rotary_pct": 1.0, "rotary_emb_base": 10000, "max_position_embeddings":
+                c.block_size, "layer_norm_eps": 1e-5, "use_parallel_residual": False, "attention_bias": True,
+                "tie_word_embeddings": c.tie_weights, "attention_dropout": 0.0, "hidden_dropout": 0.0, **ids}
+    return {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_embd": c.d_model, "n_layer": c.num_layers,
+            "n_head": c.num_heads, "n_inner": c.d_ff, "n_positions": c.block_size, "activation_function": "gelu",
+            "layer_norm_epsilon": 1e-5, "resid_pdrop": 0.0, "embd_pdrop": 0.0, "attn_pdrop": 0.0,
+            "tie_word_embeddings": c.tie_weights, **ids}
+
+
+def hf_state_dict(model: GPT) -> dict[str, torch.Tensor]:
+    """The model's weights under the names (and layouts) of the Hugging Face architecture it maps onto."""
+    if not isinstance(model, GPT):
+        raise ExportError(f"only the GPT maps onto a transformers architecture; a {type(model).__name__} does not "
+                          "(transformers has no LSTM language model)")
+    if model.config.qk_norm:
+        raise ExportError("a GPT with QK-norm has no exact transformers counterpart")
+    weights = _neox_weights(model) if model.config.positional == "rotary" else _gpt2_weights(model)
+    return {k: v.detach().to(torch.float32).contiguous().clone() for k, v in weights.items()}
+
+
+def _tokenizer_json(tok: Tokenizer) -> dict:
+    if not isinstance(tok, CharTokenizer):
+        raise ExportError(f"a {tok.kind} tokenizer has no exact tokenizer.json form here yet; export a model "
+                          "trained with --tokenizer char")
+    vocab = dict(tok.token_to_id)
+    return {"version": "1.0", "truncation": None, "padding": None,
+            "added_tokens": [{"id": vocab[UNK], "content": UNK, "single_word": False, "lstrip": False,
+                              "rstrip": False, "normalized": False, "special": True}] if UNK in vocab else [],
+            "normalizer": None,
+            # every character a token of its own, newlines included
+            "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "[\\s\\S]"}, "behavior": "Isolated",
+                              "invert": False},
+            "post_processor": None, "decoder": {"type": "Fuse"},
+            "model": {"type": "WordLevel", "vocab": vocab, "unk_token": UNK}}
+
+
+def export_hf(model: GPT, tok: Tokenizer, out) -> list[Path]:
+    """Write ``out`` as a Hugging Face model folder (one complete set: see :class:`seqlab.files.OutputSet`)."""
+    from safetensors.torch import save_file
+
+    weights, config, tokenizer = hf_state_dict(model), _config(model, tok), _tokenizer_json(tok)
+    tok_config = {"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": UNK if UNK in tok.token_to_id else None,
+                  "model_max_length": model.config.block_size, "clean_up_tokenization_spaces": False}
+    with OutputSet(out, "seqlab lm export --format hf") as files:
+        save_file(weights, str(files.path("model.safetensors")), metadata={"format": "pt"})
+        files.path("config.json").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
+        files.path("tokenizer.json").write_text(json.dumps(tokenizer, ensure_ascii=False) + "\n", encoding="utf-8")
+        files.path("tokenizer_config.json").write_text(json.dumps(tok_config, indent=1) + "\n", encoding="utf-8")
+        return files.commit()
+
+
+def _gpt2_back(w: dict, cfg: dict) -> tuple[GPTConfig, dict]:
+    d = cfg["n_embd"]
+    config = GPTConfig(vocab_size=cfg["vocab_size"], block_size=cfg["n_positions"], num_layers=cfg["n_layer"],
+                       num_heads=cfg["n_head"], d_model=d, d_ff=cfg.get("n_inner") or 4 * d, bias=True,
+                       positional="learned", tie_weights=cfg.get("tie_word_embeddings", True))
+    out = {"tok_emb.weight": w["transformer.wte.weight"], "pos.embedding.weight": w["transformer.wpe.weight"],
+           "ln_f.weight": w["transformer.ln_f.weight"], "ln_f.bias": w["transformer.ln_f.bias"]}
+    for i in range(config.num_layers):
+        p, q = f"transformer.h.{i}.", f"blocks.{i}."
+        qkv, qkv_b = w[p + "attn.c_attn.weight"].T, w[p + "attn.c_attn.bias"]  # (3d, d), (3d,)
+        for k, name in enumerate(("Wq", "Wk", "Wv")):
+            out[q + f"self_attn.{name}.weight"] = qkv[k * d:(k + 1) * d]
+            out[q + f"self_attn.{name}.bias"] = qkv_b[k * d:(k + 1) * d]
+        out |= {q + "norm1.weight": w[p + "ln_1.weight"], q + "norm1.bias": w[p + "ln_1.bias"],
+                q + "norm2.weight": w[p + "ln_2.weight"], q + "norm2.bias": w[p + "ln_2.bias"],
+                q + "self_attn.Wo.weight": w[p + "attn.c_proj.weight"].T, q + "self_attn.Wo.bias": w[p + "attn.c_proj.bias"],
+                q + "ff.linear1.weight": w[p + "mlp.c_fc.weight"].T, q + "ff.linear1.bias": w[p + "mlp.c_fc.bias"],
+                q + "ff.linear2.weight": w[p + "mlp.c_proj.weight"].T, q + "ff.linear2.bias": w[p + "mlp.c_proj.bias"]}
+    if not config.tie_weights:
+        out["lm_head.weight"] = w["lm_head.weight"]
+    return config, out
+
+
+def _neox_back(w: dict, cfg: dict) -> tuple[GPTConfig, dict]:
+    d, h = cfg["hidden_size"], cfg["num_attention_heads"]
+    dk = d // h
+    if cfg.get("rotary_pct", 1.0) != 1.0 or cfg.get("use_parallel_residual", True):
+        raise ExportError("only a GPT-NeoX with rotary on every dimension and sequential residuals maps onto the GPT")
+    config = GPTConfig(vocab_size=cfg["vocab_size"], block_size=cfg["max_position_embeddings"],
+                       num_layers=cfg["num_hidden_layers"], num_heads=h, d_model=d, d_ff=cfg["intermediate_size"],
+                       bias=True, positional="rotary", tie_weights=cfg.get("tie_word_embeddings", False))
+    back = torch.argsort(torch.cat([torch.arange(0, dk, 2), torch.arange(1, dk, 2)]))  # NeoX's order -> pairs
+    out = {"tok_emb.weight": w["gpt_neox.embed_in.weight"], "ln_f.weight": w["gpt_neox.final_layer_norm.weight"],
+           "ln_f.bias": w["gpt_neox.final_layer_norm.bias"]}
+    for i in range(config.num_layers):
+        p, q = f"gpt_neox.layers.{i}.", f"blocks.{i}."
+        qkv = w[p + "attention.query_key_value.weight"].reshape(h, 3, dk, d)  # (h, [q, k, v], dk, d)
+        qkv_b = w[p + "attention.query_key_value.bias"].reshape(h, 3, dk)
+        for k, name in enumerate(("Wq", "Wk", "Wv")):
+            rows, b = (qkv[:, k][:, back], qkv_b[:, k][:, back]) if k < 2 else (qkv[:, k], qkv_b[:, k])
+            out[q + f"self_attn.{name}.weight"], out[q + f"self_attn.{name}.bias"] = rows.reshape(d, d), b.reshape(d)
+        out |= {q + "norm1.weight": w[p + "input_layernorm.weight"], q + "norm1.bias": w[p + "input_layernorm.bias"],
+                q + "norm2.weight": w[p + "post_attention_layernorm.weight"],
+                q + "norm2.bias": w[p + "post_attention_layernorm.bias"],
+                q + "self_attn.Wo.weight": w[p + "attention.dense.weight"], q + "self_attn.Wo.bias": w[p + "attention.dense.bias"],
+                q + "ff.linear1.weight": w[p + "mlp.dense_h_to_4h.weight"], q + "ff.linear1.bias": w[p + "mlp.dense_h_to_4h.bias"],
+                q + "ff.linear2.weight": w[p + "mlp.dense_4h_to_h.weight"], q + "ff.linear2.bias": w[p + "mlp.dense_4h_to_h.bias"]}
+    if not config.tie_weights:
+        out["lm_head.weight"] = w["embed_out.weight"]
+    return config, out
+
+
+def load_hf(directory) -> tuple[GPT, CharTokenizer]:
+    """The GPT and character tokenizer of a folder :func:`export_hf` wrote (or any GPT-2 / GPT-NeoX folder of the
+    same shape with a single-character WordLevel tokenizer); anything else raises :class:`ExportError`."""
+    from safetensors.torch import load_file
+
+    d = Path(directory)
+    try:
+        cfg = json.loads((d / "config.json").read_text(encoding="utf-8"))
+        back = {"gpt2": _gpt2_back, "gpt_neox": _neox_back}.get(cfg.get("model_type"))
+        if back is None:
+            raise ExportError(f"{d}: model_type {cfg.get('model_type')!r} is not one seqlab's GPT maps onto "
+                              "(gpt2 or gpt_neox)")
+        spec = json.loads((d / "tokenizer.json").read_text(encoding="utf-8"))["model"]
+        config, state = back(load_file(str(d / "model.safetensors")), cfg)
+        if spec.get("type") != "WordLevel" or any(len(t) != 1 and t != UNK for t in spec["vocab"]):
+            raise ExportError(f"{d}: tokenizer.json is not a character tokenizer")
+        tokens = sorted(spec["vocab"], key=spec["vocab"].get)
+        if [spec["vocab"][t] for t in tokens] != list(range(len(tokens))):
+            raise ExportError(f"{d}: tokenizer.json's ids are not 0 to {len(tokens) - 1}")
+        model = GPT(config)
+        missing, unexpected = model.load_state_dict(state, strict=False)
+        if set(missing) - {"lm_head.weight"} or unexpected:
+            raise ExportError(f"{d}: the weights do not fit the model ({sorted(missing)[:2]}, {sorted(unexpected)[:2]})")
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as e:
+        if isinstance(e, ExportError):
+            raise
+        raise ExportError(f"{d}: not a model folder seqlab can read ({type(e).__name__}: "
+                          f"{' '.join(str(e).split())[:120]})") from None
+    tok = CharTokenizer()
+    tok._set_vocab(tokens)
+    return model.eval(), tok

@@ -1,0 +1,122 @@
+"""``seqlab lm export --format hf``: a folder transformers loads with no seqlab code, giving seqlab's logits and
+greedy tokens. The loading runs in a fresh interpreter that never imports seqlab."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+from conftest import require
+
+from seqlab.cli import main
+from seqlab.nn import GPT, GPTConfig, LSTMConfig, LSTMLanguageModel
+from seqlab.text.checkpoint import save_checkpoint
+from seqlab.text.export import ExportError, export_hf, load_hf
+from seqlab.text.generation import generate
+from seqlab.text.tokenizers import BPETokenizer, CharTokenizer
+
+TEXT = "ROMEO:\nBut soft, what light through yonder window breaks?\nIt is the east.\n"
+PROMPT = "ROMEO:\nBut "
+
+#: loads the folder with transformers alone and prints its logits and greedy tokens for the prompt
+HF_SIDE = """
+import json, sys
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+assert not any(m.startswith("seqlab") for m in sys.modules)
+model = AutoModelForCausalLM.from_pretrained(sys.argv[1]).eval()
+tok = AutoTokenizer.from_pretrained(sys.argv[1])
+ids = tok(sys.argv[2], return_tensors="pt")["input_ids"]
+with torch.no_grad():
+    logits = model(ids).logits[0].tolist()
+    greedy = model.generate(ids, max_new_tokens=12, do_sample=False, pad_token_id=0)[0].tolist()
+print(json.dumps({"ids": ids[0].tolist(), "logits": logits, "greedy": greedy, "text": tok.decode(greedy),
+                  "seqlab": any(m.startswith("seqlab") for m in sys.modules)}))
+"""
+
+
+def _model(positional: str, bias: bool, tie: bool, vocab: int) -> GPT:
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=vocab, block_size=48, num_layers=2, num_heads=2, d_model=16, bias=bias,
+                          positional=positional, tie_weights=tie)).eval()
+    with torch.no_grad():  # weights far from their initial values, biases included
+        for p in model.parameters():
+            p.add_(0.2 * torch.randn_like(p))
+    return model
+
+
+@pytest.mark.parametrize("positional, bias, tie", [("rotary", False, True), ("rotary", True, False),
+                                                   ("learned", True, True), ("learned", False, False),
+                                                   ("sinusoidal", True, True)])
+def test_transformers_loads_the_export_with_the_same_logits_and_greedy_tokens(tmp_path, positional, bias, tie,
+                                                                              capsys):
+    require("transformers")
+    tok = CharTokenizer().train(TEXT)
+    model = _model(positional, bias, tie, tok.vocab_size)
+    save_checkpoint(tmp_path / "ckpt", model, tokenizer=tok)
+    assert main(["lm", "export", "--checkpoint", str(tmp_path / "ckpt"), "--format", "hf", "--out",
+                 str(tmp_path / "hf")]) == 0
+    said = capsys.readouterr().out
+    assert ("GPT-NeoX" if positional == "rotary" else "GPT-2") in said and "AutoModelForCausalLM" in said
+    p = subprocess.run([sys.executable, "-c", HF_SIDE, str(tmp_path / "hf"), PROMPT], capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    hf = json.loads(p.stdout.strip().splitlines()[-1])
+    assert hf["seqlab"] is False
+    ids = torch.tensor([tok.encode(PROMPT)])
+    assert hf["ids"] == ids[0].tolist()  # the tokenizer.json splits as seqlab's tokenizer does
+    with torch.no_grad():
+        ours = model(ids)[0][0]
+    torch.testing.assert_close(torch.tensor(hf["logits"]), ours, rtol=0, atol=1e-5)
+    greedy = generate(model, ids, 12, greedy=True)[0].tolist()
+    assert hf["greedy"] == greedy and hf["text"] == tok.decode(greedy)
+
+
+def test_what_has_no_exact_counterpart_is_one_clear_refusal(tmp_path, capsys):
+    tok = CharTokenizer().train(TEXT)
+    qk = GPT(GPTConfig(vocab_size=tok.vocab_size, block_size=16, num_layers=1, num_heads=2, d_model=8, qk_norm=True))
+    with pytest.raises(ExportError, match="QK-norm"):
+        export_hf(qk, tok, tmp_path / "qk")
+    lstm = LSTMLanguageModel(LSTMConfig(vocab_size=tok.vocab_size, d_model=8, hidden_size=16, num_layers=1,
+                                        block_size=16))
+    save_checkpoint(tmp_path / "lstm", lstm, tokenizer=tok)
+    assert main(["lm", "export", "--checkpoint", str(tmp_path / "lstm"), "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "transformers has no LSTM language model" in err[0]
+    bpe = BPETokenizer().train(TEXT * 3, 260)
+    with pytest.raises(ExportError, match="bpe tokenizer"):
+        export_hf(GPT(GPTConfig(vocab_size=bpe.vocab_size, block_size=16, num_layers=1, num_heads=2, d_model=8)),
+                  bpe, tmp_path / "bpe")
+    assert not (tmp_path / "qk").exists() and not (tmp_path / "bpe").exists()
+
+
+@pytest.mark.parametrize("positional, tie", [("rotary", True), ("rotary", False), ("learned", False),
+                                             ("sinusoidal", True)])
+def test_lm_sample_reads_an_exported_folder_back_as_the_same_model(tmp_path, positional, tie, capsys):
+    tok = CharTokenizer().train(TEXT)
+    model = _model(positional, True, tie, tok.vocab_size)
+    save_checkpoint(tmp_path / "ckpt", model, tokenizer=tok)
+    export_hf(model, tok, tmp_path / "hf")
+    argv = ["--prompt", PROMPT, "--max-new-tokens", "30", "--seed", "4", "--temperature", "0.9"]
+    assert main(["lm", "sample", "--checkpoint", str(tmp_path / "ckpt"), *argv]) == 0
+    original = capsys.readouterr().out
+    assert main(["lm", "sample", "--checkpoint", str(tmp_path / "hf"), *argv]) == 0
+    assert capsys.readouterr().out == original
+    back, tok2 = load_hf(tmp_path / "hf")
+    ids = torch.tensor([tok.encode(PROMPT)])
+    with torch.no_grad():
+        torch.testing.assert_close(back(ids)[0], model(ids)[0], rtol=0, atol=1e-5)
+    assert tok2.id_to_token == tok.id_to_token
+
+
+def test_a_folder_that_is_not_a_model_is_one_line(tmp_path, capsys):
+    (tmp_path / "config.json").write_text('{"model_type": "llama"}')
+    assert main(["lm", "sample", "--checkpoint", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "model_type 'llama' is not one seqlab's GPT maps onto" in err[0], err
+    (tmp_path / "config.json").write_text('{"model_type": "gpt2"}')  # no tokenizer.json, no weights
+    assert main(["lm", "sample", "--checkpoint", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not a model folder seqlab can read (FileNotFoundError" in err[0], err
