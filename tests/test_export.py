@@ -15,7 +15,7 @@ from seqlab.nn import GPT, GPTConfig, LSTMConfig, LSTMLanguageModel
 from seqlab.text.checkpoint import save_checkpoint
 from seqlab.text.export import ExportError, export_hf, load_hf
 from seqlab.text.generation import generate
-from seqlab.text.tokenizers import BPETokenizer, CharTokenizer
+from seqlab.text.tokenizers import BPETokenizer, CharTokenizer, WordTokenizer
 
 TEXT = "ROMEO:\nBut soft, what light through yonder window breaks?\nIt is the east.\n"
 PROMPT = "ROMEO:\nBut "
@@ -47,13 +47,17 @@ def _model(positional: str, bias: bool, tie: bool, vocab: int) -> GPT:
     return model
 
 
-@pytest.mark.parametrize("positional, bias, tie", [("rotary", False, True), ("rotary", True, False),
-                                                   ("learned", True, True), ("learned", False, False),
-                                                   ("sinusoidal", True, True)])
-def test_transformers_loads_the_export_with_the_same_logits_and_greedy_tokens(tmp_path, positional, bias, tie,
+def _tokenizer(kind: str):
+    return CharTokenizer().train(TEXT) if kind == "char" else BPETokenizer().train(TEXT * 3, 290)
+
+
+@pytest.mark.parametrize("positional, bias, tie, kind", [("rotary", False, True, "char"), ("rotary", True, False, "bpe"),
+                                                         ("learned", True, True, "bpe"), ("learned", False, False, "char"),
+                                                         ("sinusoidal", True, True, "char")])
+def test_transformers_loads_the_export_with_the_same_logits_and_greedy_tokens(tmp_path, positional, bias, tie, kind,
                                                                               capsys):
     require("transformers")
-    tok = CharTokenizer().train(TEXT)
+    tok = _tokenizer(kind)
     model = _model(positional, bias, tie, tok.vocab_size)
     save_checkpoint(tmp_path / "ckpt", model, tokenizer=tok)
     assert main(["lm", "export", "--checkpoint", str(tmp_path / "ckpt"), "--format", "hf", "--out",
@@ -85,17 +89,17 @@ def test_what_has_no_exact_counterpart_is_one_clear_refusal(tmp_path, capsys):
     assert main(["lm", "export", "--checkpoint", str(tmp_path / "lstm"), "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "transformers has no LSTM language model" in err[0]
-    bpe = BPETokenizer().train(TEXT * 3, 260)
-    with pytest.raises(ExportError, match="bpe tokenizer"):
-        export_hf(GPT(GPTConfig(vocab_size=bpe.vocab_size, block_size=16, num_layers=1, num_heads=2, d_model=8)),
-                  bpe, tmp_path / "bpe")
-    assert not (tmp_path / "qk").exists() and not (tmp_path / "bpe").exists()
+    word = WordTokenizer().train(TEXT)
+    with pytest.raises(ExportError, match="word tokenizer"):
+        export_hf(GPT(GPTConfig(vocab_size=word.vocab_size, block_size=16, num_layers=1, num_heads=2, d_model=8)),
+                  word, tmp_path / "word")
+    assert not (tmp_path / "qk").exists() and not (tmp_path / "word").exists()
 
 
-@pytest.mark.parametrize("positional, tie", [("rotary", True), ("rotary", False), ("learned", False),
-                                             ("sinusoidal", True)])
-def test_lm_sample_reads_an_exported_folder_back_as_the_same_model(tmp_path, positional, tie, capsys):
-    tok = CharTokenizer().train(TEXT)
+@pytest.mark.parametrize("positional, tie, kind", [("rotary", True, "char"), ("rotary", False, "bpe"),
+                                                   ("learned", False, "char"), ("sinusoidal", True, "bpe")])
+def test_lm_sample_reads_an_exported_folder_back_as_the_same_model(tmp_path, positional, tie, kind, capsys):
+    tok = _tokenizer(kind)
     model = _model(positional, True, tie, tok.vocab_size)
     save_checkpoint(tmp_path / "ckpt", model, tokenizer=tok)
     export_hf(model, tok, tmp_path / "hf")
@@ -108,7 +112,8 @@ def test_lm_sample_reads_an_exported_folder_back_as_the_same_model(tmp_path, pos
     ids = torch.tensor([tok.encode(PROMPT)])
     with torch.no_grad():
         torch.testing.assert_close(back(ids)[0], model(ids)[0], rtol=0, atol=1e-5)
-    assert tok2.id_to_token == tok.id_to_token
+    assert type(tok2) is type(tok) and tok2.id_to_token == tok.id_to_token
+    assert tok2.encode(TEXT) == tok.encode(TEXT)
 
 
 def test_a_folder_that_is_not_a_model_is_one_line(tmp_path, capsys):

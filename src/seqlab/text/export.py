@@ -13,9 +13,10 @@ code:
 
 A Llama config cannot hold this model exactly (RMSNorm and a gated SiLU feed-forward),
 so none is written. Missing biases (``bias=False``) are stored as zeros. The character
-tokenizer becomes a WordLevel ``tokenizer.json`` over single characters; QK-norm, the
-byte-level BPE tokenizer and the LSTM have no exact counterpart and are refused, each
-with one :class:`ExportError` that says so.
+tokenizer becomes a WordLevel ``tokenizer.json`` over single characters, the BPE one a
+byte-level BPE (GPT-2's split and byte alphabet, seqlab's merges in their order); QK-norm
+and the LSTM have no exact counterpart and are refused, each with one
+:class:`ExportError` that says so.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from ..errors import SeqlabError
 from ..files import OutputSet
 from ..nn import GPT, GPTConfig
 from ..nn.positional import sinusoidal_encoding
-from .tokenizers import UNK, CharTokenizer, Tokenizer
+from .tokenizers import UNK, BPETokenizer, CharTokenizer, Tokenizer
 
 __all__ = ["ExportError", "export_hf", "hf_state_dict", "load_hf"]
 
@@ -124,20 +125,77 @@ def hf_state_dict(model: GPT) -> dict[str, torch.Tensor]:
     return {k: v.detach().to(torch.float32).contiguous().clone() for k, v in weights.items()}
 
 
-def _tokenizer_json(tok: Tokenizer) -> dict:
-    if not isinstance(tok, CharTokenizer):
-        raise ExportError(f"a {tok.kind} tokenizer has no exact tokenizer.json form here yet; export a model "
-                          "trained with --tokenizer char")
+def byte_alphabet() -> list[str]:
+    """The printable character GPT-2's byte-level tokenizers write for each byte: printable Latin-1 bytes stand for
+    themselves, the others take the code points from 256 up in byte order, so no token holds a space."""
+    keep = {*range(ord("!"), ord("~") + 1), *range(ord("\u00a1"), ord("\u00ac") + 1),
+            *range(ord("\u00ae"), ord("\u00ff") + 1)}
+    out, extra = [], 0
+    for b in range(256):
+        out.append(chr(b) if b in keep else chr(256 + extra))
+        extra += b not in keep
+    return out
+
+
+def _char_json(tok: CharTokenizer) -> dict:
     vocab = dict(tok.token_to_id)
-    return {"version": "1.0", "truncation": None, "padding": None,
-            "added_tokens": [{"id": vocab[UNK], "content": UNK, "single_word": False, "lstrip": False,
+    return {"added_tokens": [{"id": vocab[UNK], "content": UNK, "single_word": False, "lstrip": False,
                               "rstrip": False, "normalized": False, "special": True}] if UNK in vocab else [],
-            "normalizer": None,
             # every character a token of its own, newlines included
             "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "[\\s\\S]"}, "behavior": "Isolated",
                               "invert": False},
-            "post_processor": None, "decoder": {"type": "Fuse"},
-            "model": {"type": "WordLevel", "vocab": vocab, "unk_token": UNK}}
+            "decoder": {"type": "Fuse"}, "model": {"type": "WordLevel", "vocab": vocab, "unk_token": UNK}}
+
+
+def _bpe_json(tok: BPETokenizer) -> dict:
+    alphabet = byte_alphabet()
+    names = ["".join(alphabet[b] for b in t) for t in tok.token_bytes]
+    if len(set(names)) != len(names):
+        raise ExportError("two of this BPE tokenizer's tokens spell the same bytes; tokenizer.json gives each "
+                          "string one id, so it cannot hold them")
+    merges = sorted(tok.merges.items(), key=lambda kv: kv[1])  # by rank: the order they apply in
+    level = {"add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    return {"added_tokens": [], "pre_tokenizer": {"type": "ByteLevel", **level},  # GPT-2's split: PRE_SPLIT
+            "decoder": {"type": "ByteLevel", **level},
+            "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                      "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                      "vocab": {n: i for i, n in enumerate(names)},
+                      "merges": [[names[a], names[b]] for (a, b), _ in merges]}}
+
+
+def _tokenizer_json(tok: Tokenizer) -> dict:
+    if isinstance(tok, CharTokenizer):
+        body = _char_json(tok)
+    elif isinstance(tok, BPETokenizer):
+        body = _bpe_json(tok)
+    else:
+        raise ExportError(f"a {tok.kind} tokenizer has no tokenizer.json form here; export a model trained with "
+                          "--tokenizer char or bpe")
+    return {"version": "1.0", "truncation": None, "padding": None, "normalizer": None, "post_processor": None,
+            **body}
+
+
+def _tokenizer_back(d: Path, spec: dict) -> Tokenizer:
+    """seqlab's tokenizer for a tokenizer.json model that :func:`export_hf` could have written."""
+    vocab = spec.get("vocab") or {}
+    tokens = sorted(vocab, key=vocab.get)
+    if [vocab[t] for t in tokens] != list(range(len(tokens))):
+        raise ExportError(f"{d}: tokenizer.json's ids are not 0 to {len(tokens) - 1}")
+    if spec.get("type") == "WordLevel" and all(len(t) == 1 or t == UNK for t in tokens):
+        tok = CharTokenizer()
+        tok._set_vocab(tokens)
+        return tok
+    if spec.get("type") == "BPE" and tokens[:256] == byte_alphabet():
+        pairs = []
+        for rank, merge in enumerate(spec.get("merges", [])):
+            a, b = merge.split(" ") if isinstance(merge, str) else merge
+            if vocab.get(a + b) != 256 + rank:
+                raise ExportError(f"{d}: merge {rank} of tokenizer.json does not make token {256 + rank}")
+            pairs.append((vocab[a], vocab[b]))
+        tok = BPETokenizer()
+        tok._restore({"merges": pairs})
+        return tok
+    raise ExportError(f"{d}: tokenizer.json is neither a character tokenizer nor a byte-level BPE seqlab wrote")
 
 
 def export_hf(model: GPT, tok: Tokenizer, out) -> list[Path]:
@@ -207,9 +265,9 @@ def _neox_back(w: dict, cfg: dict) -> tuple[GPTConfig, dict]:
     return config, out
 
 
-def load_hf(directory) -> tuple[GPT, CharTokenizer]:
-    """The GPT and character tokenizer of a folder :func:`export_hf` wrote (or any GPT-2 / GPT-NeoX folder of the
-    same shape with a single-character WordLevel tokenizer); anything else raises :class:`ExportError`."""
+def load_hf(directory) -> tuple[GPT, Tokenizer]:
+    """The GPT and tokenizer of a folder :func:`export_hf` wrote (or any GPT-2 / GPT-NeoX folder of the same
+    shape with such a tokenizer); anything else raises :class:`ExportError`."""
     from safetensors.torch import load_file
 
     d = Path(directory)
@@ -221,11 +279,7 @@ def load_hf(directory) -> tuple[GPT, CharTokenizer]:
                               "(gpt2 or gpt_neox)")
         spec = json.loads((d / "tokenizer.json").read_text(encoding="utf-8"))["model"]
         config, state = back(load_file(str(d / "model.safetensors")), cfg)
-        if spec.get("type") != "WordLevel" or any(len(t) != 1 and t != UNK for t in spec["vocab"]):
-            raise ExportError(f"{d}: tokenizer.json is not a character tokenizer")
-        tokens = sorted(spec["vocab"], key=spec["vocab"].get)
-        if [spec["vocab"][t] for t in tokens] != list(range(len(tokens))):
-            raise ExportError(f"{d}: tokenizer.json's ids are not 0 to {len(tokens) - 1}")
+        tok = _tokenizer_back(d, spec)
         model = GPT(config)
         missing, unexpected = model.load_state_dict(state, strict=False)
         if set(missing) - {"lm_head.weight"} or unexpected:
@@ -235,6 +289,4 @@ def load_hf(directory) -> tuple[GPT, CharTokenizer]:
             raise
         raise ExportError(f"{d}: not a model folder seqlab can read ({type(e).__name__}: "
                           f"{' '.join(str(e).split())[:120]})") from None
-    tok = CharTokenizer()
-    tok._set_vocab(tokens)
     return model.eval(), tok
