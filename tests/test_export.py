@@ -83,12 +83,6 @@ def test_what_has_no_exact_counterpart_is_one_clear_refusal(tmp_path, capsys):
     qk = GPT(GPTConfig(vocab_size=tok.vocab_size, block_size=16, num_layers=1, num_heads=2, d_model=8, qk_norm=True))
     with pytest.raises(ExportError, match="QK-norm"):
         export_hf(qk, tok, tmp_path / "qk")
-    lstm = LSTMLanguageModel(LSTMConfig(vocab_size=tok.vocab_size, d_model=8, hidden_size=16, num_layers=1,
-                                        block_size=16))
-    save_checkpoint(tmp_path / "lstm", lstm, tokenizer=tok)
-    assert main(["lm", "export", "--checkpoint", str(tmp_path / "lstm"), "--out", str(tmp_path / "x")]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "transformers has no LSTM language model" in err[0]
     word = WordTokenizer().train(TEXT)
     with pytest.raises(ExportError, match="word tokenizer"):
         export_hf(GPT(GPTConfig(vocab_size=word.vocab_size, block_size=16, num_layers=1, num_heads=2, d_model=8)),
@@ -125,3 +119,25 @@ def test_a_folder_that_is_not_a_model_is_one_line(tmp_path, capsys):
     assert main(["lm", "sample", "--checkpoint", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not a model folder seqlab can read (FileNotFoundError" in err[0], err
+
+
+def test_the_lstm_exports_its_own_weights_and_says_transformers_cannot_load_it(tmp_path, capsys):
+    tok = CharTokenizer().train(TEXT)
+    torch.manual_seed(0)
+    lstm = LSTMLanguageModel(LSTMConfig(vocab_size=tok.vocab_size, d_model=8, hidden_size=16, num_layers=2,
+                                        block_size=16)).eval()
+    save_checkpoint(tmp_path / "lstm", lstm, tokenizer=tok)
+    assert main(["lm", "export", "--checkpoint", str(tmp_path / "lstm"), "--out", str(tmp_path / "hf")]) == 0
+    said = capsys.readouterr().out
+    assert "transformers has no LSTM language model class" in said and "lm sample --checkpoint" in said
+    config = json.loads((tmp_path / "hf" / "config.json").read_text())
+    assert config["model_type"] == "seqlab_lstm" and config["hidden_size"] == 16
+    back, tok2 = load_hf(tmp_path / "hf")
+    ids = torch.tensor([tok.encode(PROMPT)])
+    with torch.no_grad():
+        assert torch.equal(back(ids)[0], lstm(ids)[0])
+    argv = ["--prompt", PROMPT, "--max-new-tokens", "20", "--seed", "2"]
+    assert main(["lm", "sample", "--checkpoint", str(tmp_path / "lstm"), *argv]) == 0
+    original = capsys.readouterr().out
+    assert main(["lm", "sample", "--checkpoint", str(tmp_path / "hf"), *argv]) == 0
+    assert capsys.readouterr().out == original

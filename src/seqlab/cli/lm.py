@@ -469,7 +469,7 @@ def _log_rows(per_token: bool):
 
 
 def _cmd_export(args) -> int:
-    from ..text.checkpoint import load_checkpoint
+    from ..text.checkpoint import load_checkpoint, model_kind
     from ..text.export import export_hf
 
     model, tok, _ = load_checkpoint(args.checkpoint)
@@ -477,9 +477,15 @@ def _cmd_export(args) -> int:
         raise UsageError(f"{args.checkpoint}: the checkpoint has no tokenizer")
     out = check_output_dir(args.out)
     written = export_hf(model, tok, out)
+    files = ", ".join(p.name for p in written)
+    if model_kind(model) == "lstm":
+        print(f"wrote {files} to {out}: transformers has no LSTM language model class, so AutoModelForCausalLM "
+              "cannot load it; the weights keep seqlab's names beside config.json, and lm sample --checkpoint reads "
+              "the folder (AutoTokenizer loads its tokenizer.json)")
+        return 0
     arch = "GPT-NeoX" if model.config.positional == "rotary" else "GPT-2"
-    print(f"wrote {', '.join(p.name for p in written)} to {out} ({arch} architecture); load it with "
-          f"transformers: AutoModelForCausalLM.from_pretrained({str(out)!r}) and AutoTokenizer.from_pretrained(...)")
+    print(f"wrote {files} to {out} ({arch} architecture); load it with transformers: "
+          f"AutoModelForCausalLM.from_pretrained({str(out)!r}) and AutoTokenizer.from_pretrained(...)")
     return 0
 
 

@@ -15,19 +15,21 @@ A Llama config cannot hold this model exactly (RMSNorm and a gated SiLU feed-for
 so none is written. Missing biases (``bias=False``) are stored as zeros. The character
 tokenizer becomes a WordLevel ``tokenizer.json`` over single characters, the BPE one a
 byte-level BPE (GPT-2's split and byte alphabet, seqlab's merges in their order); QK-norm
-and the LSTM have no exact counterpart and are refused, each with one
-:class:`ExportError` that says so.
+has no exact counterpart and is refused with one :class:`ExportError`. The LSTM has
+no transformers class: its folder holds the same files with seqlab's own weight names,
+which :func:`load_hf` (and ``lm sample``) read back.
 """
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
 
 from ..errors import SeqlabError
 from ..files import OutputSet
-from ..nn import GPT, GPTConfig
+from ..nn import GPT, GPTConfig, LSTMConfig, LSTMLanguageModel
 from ..nn.positional import sinusoidal_encoding
 from .tokenizers import UNK, BPETokenizer, CharTokenizer, Tokenizer
 
@@ -118,7 +120,7 @@ def hf_state_dict(model: GPT) -> dict[str, torch.Tensor]:
     """The model's weights under the names (and layouts) of the Hugging Face architecture it maps onto."""
     if not isinstance(model, GPT):
         raise ExportError(f"only the GPT maps onto a transformers architecture; a {type(model).__name__} does not "
-                          "(transformers has no LSTM language model)")
+                          "(transformers has no LSTM language model: export_hf writes its own weights instead)")
     if model.config.qk_norm:
         raise ExportError("a GPT with QK-norm has no exact transformers counterpart")
     weights = _neox_weights(model) if model.config.positional == "rotary" else _gpt2_weights(model)
@@ -198,11 +200,25 @@ def _tokenizer_back(d: Path, spec: dict) -> Tokenizer:
     raise ExportError(f"{d}: tokenizer.json is neither a character tokenizer nor a byte-level BPE seqlab wrote")
 
 
-def export_hf(model: GPT, tok: Tokenizer, out) -> list[Path]:
-    """Write ``out`` as a Hugging Face model folder (one complete set: see :class:`seqlab.files.OutputSet`)."""
+#: the model_type of an exported LSTM: transformers has no class for it, so only seqlab (or your code) loads it
+LSTM_TYPE = "seqlab_lstm"
+
+
+def export_hf(model, tok: Tokenizer, out) -> list[Path]:
+    """Write ``out`` as a Hugging Face model folder (one complete set: see :class:`seqlab.files.OutputSet`).
+
+    A GPT becomes a folder transformers loads; an LSTM, which transformers has no class for, the same files
+    with seqlab's own weight names and ``model_type`` :data:`LSTM_TYPE`.
+    """
     from safetensors.torch import save_file
 
-    weights, config, tokenizer = hf_state_dict(model), _config(model, tok), _tokenizer_json(tok)
+    if isinstance(model, LSTMLanguageModel):
+        weights = {k: v.detach().to(torch.float32).contiguous().clone() for k, v in model.state_dict().items()}
+        config = {"model_type": LSTM_TYPE, "architectures": ["seqlab.nn.LSTMLanguageModel"],
+                  **asdict(model.config)}
+    else:
+        weights, config = hf_state_dict(model), _config(model, tok)
+    tokenizer = _tokenizer_json(tok)
     tok_config = {"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": UNK if UNK in tok.token_to_id else None,
                   "model_max_length": model.config.block_size, "clean_up_tokenization_spaces": False}
     with OutputSet(out, "seqlab lm export --format hf") as files:
@@ -265,22 +281,27 @@ def _neox_back(w: dict, cfg: dict) -> tuple[GPTConfig, dict]:
     return config, out
 
 
-def load_hf(directory) -> tuple[GPT, Tokenizer]:
-    """The GPT and tokenizer of a folder :func:`export_hf` wrote (or any GPT-2 / GPT-NeoX folder of the same
+def _lstm_back(w: dict, cfg: dict) -> tuple[LSTMConfig, dict]:
+    fields = {k: cfg[k] for k in ("vocab_size", "d_model", "hidden_size", "num_layers", "dropout", "block_size")}
+    return LSTMConfig(**fields), w
+
+
+def load_hf(directory):
+    """``(model, tokenizer)`` of a folder :func:`export_hf` wrote (or any GPT-2 / GPT-NeoX folder of the same
     shape with such a tokenizer); anything else raises :class:`ExportError`."""
     from safetensors.torch import load_file
 
     d = Path(directory)
     try:
         cfg = json.loads((d / "config.json").read_text(encoding="utf-8"))
-        back = {"gpt2": _gpt2_back, "gpt_neox": _neox_back}.get(cfg.get("model_type"))
+        back = {"gpt2": _gpt2_back, "gpt_neox": _neox_back, LSTM_TYPE: _lstm_back}.get(cfg.get("model_type"))
         if back is None:
             raise ExportError(f"{d}: model_type {cfg.get('model_type')!r} is not one seqlab's GPT maps onto "
                               "(gpt2 or gpt_neox)")
         spec = json.loads((d / "tokenizer.json").read_text(encoding="utf-8"))["model"]
         config, state = back(load_file(str(d / "model.safetensors")), cfg)
         tok = _tokenizer_back(d, spec)
-        model = GPT(config)
+        model = LSTMLanguageModel(config) if isinstance(config, LSTMConfig) else GPT(config)
         missing, unexpected = model.load_state_dict(state, strict=False)
         if set(missing) - {"lm_head.weight"} or unexpected:
             raise ExportError(f"{d}: the weights do not fit the model ({sorted(missing)[:2]}, {sorted(unexpected)[:2]})")
