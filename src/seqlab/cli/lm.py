@@ -12,6 +12,8 @@ from pathlib import Path
 from ..experiments.lm import CHAPTER_TRAIN, chapter_gpt_config
 from ..text.devices import DEVICES, DTYPES
 from ._common import UsageError, check_output_dir, float_in, int_at_least, nonnegative_int, positive_int, seed
+from ._export import cmd_export
+from ._train_report import STEP_CAP, header, log_rows, summary
 
 __all__ = ["add_commands", "output_lock"]
 
@@ -24,7 +26,6 @@ _OPTION_OF = {"d_model": "--d-model", "num_layers": "--num-layers", "num_heads":
 #: a share of the text's characters unknown to a resumed checkpoint's tokenizer above which resuming is refused
 _MAX_UNKNOWN = 0.01
 #: --max-iters when --schedule-seconds sets the run's length and no step count is given
-STEP_CAP = 10**9
 
 
 class OutputInUse(UsageError):
@@ -313,52 +314,6 @@ class _StopRequest:
         return self.requested
 
 
-def _header(args, model, tok, text: str, train_ids, val_ids, cfg, out: Path) -> None:
-    n_params = sum(p.numel() for p in model.parameters())
-    if args.model == "gpt":
-        shape = (f"{args.num_layers} layers, {args.num_heads} heads, width {args.d_model}, context {args.block_size}, "
-                 f"{args.positional} positions")
-    else:
-        shape = f"2 layers, hidden {2 * args.d_model}, embedding {args.d_model}, context {args.block_size}"
-    print(f"model: {args.model}, {n_params:,} parameters ({shape})")
-    print(f"text: {args.text_label}, {len(text):,} characters; {tok.kind} tokenizer, {tok.vocab_size:,} tokens; "
-          f"split {len(train_ids):,} training / {len(val_ids):,} validation tokens (90/10)")
-    if cfg.schedule_seconds is None:
-        length = f"{cfg.max_iters:,} iterations"
-    else:
-        cap = "" if cfg.max_iters == STEP_CAP else f", at most {cfg.max_iters:,} iterations"
-        length = f"{cfg.schedule_seconds:g} s of steps (cosine over the time{cap})"
-    print(f"training: {length} x {cfg.batch_size} x {cfg.block_size} = "
-          f"{cfg.batch_size * cfg.block_size:,} tokens per step; optimizer {cfg.optimizer}; "
-          f"{args.threads} thread{'s' if args.threads > 1 else ''}; checkpoints in {out}", flush=True)
-
-
-def _why(res, cfg, max_time) -> str:
-    """The reason the run ended, in the summary's words."""
-    if res.reason == "iterations":
-        return f"its {cfg.max_iters:,} iterations were reached"
-    if res.reason == "schedule":
-        return f"its {cfg.schedule_seconds:g} s schedule of training was spent"
-    if res.reason == "time budget":
-        return f"its --max-time of {max_time:g} s of training was spent, counted across resumes"
-    return {"interrupted": "interrupted", "nothing to train": "nothing was left to train"}[res.reason]
-
-
-def _summary(res, out: Path, seconds: float, cfg, max_time, per_token: bool) -> None:
-    head = f"{'stopped' if res.reason == 'interrupted' else 'done'}: iteration {res.iterations:,} ({_why(res, cfg, max_time)})"
-    if not res.history:
-        print(f"{head}; no evaluation yet; {seconds:,.1f} s in this run")
-        return
-    last, best = res.history[-1], res.best
-    where = f" (weights in {out / 'best'})" if best["iter"] != last["iter"] else ""
-    old = res.iterations - last["iter"]  # an interrupted run stops between evaluations
-    age = f" (at iteration {last['iter']:,}, {old:,} step{'s' if old > 1 else ''} before the stop)" if old else ""
-    unit = "nats/char" if per_token is False else "nats/token"
-    chars = f" = {last['val_nats_per_char']:.4f} nats/char" if per_token and "val_nats_per_char" in last else ""
-    print(f"{head}; validation loss {last['val_loss']:.4f} {unit}{chars} last{age}, {best['val_loss']:.4f} best at "
-          f"iteration {best['iter']:,}{where}; {seconds:,.1f} s in this run")
-
-
 def _cmd_train(args) -> int:
     import time
 
@@ -422,12 +377,12 @@ def _cmd_train(args) -> int:
                     print(f"resume: {note}", flush=True)
             torch.manual_seed(args.seed)
             model = _build_model(args, tok.vocab_size)
-            _header(args, model, tok, text, train_ids, val_ids, cfg, out)
+            header(args, model, tok, text, train_ids, val_ids, cfg, out)
             try:
                 with _StopRequest() as stop:
                     res = train_lm(model, train_ids, val_ids, cfg, checkpoint_dir=out, tokenizer=tok,
                                    resume=not args.restart, progress=sys.stderr.isatty(),
-                                   log=_log_rows(per_token=len(val_ids) != val_chars), time_budget_s=args.max_time,
+                                   log=log_rows(per_token=len(val_ids) != val_chars), time_budget_s=args.max_time,
                                    should_stop=stop, val_chars=val_chars)
             except KeyboardInterrupt:
                 kept = ("keeps its last checkpoint" if (out / CHECKPOINT_FILE).is_file() else
@@ -447,45 +402,12 @@ def _cmd_train(args) -> int:
     for note in res.notes:
         if note.startswith("already"):
             print(f"resume: {note}")
-    _summary(res, out, time.perf_counter() - started, cfg, args.max_time, per_token=len(val_ids) != val_chars)
+    summary(res, out, time.perf_counter() - started, cfg, args.max_time, per_token=len(val_ids) != val_chars)
     if res.stopped:
         print(f"seqlab: stopped at iteration {res.iterations:,}; checkpoint written to {out}; run the same command "
               "to resume", file=sys.stderr)
         return 130
     print(f"checkpoint: {out}")
-    return 0
-
-
-def _log_rows(per_token: bool):
-    """The line each evaluation prints: the validation loss per character, and per token where they differ."""
-
-    def log(r) -> None:
-        val = f"val {r['val_nats_per_char']:.4f} nats/char ({r['val_bits_per_char']:.3f} bits/char)"
-        if per_token:
-            val = f"val {r['val_loss']:.4f} nats/token = {val[4:]}"
-        print(f"iter {r['iter']:>6}  train {r['train_loss']:.4f}  {val}  {r['tokens_per_s']:,.0f} tok/s", flush=True)
-
-    return log
-
-
-def _cmd_export(args) -> int:
-    from ..text.checkpoint import load_checkpoint, model_kind
-    from ..text.export import export_hf
-
-    model, tok, _ = load_checkpoint(args.checkpoint)
-    if tok is None:
-        raise UsageError(f"{args.checkpoint}: the checkpoint has no tokenizer")
-    out = check_output_dir(args.out)
-    written = export_hf(model, tok, out)
-    files = ", ".join(p.name for p in written)
-    if model_kind(model) == "lstm":
-        print(f"wrote {files} to {out}: transformers has no LSTM language model class, so AutoModelForCausalLM "
-              "cannot load it; the weights keep seqlab's names beside config.json, and lm sample --checkpoint reads "
-              "the folder (AutoTokenizer loads its tokenizer.json)")
-        return 0
-    arch = "GPT-NeoX" if model.config.positional == "rotary" else "GPT-2"
-    print(f"wrote {files} to {out} ({arch} architecture); load it with transformers: "
-          f"AutoModelForCausalLM.from_pretrained({str(out)!r}) and AutoTokenizer.from_pretrained(...)")
     return 0
 
 
@@ -566,7 +488,7 @@ def add_commands(sub, parser_class) -> None:
     x.add_argument("--format", choices=("hf",), default="hf",
                    help="hf: config.json, model.safetensors, tokenizer.json (GPT-2 or GPT-NeoX architecture)")
     x.add_argument("--out", required=True, help="the folder to write (one complete set, with a manifest)")
-    x.set_defaults(func=_cmd_export)
+    x.set_defaults(func=cmd_export)
     from ._sample import MAX_SAMPLES, stop_string
 
     s = lm.add_parser("sample", help="generate text from a checkpoint, streaming to stdout")

@@ -1,0 +1,67 @@
+"""What ``lm train`` prints: the run's header, a line per evaluation, and the summary that says why it ended."""
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["header", "log_rows", "summary", "STEP_CAP"]
+
+#: the step count a run fitted to seconds gets when no --max-iters is given (the seconds end it first)
+STEP_CAP = 10**9
+
+
+def header(args, model, tok, text: str, train_ids, val_ids, cfg, out: Path) -> None:
+    n_params = sum(p.numel() for p in model.parameters())
+    if args.model == "gpt":
+        shape = (f"{args.num_layers} layers, {args.num_heads} heads, width {args.d_model}, context {args.block_size}, "
+                 f"{args.positional} positions")
+    else:
+        shape = f"2 layers, hidden {2 * args.d_model}, embedding {args.d_model}, context {args.block_size}"
+    print(f"model: {args.model}, {n_params:,} parameters ({shape})")
+    print(f"text: {args.text_label}, {len(text):,} characters; {tok.kind} tokenizer, {tok.vocab_size:,} tokens; "
+          f"split {len(train_ids):,} training / {len(val_ids):,} validation tokens (90/10)")
+    if cfg.schedule_seconds is None:
+        length = f"{cfg.max_iters:,} iterations"
+    else:
+        cap = "" if cfg.max_iters == STEP_CAP else f", at most {cfg.max_iters:,} iterations"
+        length = f"{cfg.schedule_seconds:g} s of steps (cosine over the time{cap})"
+    print(f"training: {length} x {cfg.batch_size} x {cfg.block_size} = "
+          f"{cfg.batch_size * cfg.block_size:,} tokens per step; optimizer {cfg.optimizer}; "
+          f"{args.threads} thread{'s' if args.threads > 1 else ''}; checkpoints in {out}", flush=True)
+
+
+def _why(res, cfg, max_time) -> str:
+    """The reason the run ended, in the summary's words."""
+    if res.reason == "iterations":
+        return f"its {cfg.max_iters:,} iterations were reached"
+    if res.reason == "schedule":
+        return f"its {cfg.schedule_seconds:g} s schedule of training was spent"
+    if res.reason == "time budget":
+        return f"its --max-time of {max_time:g} s of training was spent, counted across resumes"
+    return {"interrupted": "interrupted", "nothing to train": "nothing was left to train"}[res.reason]
+
+
+def summary(res, out: Path, seconds: float, cfg, max_time, per_token: bool) -> None:
+    head = f"{'stopped' if res.reason == 'interrupted' else 'done'}: iteration {res.iterations:,} ({_why(res, cfg, max_time)})"
+    if not res.history:
+        print(f"{head}; no evaluation yet; {seconds:,.1f} s in this run")
+        return
+    last, best = res.history[-1], res.best
+    where = f" (weights in {out / 'best'})" if best["iter"] != last["iter"] else ""
+    old = res.iterations - last["iter"]  # an interrupted run stops between evaluations
+    age = f" (at iteration {last['iter']:,}, {old:,} step{'s' if old > 1 else ''} before the stop)" if old else ""
+    unit = "nats/char" if per_token is False else "nats/token"
+    chars = f" = {last['val_nats_per_char']:.4f} nats/char" if per_token and "val_nats_per_char" in last else ""
+    print(f"{head}; validation loss {last['val_loss']:.4f} {unit}{chars} last{age}, {best['val_loss']:.4f} best at "
+          f"iteration {best['iter']:,}{where}; {seconds:,.1f} s in this run")
+
+
+def log_rows(per_token: bool):
+    """The line each evaluation prints: the validation loss per character, and per token where they differ."""
+
+    def log(r) -> None:
+        val = f"val {r['val_nats_per_char']:.4f} nats/char ({r['val_bits_per_char']:.3f} bits/char)"
+        if per_token:
+            val = f"val {r['val_loss']:.4f} nats/token = {val[4:]}"
+        print(f"iter {r['iter']:>6}  train {r['train_loss']:.4f}  {val}  {r['tokens_per_s']:,.0f} tok/s", flush=True)
+
+    return log
