@@ -28,12 +28,12 @@ def stop_string(value: str) -> str:
             i += 1
     if not out:
         raise argparse.ArgumentTypeError("a stop string cannot be empty")
-    text = "".join(out)
+    from ..text.tokenizers import UnencodableTextError, check_encodable
+
     try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise argparse.ArgumentTypeError(f"character {e.start} is not valid Unicode (a lone surrogate)") from None
-    return text
+        return check_encodable("".join(out), "the stop string")
+    except UnencodableTextError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _check_options(args) -> None:
