@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InvalidParameterError
+from .fit_warnings import Witness
 
 __all__ = ["CLASSICAL", "make_statsforecast_model", "naive2_forecast", "seasonality_test", "seasonal_adjustment",
            "StatsForecastModel", "Naive2", "M4Comb", "is_statsforecast_model"]
@@ -99,6 +100,11 @@ def _positional(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.Index]:
     return pd.DataFrame({"unique_id": c, "ds": pos, "y": df["y"].to_numpy(float)[order]}), pd.Index(ids)
 
 
+def _values(pos: pd.DataFrame, ids: pd.Index):
+    """``(id, values)`` for each series of a :func:`_positional` frame."""
+    return ((ids[code], g.to_numpy()) for code, g in pos.groupby("unique_id", sort=False)["y"])
+
+
 class _ManyAtOnce:
     """``fit``/``predict`` for a model whose ``forecast_many`` fits every series in one call."""
 
@@ -154,14 +160,17 @@ class StatsForecastModel(_ManyAtOnce):
         from statsforecast import StatsForecast
 
         pos, ids = _positional(df)
-        specs = [m.spec for m in models]
-        if engine is None:
-            fc = StatsForecast(models=specs, freq=1, n_jobs=n_jobs).forecast(df=pos, h=h, level=level or None)
-            fc = fc.reset_index() if "unique_id" not in fc.columns else fc
-        else:
-            from .engines import statsforecast_on_engine
+        with Witness() as witness:
+            specs = [witness.wrap(m.spec) for m in models]
+            if engine is None:
+                fc = StatsForecast(models=specs, freq=1, n_jobs=n_jobs).forecast(df=pos, h=h, level=level or None)
+                fc = fc.reset_index() if "unique_id" not in fc.columns else fc
+            else:
+                from .engines import statsforecast_on_engine
 
-            fc = statsforecast_on_engine(specs, pos, h, 1, level, engine)
+                fc = statsforecast_on_engine(specs, pos, h, 1, level, engine)
+            witness.report(lambda: _values(pos, ids), engine.fugue_engine if getattr(engine, "kind", None) == "dask"
+                           else None)
         last = pos.groupby("unique_id", sort=False)["ds"].max()
         code = fc["unique_id"].to_numpy(np.int64)
         step = fc["ds"].to_numpy(np.int64) - last.reindex(code).to_numpy()
@@ -229,11 +238,13 @@ class M4Comb(_ManyAtOnce):
                 future[uid] = f
             pos, ids = _positional(pd.concat(adjusted, ignore_index=True))
             parts = []
-            for name, (kw, fallback) in COMB_MEMBERS.items():
-                fc = StatsForecast(models=[AutoETS(alias=name, **kw)], freq=1, n_jobs=n_jobs,
-                                   fallback_model=simple[fallback]()).forecast(df=pos, h=h)
-                fc = fc.reset_index() if "unique_id" not in fc.columns else fc
-                parts.append(fc.set_index(["unique_id", "ds"])[name])
+            with Witness() as witness:
+                for name, (kw, fallback) in COMB_MEMBERS.items():
+                    fc = StatsForecast(models=[witness.wrap(AutoETS(alias=name, **kw))], freq=1, n_jobs=n_jobs,
+                                       fallback_model=simple[fallback]()).forecast(df=pos, h=h)
+                    fc = fc.reset_index() if "unique_id" not in fc.columns else fc
+                    parts.append(fc.set_index(["unique_id", "ds"])[name])
+                witness.report(lambda: _values(pos, ids))
             fc = pd.concat(parts, axis=1).reset_index()
             last = pos.groupby("unique_id", sort=False)["ds"].max()
             code = fc["unique_id"].to_numpy(np.int64)

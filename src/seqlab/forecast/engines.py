@@ -273,8 +273,18 @@ def statsforecast_on_engine(models, df: pd.DataFrame, h: int, freq, level, engin
     """
     import warnings
 
+    import sys
+
     import fugue.api as fa
 
+    from .fit_warnings import Witness
+
+    try:  # the warning witnesses travel by value, so that a remote cluster's workers need statsforecast, not seqlab
+        import cloudpickle
+
+        cloudpickle.register_pickle_by_value(sys.modules[Witness.__module__])
+    except ImportError:  # pragma: no cover - dask and ray bring it
+        pass
     backend = _float64_backend()(engine.fugue_engine)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)

@@ -9,6 +9,7 @@ forecasts into one store, keyed by origin, so that the forecasts and the conform
 from __future__ import annotations
 
 import functools
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +17,7 @@ import pandas as pd
 
 from ..errors import InvalidParameterError, SeqlabError
 from .data import ForecastDataError, SeriesTooShortError
+from .fit_warnings import ModelWarning
 from .intervals import window_index
 from .lengths import min_fit_length
 from .metrics import mase_scale
@@ -123,7 +125,10 @@ class OriginRunner:
                 if callable(fn):
                     lv = native_levels if native_levels and any(getattr(m, "native_intervals", False)
                                                                 for m in members) else None
-                    fc = fn(members, stacked, h, level=lv, n_jobs=self.n_jobs, engine=self.engine)
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always")
+                        fc = fn(members, stacked, h, level=lv, n_jobs=self.n_jobs, engine=self.engine)
+                    pass_on(caught, panel.ids[series])
                     key = fc["unique_id"].to_numpy(np.int64)
                     step = fc["ds"].to_numpy(np.int64) - 1
                     if len(fc) != K * h or ((step < 0) | (step >= h)).any() or \
@@ -187,6 +192,18 @@ class OriginRunner:
             notes.append(f"{count} calibration origin(s) left out of {name}'s conformal intervals: it could not be "
                          f"fitted on their training parts ({' '.join(str(e).split())[:160]})")
         return notes
+
+
+def pass_on(caught, names) -> None:
+    """Warn again what a fit of stacked origins raised, a :class:`ModelWarning` 's origins (0, 1, ...) named by
+    their series, ``names[k]``."""
+    for w in caught:
+        m = w.message
+        if isinstance(m, ModelWarning):
+            series = dict.fromkeys(names[k] if isinstance(k, (int, np.integer)) else k for k in m.series)
+            warnings.warn(ModelWarning(m.model, m.message, m.category, list(series)), stacklevel=2)
+        else:
+            warnings.warn_explicit(m, w.category, w.filename, w.lineno)
 
 
 @dataclass
