@@ -43,7 +43,9 @@ def test_header_and_summary_describe_the_run(trained):
     n_params = sum(p.numel() for p in load_checkpoint(out)[0].parameters())
     assert lines[0].startswith(f"model: gpt, {n_params:,} parameters (1 layers, 2 heads, width 16, context 16")
     assert "char tokenizer" in lines[1] and "training /" in lines[1]
-    assert lines[2].startswith("training: 10 iterations x 4 x 16 = 64 tokens per step; optimizer muon; 1 thread")
+    assert lines[2].startswith("training: 10 iterations x 4 x 16 = 64 tokens per step; optimizer muon (Newton-Schulz "
+                               "in ")
+    assert "); 1 thread" in lines[2]
     history = read_checkpoint_state(out)["train_config"] and load_checkpoint(out)[2]["history"]
     best = min(history, key=lambda r: r["val_loss"])
     summary = next(line for line in lines if line.startswith("done: "))
@@ -157,6 +159,41 @@ def test_qk_norm_trains_and_resumes_only_as_it_was(capsys, corpus, tmp_path):
     assert "--qk-norm" in line and "trained without it" in line
     assert main(["lm", "train", "--text", str(corpus), "--out", str(out), *with_option(normed, "--max-iters", "12")]) == 0
     assert read_checkpoint_state(out)["iteration"] == 12
+
+
+@pytest.mark.parametrize("flags, setting, says", [
+    ({"avx512_bf16"}, "auto", "Newton-Schulz in bfloat16 (CPU flag avx512_bf16)"),
+    ({"avx2"}, "auto", "Newton-Schulz in float32 (no bfloat16 flag among the CPU's)"),
+    ({"avx512_bf16"}, "float32", "Newton-Schulz in float32, as asked"),
+])
+def test_the_header_says_which_newton_schulz_runs(capsys, corpus, tmp_path, monkeypatch, flags, setting, says):
+    from seqlab.text import devices
+
+    devices.native_bfloat16.cache_clear()
+    monkeypatch.setattr(devices, "_cpu_flags", lambda: flags)
+    try:
+        assert main(["lm", "train", "--text", str(corpus), "--out", str(tmp_path / "c"), *TINY, "--device", "cpu",
+                     "--muon-ns-dtype", setting]) == 0
+    finally:
+        devices.native_bfloat16.cache_clear()
+    assert f"optimizer muon ({says}); " in capsys.readouterr().out.splitlines()[2]
+
+
+def test_dropout_trains_and_resumes_only_as_it_was(capsys, corpus, tmp_path):
+    for model in ("gpt", "lstm"):
+        out = tmp_path / model
+        extra = ["--dropout", "0.2"] if model == "gpt" else ["--dropout", "0.2", "--model", "lstm"]
+        argv = ["lm", "train", "--text", str(corpus), "--out", str(out), *TINY, *extra]
+        if model == "lstm":
+            argv = [a for i, a in enumerate(argv) if a not in ("--num-layers", "--num-heads")
+                    and argv[i - 1] not in ("--num-layers", "--num-heads")]
+        assert main(argv) == 0
+        capsys.readouterr()
+        assert load_checkpoint(out)[0].config.dropout == 0.2
+        line = error_line(capsys, with_option(argv, "--dropout", "0.1"))
+        assert "--dropout 0.1" in line and "--dropout 0.2" in line
+    assert "expected a number in [0, 0.9]" in error_line(capsys, ["lm", "train", "--text", str(corpus), "--out",
+                                                                  str(tmp_path / "x"), *TINY, "--dropout", "1"])
 
 
 def test_a_head_rate_for_a_tied_head_is_refused(capsys, corpus, tmp_path):

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from seqlab.nn import GPT, GPTConfig
+from seqlab.text import devices
 from seqlab.text.optim import Muon, MuonWithAdamW, newton_schulz, split_muon_params
 from seqlab.text.training import TrainConfig, make_optimizer
 
@@ -188,12 +189,82 @@ def test_muon_with_bfloat16_newton_schulz_steps_by_the_bfloat16_polar_factor():
     assert (start - w.detach() - 0.1 * 2 ** 0.5 * full).norm() / (0.1 * 2 ** 0.5 * full.norm()) < 0.05
 
 
-def test_bfloat16_training_runs_newton_schulz_in_bfloat16_and_keeps_it_out_of_the_state():
+def test_a_forced_newton_schulz_dtype_is_used_and_kept_out_of_the_state():
     model = GPT(GPTConfig(vocab_size=11, block_size=8, num_layers=1, num_heads=2, d_model=16))
-    for dtype, want in (("float32", None), ("bfloat16", torch.bfloat16)):
-        opt = make_optimizer(model, TrainConfig(optimizer="muon", dtype=dtype))
+    for setting, want in (("float32", None), ("bfloat16", torch.bfloat16)):
+        opt = make_optimizer(model, TrainConfig(optimizer="muon", muon_ns_dtype=setting))
         assert opt.muon.ns_dtype is want
         assert all("ns_dtype" not in g for g in opt.state_dict()["param_groups"])
+
+
+@pytest.fixture
+def capability(monkeypatch):
+    """Set what the CPU reports: its flags (None: no /proc/cpuinfo) and, for the probe, the seconds of a product."""
+    def set_(flags, seconds=None):
+        devices.native_bfloat16.cache_clear()
+        monkeypatch.setattr(devices, "_cpu_flags", lambda: flags)
+        if seconds is not None:
+            monkeypatch.setattr(devices, "_probe_seconds", lambda dtype: seconds[dtype])
+    yield set_
+    devices.native_bfloat16.cache_clear()
+
+
+@pytest.mark.parametrize("flags, seconds, native", [
+    ({"avx2", "avx512f", "avx512_bf16"}, None, True),
+    ({"amx_bf16", "sse4_2"}, None, True),
+    ({"fp", "asimd", "bf16"}, None, True),  # an Arm CPU with the BF16 extension
+    ({"avx2", "avx512f"}, None, False),
+    (None, {torch.bfloat16: 1.2e-3, torch.float32: 1.0e-3}, True),  # no flags to read: the probe decides
+    (None, {torch.bfloat16: 5.3e-3, torch.float32: 1.0e-3}, False),
+])
+def test_the_cpu_capability_picks_the_newton_schulz_dtype(capability, flags, seconds, native):
+    capability(flags, seconds)
+    model = GPT(GPTConfig(vocab_size=11, block_size=8, num_layers=1, num_heads=2, d_model=16))
+    opt = make_optimizer(model, TrainConfig(optimizer="muon"))  # muon_ns_dtype="auto" by default
+    assert opt.muon.ns_dtype is (torch.bfloat16 if native else None)
+    dtype, why = devices.muon_ns_dtype("auto", torch.device("cpu"))
+    assert why.startswith("bfloat16 (" if native else "float32 (")
+    assert ("probe" in why) == (flags is None)
+    # a forced setting wins over the capability
+    assert devices.muon_ns_dtype("float32", torch.device("cpu"))[0] is None
+    assert devices.muon_ns_dtype("bfloat16", torch.device("cpu"))[0] is torch.bfloat16
+
+
+def test_the_capability_is_checked_once(capability, monkeypatch):
+    calls = []
+    capability({"avx512_bf16"})
+    monkeypatch.setattr(devices, "_cpu_flags", lambda: calls.append(1) or {"avx512_bf16"})
+    for _ in range(3):
+        devices.muon_ns_dtype("auto", torch.device("cpu"))
+    assert len(calls) == 1
+
+
+def test_both_branches_take_torch_muons_step():
+    """float32 and bfloat16 Newton-Schulz give one update: each within bfloat16's rounding of torch.optim.Muon's."""
+    g = torch.Generator().manual_seed(5)
+    start = torch.randn(32, 16, generator=g)
+    grads = [torch.randn(32, 16, generator=g) for _ in range(3)]
+    ref_w = torch.nn.Parameter(start.clone())
+    ref = torch.optim.Muon([ref_w], lr=0.05, momentum=0.9)
+    for grad in grads:
+        ref_w.grad = grad.clone()
+        ref.step()
+    for ns in (None, torch.bfloat16):
+        w = torch.nn.Parameter(start.clone())
+        opt = Muon([w], lr=0.05, momentum=0.9, ns_dtype=ns)
+        for grad in grads:
+            w.grad = grad.clone()
+            opt.step()
+        moved = (ref_w.detach() - start).norm()
+        assert (w.detach() - ref_w.detach()).norm() < 0.03 * moved
+
+
+@pytest.mark.parametrize("bad", ["fp16", "", None, "AUTO"])
+def test_muon_ns_dtype_setting_is_checked(bad):
+    with pytest.raises(ValueError, match="muon_ns_dtype"):
+        TrainConfig(muon_ns_dtype=bad)
+    with pytest.raises(ValueError, match="muon_ns_dtype"):
+        devices.muon_ns_dtype(bad, torch.device("cpu"))
 
 
 @pytest.mark.parametrize("bad", [torch.int32, "bfloat16", torch.bool])

@@ -168,12 +168,28 @@ def _read_json(path: Path) -> dict:
         return {}
 
 
-def export_notebooks(site: Path, pages: list[str]) -> None:
+def export_notebooks(site: Path, pages: list[str], executed: Path | None = None) -> None:
+    """Write ``site/notebooks/PAGE.ipynb`` for each page: the notebook the build ran (``executed/PAGE.ipynb``, with
+    its outputs and glued values), its Markdown resolved for Jupyter (:mod:`seqlab.book.notebooks`); a page the
+    build did not run is converted from its source, without outputs."""
+    import nbformat
+
+    from .notebooks import equation_numbers, glue_texts, heading_titles, reader_notebook
+
     nb_dir = site / "notebooks"
     nb_dir.mkdir(parents=True, exist_ok=True)
+    titles = heading_titles(sorted(PAGES.glob("*.md")))
     for page in pages:
-        subprocess.run([sys.executable, "-m", "jupytext", "--quiet", "--to", "ipynb", "--output",
-                        str(nb_dir / f"{page}.ipynb"), str(PAGES / f"{page}.md")], check=True)
+        target = nb_dir / f"{page}.ipynb"
+        ran = executed / f"{page}.ipynb" if executed is not None else None
+        if ran is not None and ran.is_file():
+            source, glue = nbformat.read(ran, as_version=4), glue_texts(executed / f"{page}.glue.json")
+        else:
+            subprocess.run([sys.executable, "-m", "jupytext", "--quiet", "--to", "ipynb", "--output", str(target),
+                            str(PAGES / f"{page}.md")], check=True)
+            source, glue = nbformat.read(target, as_version=4), {}
+        nb = reader_notebook(source, glue, equation_numbers(site / f"{page}.html"), titles)
+        nbformat.write(nb, str(target))
 
 
 def verify_all_artifacts() -> None:
@@ -286,7 +302,7 @@ def build(out=DEFAULT_OUT, pages: str | None = None, cache=None) -> int:
     # the site, its notebooks and its report appear in --out together (an interrupted copy leaves the last site)
     with OutputSet(out, "seqlab chapter build" + (f" --pages {pages}" if pages else "")) as site:
         shutil.copytree(stage, site.staging, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".doctrees"))
-        export_notebooks(site.staging, names)
+        export_notebooks(site.staging, names, executed=stage.parent / "jupyter_execute")
         clashes = write_report(site.staging, stage, names, heavy, time.perf_counter() - t0, times)
         site.commit()
     for clash in clashes:

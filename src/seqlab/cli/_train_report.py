@@ -24,8 +24,13 @@ def header(args, model, tok, text: str, train_ids, val_ids, cfg, out: Path) -> N
     else:
         cap = "" if cfg.max_iters == STEP_CAP else f", at most {cfg.max_iters:,} iterations"
         length = f"{cfg.schedule_seconds:g} s of steps (cosine over the time{cap})"
+    optimizer = cfg.optimizer
+    if optimizer == "muon":
+        from ..text.devices import muon_ns_dtype, resolve_device
+
+        optimizer += f" (Newton-Schulz in {muon_ns_dtype(cfg.muon_ns_dtype, resolve_device(cfg.device))[1]})"
     print(f"training: {length} x {cfg.batch_size} x {cfg.block_size} = "
-          f"{cfg.batch_size * cfg.block_size:,} tokens per step; optimizer {cfg.optimizer}; "
+          f"{cfg.batch_size * cfg.block_size:,} tokens per step; optimizer {optimizer}; "
           f"{args.threads} thread{'s' if args.threads > 1 else ''}; checkpoints in {out}", flush=True)
 
 

@@ -50,7 +50,7 @@ def _parse_levels(text: str) -> list:
 
 
 #: the models that train a network, and so take --device
-NEURAL_MODELS = ("GRU", "LSTM", "Transformer", "N-BEATS")
+NEURAL_MODELS = ("GRU", "LSTM", "Transformer", "N-BEATS", "N-BEATS + Combination")
 
 
 def _device(args, names: list[str]) -> str:
@@ -67,13 +67,28 @@ def _device(args, names: list[str]) -> str:
 
 
 def _models(args, names: list[str], device: str = "auto") -> list:
+    from ..forecast import Combination, StatsForecastModel
+    from ..forecast.combination import COMBINATIONS
     from ..forecast.nbeats import NBeatsForecaster
 
     nbeats_options = {"max_steps": args.max_steps, "members": args.members}
     given = [f"--{k.replace('_', '-')}" for k, v in nbeats_options.items() if v is not None]
-    if given and "N-BEATS" not in names:
-        raise UsageError(f"{given[0]} is an N-BEATS option; add N-BEATS to --models")
-    return [NBeatsForecaster.default(args.season, device=device, **nbeats_options) if n == "N-BEATS" else n for n in names]
+    if given and not any("N-BEATS" in n for n in names):
+        raise UsageError(f"{given[0]} is an N-BEATS option; add N-BEATS (or N-BEATS + Combination) to --models")
+
+    def nbeats():
+        return NBeatsForecaster.default(args.season, device=device, **nbeats_options)
+
+    def build(n):
+        if n == "N-BEATS":
+            return nbeats()
+        if n == "N-BEATS + Combination":  # its N-BEATS takes the N-BEATS options
+            classical = Combination([StatsForecastModel(p, args.season) for p in COMBINATIONS["Combination"]],
+                                    name="Combination")
+            return Combination([nbeats(), classical], name=n)
+        return n
+
+    return [build(n) for n in names]
 
 
 def _engine(args):
@@ -263,7 +278,8 @@ def _shared_options(c, level_help: str) -> None:
     c.add_argument("--horizon", type=positive_int, required=True)
     c.add_argument("--season", type=positive_int, default=1)
     c.add_argument("--models", default="Naive,SeasonalNaive,Naive2,AutoETS,AutoTheta",
-                   help="comma-separated model names")
+                   help="comma-separated model names; Combination is the mean of AutoETS, AutoTheta and Theta, "
+                        "'N-BEATS + Combination' the mean of N-BEATS and that Combination (quote it)")
     c.add_argument("--level", default=None, metavar="L1,L2", help=level_help)
     c.add_argument("--intervals", choices=["conformal", "native"], default=None,
                    help="conformal: the same rolling-origin conformal intervals for every model (default); native: "

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..experiments.lm import CHAPTER_TRAIN, chapter_gpt_config
-from ..text.devices import DEVICES, DTYPES
+from ..text.devices import DEVICES, DTYPES, MUON_NS_DTYPES
 from ._common import UsageError, check_output_dir, float_in, int_at_least, nonnegative_int, positive_int, seed
 from ._export import cmd_export
 from ._train_report import STEP_CAP, header, log_rows, summary
@@ -22,7 +22,7 @@ _GPT = chapter_gpt_config(vocab_size=1)
 #: CLI option -> model setting, for messages about a checkpoint trained with other settings
 _OPTION_OF = {"d_model": "--d-model", "num_layers": "--num-layers", "num_heads": "--num-heads",
               "block_size": "--block-size", "positional": "--positional", "hidden_size": "--d-model",
-              "vocab_size": "--vocab-size/--tokenizer"}
+              "vocab_size": "--vocab-size/--tokenizer", "dropout": "--dropout"}
 #: a share of the text's characters unknown to a resumed checkpoint's tokenizer above which resuming is refused
 _MAX_UNKNOWN = 0.01
 #: --max-iters when --schedule-seconds sets the run's length and no step count is given
@@ -141,7 +141,7 @@ def _check_settings(args, state: dict, out: Path) -> None:
         raise UsageError(f"--model {args.model}: the checkpoint in {out} is a {state['model_kind']} model; use "
                          f"--model {state['model_kind']}, --restart, or another --out")
     cfg = state["model_config"]
-    asked = {"d_model": args.d_model, "block_size": args.block_size}
+    asked = {"d_model": args.d_model, "block_size": args.block_size, "dropout": args.dropout}
     if args.model == "gpt":
         asked |= {"num_layers": args.num_layers, "num_heads": args.num_heads, "positional": args.positional}
         for flag, trained_with in (("--untied-head", not cfg.get("tie_weights", True)),
@@ -192,9 +192,9 @@ def _build_model(args, vocab_size: int):
     if args.model == "gpt":
         return GPT(GPTConfig(vocab_size=vocab_size, block_size=args.block_size, num_layers=args.num_layers,
                              num_heads=args.num_heads, d_model=args.d_model, bias=False, positional=args.positional,
-                             tie_weights=not args.untied_head, qk_norm=args.qk_norm))
+                             tie_weights=not args.untied_head, qk_norm=args.qk_norm, dropout=args.dropout))
     return LSTMLanguageModel(LSTMConfig(vocab_size=vocab_size, d_model=args.d_model, hidden_size=2 * args.d_model,
-                                        num_layers=2, block_size=args.block_size))
+                                        num_layers=2, block_size=args.block_size, dropout=args.dropout))
 
 
 def _launch(args, device) -> int:
@@ -371,7 +371,7 @@ def _cmd_train(args) -> int:
                               embedding_lr=args.embedding_lr, head_lr=args.head_lr, weight_decay=args.weight_decay,
                               muon_momentum_warmup=args.muon_momentum_warmup, schedule_seconds=args.schedule_seconds,
                               grad_accum_steps=args.grad_accum_steps, device=args.device, dtype=args.dtype,
-                              compile=args.compile)
+                              compile=args.compile, muon_ns_dtype=args.muon_ns_dtype)
             if state is not None:
                 for note in _check_training_settings(cfg, state, out):
                     print(f"resume: {note}", flush=True)
@@ -459,6 +459,9 @@ def add_commands(sub, parser_class) -> None:
                    help="peak AdamW learning rate of the token embedding (default: --lr)")
     t.add_argument("--head-lr", type=_LR, default=None,
                    help="peak AdamW learning rate of an untied output head (default: --lr)")
+    t.add_argument("--dropout", type=float_in(0.0, 0.9), default=0.0,
+                   help="dropout probability in training (the GPT: after attention, the MLP and the embedding; "
+                        "the LSTM: on its embedding, between its layers and on its outputs)")
     t.add_argument("--untied-head", action="store_true",
                    help="GPT only: an output head of its own instead of the token embedding's transpose")
     t.add_argument("--qk-norm", action="store_true",
@@ -475,7 +478,10 @@ def add_commands(sub, parser_class) -> None:
     t.add_argument("--threads", type=int_at_least(1, 1024), default=1,
                    help="torch threads (default 1: more threads than free cores slows training down)")
     t.add_argument("--device", choices=DEVICES, default="auto", help="auto: CUDA when present, else the CPU")
-    t.add_argument("--dtype", choices=DTYPES, default="float32", help="bfloat16: autocast the forward pass and run Muon's Newton-Schulz in bfloat16 (cheaper where the hardware has bfloat16 matmuls)")
+    t.add_argument("--dtype", choices=DTYPES, default="float32", help="bfloat16: autocast the forward pass")
+    t.add_argument("--muon-ns-dtype", choices=MUON_NS_DTYPES, default="auto",
+                   help="Muon's Newton-Schulz products: auto runs them in bfloat16 (as torch.optim.Muon) where the "
+                        "CPU or GPU has native bfloat16 products, in float32 elsewhere; the run's header says which")
     t.add_argument("--compile", action="store_true", help="torch.compile the model for training")
     t.add_argument("--grad-accum-steps", type=positive_int, default=1,
                    help="micro-batches per step and process; --batch-size stays the global batch")

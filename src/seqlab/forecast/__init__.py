@@ -10,6 +10,7 @@ try:  # statsforecast imports tqdm.autonotebook, which warns in notebooks withou
 except ImportError:  # pragma: no cover
     pass
 from .classical import M4Comb, Naive2, StatsForecastModel
+from .combination import Combination
 from .core import MODEL_NAMES, Forecaster, ForecastModel
 from .data import ForecastDataError, SeriesTooShortError, air_passengers, competition, infer_freq, read_series_csv, validate_long
 from .engines import Engine
@@ -29,7 +30,7 @@ from .metrics import (
 from .neural import NeuralConfig, NeuralForecaster
 from .origins import rolling_origin_splits
 
-__all__ = ["MODEL_NAMES", "Forecaster", "ForecastModel", "StatsForecastModel", "Naive2", "M4Comb", "Engine",
+__all__ = ["MODEL_NAMES", "Forecaster", "ForecastModel", "StatsForecastModel", "Naive2", "M4Comb", "Combination", "Engine",
            "rolling_origin_splits", "ForecastDataError", "SeriesTooShortError", "air_passengers", "competition", "infer_freq",
            "read_series_csv", "validate_long", "bootstrap_difference", "evaluate", "per_horizon", "summarize",
            "unit_mase", "mase", "owa", "smape", "coverage", "winkler_score", "pinball_loss", "scaled_pinball_loss",

@@ -36,6 +36,7 @@ from ..errors import InvalidParameterError, InvalidTypeError
 from ..text.devices import resolve_device
 from .calibration import CalibrationPlan, conformal_bounds
 from .classical import CLASSICAL, M4Comb, Naive2, StatsForecastModel, is_statsforecast_model
+from .combination import COMBINATIONS, Combination
 from .data import SeriesTooShortError, validate_long
 from .dates import check_calendar, future_dates
 from .engines import make_engine
@@ -48,7 +49,7 @@ from .panel import Panel
 
 __all__ = ["Forecaster", "ForecastModel", "MODEL_NAMES", "NEURAL_ARCHITECTURES"]
 
-MODEL_NAMES = sorted(CLASSICAL) + ["Naive2", "M4 Comb", "GRU", "LSTM", "Transformer", "N-BEATS"]
+MODEL_NAMES = sorted(CLASSICAL) + ["Naive2", "M4 Comb", "GRU", "LSTM", "Transformer", "N-BEATS", *COMBINATIONS]
 #: the recurrent and attention forecasters by name, and the architecture each names
 NEURAL_ARCHITECTURES = {"GRU": "gru", "LSTM": "lstm", "Transformer": "transformer"}
 
@@ -141,6 +142,8 @@ class Forecaster:
                 return M4Comb(self.season_length)
             if m == "N-BEATS":
                 return NBeatsForecaster.default(self.season_length, device=self.device)
+            if m in COMBINATIONS:
+                return Combination([self._as_model(part) for part in COMBINATIONS[m]], name=m)
             return NeuralForecaster(NEURAL_ARCHITECTURES[m], season_length=self.season_length, device=self.device)
         if is_statsforecast_model(m):
             return StatsForecastModel(m)

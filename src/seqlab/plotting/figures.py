@@ -99,9 +99,10 @@ def default_colors(values) -> dict:
 def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str, subtitle: str = "",
               xlab: str = "", ylab: str = "", log_y: bool = False, log_x: bool = False, reverse_x: bool = False,
               colors: dict | None = None, points: bool = False, hline: float | None = None, facet: str | None = None,
-              x_breaks: list | None = None):
+              x_breaks: list | None = None, hline_label: str | None = None):
     """Lines of ``y`` against ``x`` per ``color`` group. An integer ``x`` gets whole-number ticks (``x_breaks``
-    sets them), a date ``x`` January ticks spaced by the panel's width, a log axis the data's own values."""
+    sets them), a date ``x`` January ticks spaced by the panel's width, a log axis the data's own values.
+    ``hline`` draws a dashed reference line, named on the plot by ``hline_label``."""
     import plotly.express as px
     from plotnine import (
         aes,
@@ -125,6 +126,11 @@ def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str
     g = ggplot(df, aes(x, y, color=color) if color else aes(x, y))
     if hline is not None:
         g += geom_hline(yintercept=hline, linetype="dashed", color="#737373")
+        if hline_label:
+            from plotnine import annotate
+
+            g += annotate("text", x=df[x].max(), y=hline, label=hline_label, ha="right", va="bottom", size=9,
+                          color="#525252")
     g += geom_line(size=0.9)
     if points:
         g += geom_point(size=2.4)
@@ -161,7 +167,8 @@ def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str
                   labels={x: xlab, y: ylab})
     fig.update_layout(legend_title_text="")
     if hline is not None:
-        fig.add_hline(y=hline, line_dash="dash", line_color="#737373")
+        fig.add_hline(y=hline, line_dash="dash", line_color="#737373", annotation_text=hline_label or None,
+                      annotation_position="top right")
     if reverse_x:
         fig.update_xaxes(autorange="reversed")
     if x_breaks:

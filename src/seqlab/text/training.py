@@ -20,7 +20,7 @@ from .checkpoint import (
     read_checkpoint_state,
     save_checkpoint,
 )
-from .devices import DEVICES, DTYPES, autocast, resolve_device
+from .devices import DEVICES, DTYPES, MUON_NS_DTYPES, autocast, muon_ns_dtype, resolve_device
 from .distributed import Rank, all_mean, any_true, from_environment, lost_contact
 from .optim import MuonWithAdamW, embedding_and_head_ids, split_muon_params
 from .schedule import lr_at, muon_momentum_at, resume_changes
@@ -78,6 +78,7 @@ class TrainConfig:
     dtype: str = "float32"  # "bfloat16": autocast the forward pass, and Muon's Newton-Schulz in bfloat16
     compile: bool = False  # torch.compile the model for the training steps
     schedule_seconds: float | None = None  # the cosine over this many seconds of training, not lr_decay_iters steps
+    muon_ns_dtype: str = "auto"  # Muon's Newton-Schulz: "auto" (bfloat16 where native, else float32) | "float32" | "bfloat16"
 
     def __post_init__(self):
         for name in ("max_iters", "batch_size", "block_size", "eval_interval", "eval_iters"):
@@ -111,6 +112,9 @@ class TrainConfig:
             raise InvalidParameterError(f"device must be one of {', '.join(DEVICES)}, got {self.device!r}")
         if self.dtype not in DTYPES:
             raise InvalidParameterError(f"dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
+        if self.muon_ns_dtype not in MUON_NS_DTYPES:
+            raise InvalidParameterError(f"muon_ns_dtype must be one of {', '.join(MUON_NS_DTYPES)}, got "
+                                        f"{self.muon_ns_dtype!r}")
         if self.lr_decay_iters is None:
             self.lr_decay_iters = self.max_iters
         if self.checkpoint_interval is None:
@@ -128,7 +132,7 @@ OPTIONAL_RATES = ("embedding_lr", "head_lr")
 OPTIONAL_SETTINGS = (*OPTIONAL_RATES, "muon_momentum_warmup", "schedule_seconds")
 
 #: settings of where and how a run executes, not of what it learns (float32, one micro-batch: the same numbers)
-PLACEMENT_SETTINGS = ("grad_accum_steps", "device", "dtype", "compile")
+PLACEMENT_SETTINGS = ("grad_accum_steps", "device", "dtype", "compile", "muon_ns_dtype")
 
 
 def recipe(c: TrainConfig) -> dict:
@@ -165,8 +169,8 @@ def make_optimizer(model: torch.nn.Module, c: TrainConfig) -> torch.optim.Optimi
         muon = {"params": hidden, "lr": c.muon_lr, "base_lr": c.muon_lr, "momentum": c.muon_momentum,
                 "weight_decay": 0.0}
         adam = [dict(g, betas=(c.beta1, c.beta2)) for g in groups if g["params"]]
-        # bfloat16 training also runs Muon's Newton-Schulz products in bfloat16, as torch.optim.Muon does
-        return MuonWithAdamW([muon], adam, ns_dtype=torch.bfloat16 if c.dtype == "bfloat16" else None)
+        device = next(iter(hidden)).device
+        return MuonWithAdamW([muon], adam, ns_dtype=muon_ns_dtype(c.muon_ns_dtype, device)[0])
     if len(parts) > 1:
         groups = [g for g in groups if g["params"]]
     return torch.optim.AdamW(groups, lr=c.learning_rate, betas=(c.beta1, c.beta2))
