@@ -1,0 +1,87 @@
+"""A downloaded notebook reads in Jupyter as the page reads: MyST roles resolved against the build, outputs kept."""
+import json
+
+import pytest
+from conftest import require
+
+from seqlab.book.notebooks import equation_numbers, glue_texts, heading_titles, reader_notebook, resolve_markdown
+
+PAGE = """(s14-57)=
+## A language model (§14.57)
+
+The loss,
+
+$$
+\\mathcal L = -\\frac1T\\sum_t \\log p(x_t)
+$$ (eq-lm-loss)
+
+is {glue:text}`lm_loss` nats, {glue:text}`lm_winner`. See {eq}`eq-lm-loss`, {ref}`the first page <recurrence>`
+and {ref}`s14-57`; {glue:text}`missing` stays visible.
+
+:::{admonition} Answer 1
+:class: dropdown
+The bound holds: {glue:text}`lm_loss` < 2.
+:::
+"""
+
+
+def test_a_cell_reads_as_the_page_does():
+    glue = {"lm_loss": "1.6216", "lm_winner": "at this budget the recurrent baseline wins, by 0.0554 nats"}
+    out = resolve_markdown(PAGE, glue, {"eq-lm-loss": "(4.2)"}, {"s14-57": "A language model (§14.57)"})
+    assert "(s14-57)=" not in out and out.startswith("## A language model")
+    assert "\\tag{4.2}\n$$" in out and "$$ (eq-lm-loss)" not in out
+    assert "is 1.6216 nats, at this budget the recurrent baseline wins, by 0.0554 nats." in out
+    assert "See (4.2), the first page\nand A language model (§14.57);" in out
+    assert "{glue:text}`missing` stays visible" in out  # a gap shows, it is not silently blank
+    assert "<details><summary>Answer 1</summary>\n\nThe bound holds: 1.6216 < 2.\n\n</details>" in out
+    assert ":::" not in out and ":class:" not in out
+
+
+def test_glue_texts_unquote_strings_and_keep_other_values(tmp_path):
+    f = tmp_path / "p.glue.json"
+    f.write_text(json.dumps({
+        "a": {"data": {"text/plain": "'1.000'"}}, "b": {"data": {"text/plain": ["'two ", "parts'"]}},
+        "c": {"data": {"text/plain": "<Figure size 640x480>"}}, "d": {"data": {"image/png": "..."}}}))
+    assert glue_texts(f) == {"a": "1.000", "b": "two parts", "c": "<Figure size 640x480>"}
+    assert glue_texts(tmp_path / "none.json") == {}
+
+
+def test_equation_numbers_and_headings_come_from_the_build_and_the_sources(tmp_path):
+    page = tmp_path / "p.html"
+    page.write_text('<div class="math" id="equation-eq-a">\n<span class="eqno">(2.1)<a class="headerlink"></a>'
+                    '</span></div><div id="equation-eq-b"><span class="eqno">(2.2)</span></div>')
+    assert equation_numbers(page) == {"eq-a": "(2.1)", "eq-b": "(2.2)"}
+    src = tmp_path / "p.md"
+    src.write_text("(top)=\n# Title\n\n(sec)=\n\n## Section two\n\n(loose)=\ntext\n")
+    assert heading_titles([src]) == {"top": "Title", "sec": "Section two"}
+
+
+def test_the_executed_notebook_keeps_its_outputs_and_collapses_hidden_cells():
+    nbformat = require("nbformat")
+    nb = nbformat.v4.new_notebook(metadata={"source_map": [1, 2]})
+    shown = nbformat.v4.new_code_cell("print(1)", outputs=[nbformat.v4.new_output("stream", text="1\n")],
+                                      metadata={"execution": {"t": 1}})
+    hidden = nbformat.v4.new_code_cell("glue_all({})", metadata={"tags": ["hide-input"]})
+    nb.cells = [nbformat.v4.new_markdown_cell("(lab)="), nbformat.v4.new_markdown_cell("x = {glue:text}`v`"),
+                shown, hidden]
+    out = reader_notebook(nb, {"v": "3"}, {}, {})
+    assert [c.cell_type for c in out.cells] == ["markdown", "code", "code"]  # the target-only cell is gone
+    assert out.cells[0].source == "x = 3" and out.cells[1].outputs[0].text == "1\n"
+    assert "execution" not in out.cells[1].metadata and "source_map" not in out.metadata
+    assert out.cells[2].metadata["jupyter"]["source_hidden"] is True
+    assert nb.cells[1].source == "x = {glue:text}`v`"  # the build's notebook is not changed
+    nbformat.validate(out)
+
+
+@pytest.mark.parametrize("page", ["recurrence", "attention", "transformer", "text", "forecasting", "summary"])
+def test_every_role_on_the_pages_is_one_the_export_resolves(page):
+    """A new MyST role or directive on a page would reach the reader raw: every one in use must be handled."""
+    from seqlab.book.build import PAGES
+
+    text = (PAGES / f"{page}.md").read_text(encoding="utf-8")
+    import re
+
+    roles = set(re.findall(r"\{([a-z:]+)\}`", text))
+    assert roles <= {"glue:text", "eq", "ref"}, roles
+    directives = set(re.findall(r"^(?:```|:::)\{([a-z-]+)\}", text, re.M))
+    assert directives <= {"code-cell", "admonition"}, directives
