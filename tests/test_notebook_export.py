@@ -60,7 +60,7 @@ def test_the_executed_notebook_keeps_its_outputs_and_collapses_hidden_cells():
     nbformat = require("nbformat")
     nb = nbformat.v4.new_notebook(metadata={"source_map": [1, 2]})
     shown = nbformat.v4.new_code_cell("print(1)", outputs=[nbformat.v4.new_output("stream", text="1\n")],
-                                      metadata={"execution": {"t": 1}})
+                                      metadata={"execution": {"iopub.execute_input": "2026-12-05T03:00:00Z"}})
     hidden = nbformat.v4.new_code_cell("glue_all({})", metadata={"tags": ["hide-input"]})
     nb.cells = [nbformat.v4.new_markdown_cell("(lab)="), nbformat.v4.new_markdown_cell("x = {glue:text}`v`"),
                 shown, hidden]

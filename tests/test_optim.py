@@ -245,13 +245,13 @@ def test_both_branches_take_torch_muons_step():
     start = torch.randn(32, 16, generator=g)
     grads = [torch.randn(32, 16, generator=g) for _ in range(3)]
     ref_w = torch.nn.Parameter(start.clone())
-    ref = torch.optim.Muon([ref_w], lr=0.05, momentum=0.9)
+    ref = torch.optim.Muon([ref_w], lr=0.05, momentum=0.9, weight_decay=0.1)
     for grad in grads:
         ref_w.grad = grad.clone()
         ref.step()
     for ns in (None, torch.bfloat16):
         w = torch.nn.Parameter(start.clone())
-        opt = Muon([w], lr=0.05, momentum=0.9, ns_dtype=ns)
+        opt = Muon([w], lr=0.05, momentum=0.9, weight_decay=0.1, ns_dtype=ns)
         for grad in grads:
             w.grad = grad.clone()
             opt.step()

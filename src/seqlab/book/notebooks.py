@@ -24,7 +24,7 @@ _REF_TEXT = re.compile(r"\{ref\}`([^`<]*?)\s*<([^>`]+)>`")
 _REF = re.compile(r"\{ref\}`([^`<]+)`")
 _TARGET = re.compile(r"^\(([\w.-]+)\)=\s*$", re.M)
 _LABELLED_MATH = re.compile(r"\$\$\n(.*?)\n\$\$[ \t]*\(([\w.-]+)\)", re.S)
-_ADMONITION = re.compile(r"^:::\{admonition\}[ \t]*(.*?)\n((?::[\w-]+:.*\n)*)(.*?)^:::[ \t]*$", re.M | re.S)
+_ADMONITION = re.compile(r"^:::\{admonition\}[ \t]*([^\n]*)\n((?::[\w-]+:[^\n]*\n)*)(.*?)^:::[ \t]*$", re.M | re.S)
 _DIRECTIVE = re.compile(r"^```\{(toctree|contents)\}.*?^```[ \t]*$", re.M | re.S)
 
 
