@@ -43,9 +43,9 @@ def test_header_and_summary_describe_the_run(trained):
     n_params = sum(p.numel() for p in load_checkpoint(out)[0].parameters())
     assert lines[0].startswith(f"model: gpt, {n_params:,} parameters (1 layers, 2 heads, width 16, context 16")
     assert "char tokenizer" in lines[1] and "training /" in lines[1]
-    assert lines[2].startswith("training: 10 iterations x 4 x 16 = 64 tokens per step; optimizer muon (Newton-Schulz "
+    assert lines[2].startswith("training: 10 iterations x 4 x 16 = 64 tokens per step; optimizer muon, Newton-Schulz "
                                "in ")
-    assert "); 1 thread" in lines[2]
+    assert "; 1 thread" in lines[2]
     history = read_checkpoint_state(out)["train_config"] and load_checkpoint(out)[2]["history"]
     best = min(history, key=lambda r: r["val_loss"])
     summary = next(line for line in lines if line.startswith("done: "))
@@ -176,7 +176,7 @@ def test_the_header_says_which_newton_schulz_runs(capsys, corpus, tmp_path, monk
                      "--muon-ns-dtype", setting]) == 0
     finally:
         devices.native_bfloat16.cache_clear()
-    assert f"optimizer muon ({says}); " in capsys.readouterr().out.splitlines()[2]
+    assert f"optimizer muon, {says}; " in capsys.readouterr().out.splitlines()[2]
 
 
 def test_dropout_trains_and_resumes_only_as_it_was(capsys, corpus, tmp_path):

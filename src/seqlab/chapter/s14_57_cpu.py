@@ -51,16 +51,17 @@ def long_figure(curves: pd.DataFrame):
 
 
 @claim_source
-def long_facts(runs: pd.DataFrame, steps_minutes: float = 10.0):
-    """What the passage states of the stored run: every seed ends below nanoGPT's GPU figure within the ten
-    minutes, and the first mark at which every seed is below it."""
-    best = runs["best_600s"]
-    below = [s for s in CHECKPOINTS_S if (runs[f"best_{s}s"] <= NANOGPT_GPU_LOSS).all()]
+def long_facts(runs: pd.DataFrame):
+    """What the passage states of the stored run: on nanoGPT's measure (the best in-run estimate) every seed ends
+    below the GPU figure, none had reached it at five minutes, the whole split puts the GPU figure inside the seeds'
+    range, and every seed's whole-split loss lies above its best in-run estimate (the best of many noisy estimates
+    is biased low)."""
+    best, half, whole = runs["best_600s"], runs["best_300s"], runs["whole_split_loss"]
+    gpu = NANOGPT_GPU_LOSS
     return [
-        require("cpu_every_seed_below_gpu", (best <= NANOGPT_GPU_LOSS).all(), worst=best.max(),
-                gpu=NANOGPT_GPU_LOSS),
-        require("cpu_whole_split_below_gpu", (runs["whole_split_loss"] <= NANOGPT_GPU_LOSS).all(),
-                worst=runs["whole_split_loss"].max(), gpu=NANOGPT_GPU_LOSS),
-        require("cpu_first_mark_below", bool(below) and below[0] == 300, first=below[0] if below else None,
-                marks=list(CHECKPOINTS_S)),
+        require("cpu_in_run_below_gpu", (best <= gpu).all(), worst=best.max(), gpu=gpu),
+        require("cpu_not_yet_at_300s", (half > gpu).all(), best_at_300s=half.min(), gpu=gpu),
+        require("cpu_whole_split_straddles_gpu", whole.min() <= gpu <= whole.max(), lowest=whole.min(),
+                highest=whole.max(), gpu=gpu),
+        require("cpu_whole_above_best", (whole > best).all(), whole=list(whole), best=list(best)),
     ]
