@@ -161,19 +161,21 @@ def test_qk_norm_trains_and_resumes_only_as_it_was(capsys, corpus, tmp_path):
     assert read_checkpoint_state(out)["iteration"] == 12
 
 
-@pytest.mark.parametrize("flags, setting, says", [
-    ({"avx512_bf16"}, "auto", "Newton-Schulz in bfloat16 (CPU flag avx512_bf16)"),
-    ({"avx2"}, "auto", "Newton-Schulz in float32 (no bfloat16 flag among the CPU's)"),
-    ({"avx512_bf16"}, "float32", "Newton-Schulz in float32, as asked"),
+@pytest.mark.parametrize("flags, setting, dtype, says", [
+    ({"avx512_bf16"}, "auto", "bfloat16", "Newton-Schulz in bfloat16 (CPU flag avx512_bf16)"),
+    ({"avx2"}, "auto", "bfloat16", "Newton-Schulz in float32 (no bfloat16 flag among the CPU's)"),
+    ({"avx512_bf16"}, "auto", "float32", "Newton-Schulz in float32, as the run is"),
+    ({"avx512_bf16"}, "float32", "bfloat16", "Newton-Schulz in float32, as asked"),
 ])
-def test_the_header_says_which_newton_schulz_runs(capsys, corpus, tmp_path, monkeypatch, flags, setting, says):
+def test_the_header_says_which_newton_schulz_runs(capsys, corpus, tmp_path, monkeypatch, flags, setting, dtype,
+                                                  says):
     from seqlab.text import devices
 
     devices.native_bfloat16.cache_clear()
     monkeypatch.setattr(devices, "_cpu_flags", lambda: flags)
     try:
         assert main(["lm", "train", "--text", str(corpus), "--out", str(tmp_path / "c"), *TINY, "--device", "cpu",
-                     "--muon-ns-dtype", setting]) == 0
+                     "--muon-ns-dtype", setting, "--dtype", dtype]) == 0
     finally:
         devices.native_bfloat16.cache_clear()
     assert f"optimizer muon, {says}; " in capsys.readouterr().out.splitlines()[2]

@@ -220,8 +220,11 @@ def capability(monkeypatch):
 def test_the_cpu_capability_picks_the_newton_schulz_dtype(capability, flags, seconds, native):
     capability(flags, seconds)
     model = GPT(GPTConfig(vocab_size=11, block_size=8, num_layers=1, num_heads=2, d_model=16))
-    opt = make_optimizer(model, TrainConfig(optimizer="muon"))  # muon_ns_dtype="auto" by default
+    opt = make_optimizer(model, TrainConfig(optimizer="muon", dtype="bfloat16"))  # muon_ns_dtype="auto" by default
     assert opt.muon.ns_dtype is (torch.bfloat16 if native else None)
+    # a float32 run stays float32 whatever the hardware
+    assert make_optimizer(model, TrainConfig(optimizer="muon")).muon.ns_dtype is None
+    assert devices.muon_ns_dtype("auto", torch.device("cpu"), "float32") == (None, "float32, as the run is")
     dtype, why = devices.muon_ns_dtype("auto", torch.device("cpu"))
     assert why.startswith("bfloat16 (" if native else "float32 (")
     assert ("probe" in why) == (flags is None)

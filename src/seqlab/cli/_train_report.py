@@ -28,7 +28,7 @@ def header(args, model, tok, text: str, train_ids, val_ids, cfg, out: Path) -> N
     if optimizer == "muon":
         from ..text.devices import muon_ns_dtype, resolve_device
 
-        optimizer += f", Newton-Schulz in {muon_ns_dtype(cfg.muon_ns_dtype, resolve_device(cfg.device))[1]}"
+        optimizer += f", Newton-Schulz in {muon_ns_dtype(cfg.muon_ns_dtype, resolve_device(cfg.device), cfg.dtype)[1]}"
     print(f"training: {length} x {cfg.batch_size} x {cfg.block_size} = "
           f"{cfg.batch_size * cfg.block_size:,} tokens per step; optimizer {optimizer}; "
           f"{args.threads} thread{'s' if args.threads > 1 else ''}; checkpoints in {out}", flush=True)

@@ -480,8 +480,9 @@ def add_commands(sub, parser_class) -> None:
     t.add_argument("--device", choices=DEVICES, default="auto", help="auto: CUDA when present, else the CPU")
     t.add_argument("--dtype", choices=DTYPES, default="float32", help="bfloat16: autocast the forward pass")
     t.add_argument("--muon-ns-dtype", choices=MUON_NS_DTYPES, default="auto",
-                   help="Muon's Newton-Schulz products: auto runs them in bfloat16 (as torch.optim.Muon) where the "
-                        "CPU or GPU has native bfloat16 products, in float32 elsewhere; the run's header says which")
+                   help="Muon's Newton-Schulz products: auto runs a --dtype bfloat16 run's in bfloat16 (as "
+                        "torch.optim.Muon) where the CPU or GPU has native bfloat16 products, in float32 elsewhere, "
+                        "and a float32 run's in float32; the run's header says which")
     t.add_argument("--compile", action="store_true", help="torch.compile the model for training")
     t.add_argument("--grad-accum-steps", type=positive_int, default=1,
                    help="micro-batches per step and process; --batch-size stays the global batch")

@@ -51,10 +51,9 @@ NAME = "lm"
 PROMPT = "ROMEO:\n"
 #: seqlab's defaults for the chapter's model. Against nanoGPT's CPU recipe (AdamW 1e-3, batch 12, 2000 steps):
 #: Muon for the hidden matrices, a larger batch, and a schedule that ends within the recipe's wall-clock time.
-#: Muon's iteration runs in float32 on every machine, so the chapter's numbers do not depend on the CPU's bfloat16.
 CHAPTER_TRAIN = TrainConfig(max_iters=750, batch_size=24, block_size=64, learning_rate=5e-3, min_lr=5e-4,
                             warmup_iters=50, eval_interval=50, eval_iters=20, seed=1337, optimizer="muon",
-                            muon_lr=0.02, device="cpu", muon_ns_dtype="float32")
+                            muon_lr=0.02, device="cpu")
 STRATEGIES = {
     "greedy": dict(greedy=True),
     "temperature 0.5": dict(temperature=0.5),
@@ -87,7 +86,7 @@ def chapter_lstm_config(vocab_size: int) -> LSTMConfig:
 #: Quality per second on a CPU with bfloat16 products (``benchmarks/bench_lm.py``): the chapter's recipe with
 #: bfloat16 autocast and a batch of 48, whose larger products run faster per token. ``bench_lm.py`` fits its
 #: schedule to the time available (:attr:`TrainConfig.schedule_seconds`).
-FAST_LSTM_TRAIN = replace(CHAPTER_TRAIN, batch_size=48, dtype="bfloat16", muon_ns_dtype="auto")
+FAST_LSTM_TRAIN = replace(CHAPTER_TRAIN, batch_size=48, dtype="bfloat16")
 #: As :data:`FAST_LSTM_TRAIN`, for :func:`fast_gpt_config`'s untied head: a batch of 64 (the GPT's step has a fixed
 #: cost, Muon's above all, that a larger batch spreads over more tokens), the embedding learning at 0.05 and the head
 #: at 0.005, no weight decay, and Muon at 0.03 with its momentum rising from 0.85 to 0.95 over 300 steps.

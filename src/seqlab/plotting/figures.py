@@ -167,8 +167,8 @@ def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str
                   labels={x: xlab, y: ylab})
     fig.update_layout(legend_title_text="")
     if hline is not None:
-        fig.add_hline(y=hline, line_dash="dash", line_color="#737373", annotation_text=hline_label or None,
-                      annotation_position="top right")
+        label = dict(annotation_text=hline_label, annotation_position="top right") if hline_label else {}
+        fig.add_hline(y=hline, line_dash="dash", line_color="#737373", **label)
     if reverse_x:
         fig.update_xaxes(autorange="reversed")
     if x_breaks:

@@ -92,13 +92,19 @@ def native_bfloat16(device_type: str) -> tuple[bool, str]:
     return ratio <= 1.5, f"probe: a bfloat16 product took {ratio:.1f}x a float32 one"
 
 
-def muon_ns_dtype(setting: str, device: torch.device) -> tuple[torch.dtype | None, str]:
-    """The dtype of Muon's Newton-Schulz products for ``setting`` (:data:`MUON_NS_DTYPES`) on ``device`` (None: the
-    parameters' own, float32), and a few words on why: torch.optim.Muon's bfloat16 iteration where the device has
-    native bfloat16 products, seqlab's float32 one elsewhere (emulated bfloat16 made a step about 5x slower)."""
+def muon_ns_dtype(setting: str, device: torch.device, run_dtype: str = "bfloat16") -> tuple[torch.dtype | None, str]:
+    """The dtype of Muon's Newton-Schulz products for ``setting`` (:data:`MUON_NS_DTYPES`) in a run of ``run_dtype``
+    on ``device`` (None: the parameters' own, float32), and a few words on why.
+
+    ``auto`` gives a bfloat16 run torch.optim.Muon's bfloat16 iteration where the device has native bfloat16
+    products, and seqlab's float32 one elsewhere (emulated bfloat16 made a step about 5x slower); a float32 run
+    stays float32 throughout, so its numbers do not depend on the machine.
+    """
     if setting not in MUON_NS_DTYPES:
         raise InvalidParameterError(f"muon_ns_dtype must be one of {', '.join(MUON_NS_DTYPES)}, got {setting!r}")
     if setting != "auto":
         return (torch.bfloat16 if setting == "bfloat16" else None), f"{setting}, as asked"
+    if run_dtype != "bfloat16":
+        return None, "float32, as the run is"
     ok, why = native_bfloat16(torch.device(device).type)
     return (torch.bfloat16, f"bfloat16 ({why})") if ok else (None, f"float32 ({why})")

@@ -78,7 +78,7 @@ class TrainConfig:
     dtype: str = "float32"  # "bfloat16": autocast the forward pass, and Muon's Newton-Schulz in bfloat16
     compile: bool = False  # torch.compile the model for the training steps
     schedule_seconds: float | None = None  # the cosine over this many seconds of training, not lr_decay_iters steps
-    muon_ns_dtype: str = "auto"  # Muon's Newton-Schulz: "auto" (bfloat16 where native, else float32) | "float32" | "bfloat16"
+    muon_ns_dtype: str = "auto"  # Muon's Newton-Schulz: "auto" (a bfloat16 run: bfloat16 where native) | "float32" | "bfloat16"
 
     def __post_init__(self):
         for name in ("max_iters", "batch_size", "block_size", "eval_interval", "eval_iters"):
@@ -170,7 +170,7 @@ def make_optimizer(model: torch.nn.Module, c: TrainConfig) -> torch.optim.Optimi
                 "weight_decay": 0.0}
         adam = [dict(g, betas=(c.beta1, c.beta2)) for g in groups if g["params"]]
         device = next(iter(hidden)).device
-        return MuonWithAdamW([muon], adam, ns_dtype=muon_ns_dtype(c.muon_ns_dtype, device)[0])
+        return MuonWithAdamW([muon], adam, ns_dtype=muon_ns_dtype(c.muon_ns_dtype, device, c.dtype)[0])
     if len(parts) > 1:
         groups = [g for g in groups if g["params"]]
     return torch.optim.AdamW(groups, lr=c.learning_rate, betas=(c.beta1, c.beta2))
