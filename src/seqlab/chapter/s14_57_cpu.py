@@ -42,10 +42,12 @@ def long_figure(curves: pd.DataFrame):
     from ..plotting import line_pair
 
     name = long_config()["recipe"]
-    df = curves.assign(minutes=curves["seconds"] / 60, seed=curves["seed"].map(lambda s: f"seed {s}"))
-    return line_pair(df, "minutes", "val_loss", "seed", points=False,
+    # from the first minute on: the first half-minute's losses (near 2) would squash the finish into a line
+    late = curves[curves["seconds"] >= 60]
+    df = late.assign(minutes=late["seconds"] / 60, seed=late["seed"].map(lambda s: f"seed {s}"))
+    return line_pair(df, "minutes", "val_loss", "seed", points=True,
                      title="Validation loss against minutes of CPU training",
-                     subtitle=f"{RECIPES[name].describe()}; the cosine fitted to 10 minutes",
+                     subtitle=f"{RECIPES[name].describe()}; the cosine fitted to 10 minutes; from the first minute",
                      xlab="Minutes of training (evaluations not counted)", ylab="Validation loss (nats/char)",
                      hline=NANOGPT_GPU_LOSS, hline_label=f"nanoGPT on one GPU: {NANOGPT_GPU_LOSS}")
 
@@ -53,8 +55,8 @@ def long_figure(curves: pd.DataFrame):
 @claim_source
 def long_facts(runs: pd.DataFrame):
     """What the passage states of the stored run: on nanoGPT's measure (the best in-run estimate) every seed ends
-    below the GPU figure, at five minutes one seed of the three had reached it, the whole split puts the GPU
-    figure inside the seeds' range, and every seed's whole-split loss lies above its best in-run estimate (the best of many noisy estimates
+    below the GPU figure, at five minutes one seed of the three had reached it, on the whole split two seeds of
+    the three are below it, and every seed's whole-split loss lies above its best in-run estimate (the best of many noisy estimates
     is biased low)."""
     best, half, whole = runs["best_600s"], runs["best_300s"], runs["whole_split_loss"]
     gpu = NANOGPT_GPU_LOSS
@@ -62,7 +64,7 @@ def long_facts(runs: pd.DataFrame):
         require("cpu_in_run_below_gpu", (best <= gpu).all(), worst=best.max(), gpu=gpu),
         require("cpu_one_seed_by_300s", int((half <= gpu).sum()) == 1 and len(half) == 3, lowest=half.min(),
                 highest=half.max(), gpu=gpu),
-        require("cpu_whole_split_straddles_gpu", whole.min() <= gpu <= whole.max(), lowest=whole.min(),
-                highest=whole.max(), gpu=gpu),
+        require("cpu_whole_split_two_below_gpu", int((whole <= gpu).sum()) == 2 and len(whole) == 3,
+                whole=list(whole), gpu=gpu),
         require("cpu_whole_above_best", (whole > best).all(), whole=list(whole), best=list(best)),
     ]

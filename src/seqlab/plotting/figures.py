@@ -129,7 +129,7 @@ def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str
         if hline_label:
             from plotnine import annotate
 
-            g += annotate("text", x=df[x].max(), y=hline, label=hline_label, ha="right", va="bottom", size=9,
+            g += annotate("text", x=df[x].min(), y=hline, label=hline_label, ha="left", va="top", size=9,
                           color="#525252")
     g += geom_line(size=0.9)
     if points:
@@ -167,7 +167,7 @@ def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str
                   labels={x: xlab, y: ylab})
     fig.update_layout(legend_title_text="")
     if hline is not None:
-        label = dict(annotation_text=hline_label, annotation_position="top right") if hline_label else {}
+        label = dict(annotation_text=hline_label, annotation_position="bottom left") if hline_label else {}
         fig.add_hline(y=hline, line_dash="dash", line_color="#737373", **label)
     if reverse_x:
         fig.update_xaxes(autorange="reversed")
