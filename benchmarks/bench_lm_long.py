@@ -18,7 +18,6 @@ Run alone on a quiet machine: a training beside it halves its steps.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 

@@ -65,7 +65,8 @@ def main() -> None:
     dtype, why = muon_ns_dtype("auto", torch.device("cpu"))
     faster = "bfloat16" if med["seqlab bf16"] < med["seqlab"] else "float32"
     picked = "bfloat16" if dtype is torch.bfloat16 else "float32"
-    print(f"picked for lm train (--muon-ns-dtype auto): Newton-Schulz in {why}; the faster here was {faster} "
+    print(f"picked for a bfloat16 run (lm train --dtype bfloat16, --muon-ns-dtype auto): Newton-Schulz in {why}; "
+          f"the faster here was {faster} "
           f"({'agrees' if faster == picked else 'DISAGREES'})")
 
 if __name__ == "__main__":
