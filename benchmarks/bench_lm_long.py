@@ -42,9 +42,10 @@ def run_recipe(name, seconds, seeds, data, vocab):
         best = marks(curve, seconds)
         rows.append(dict(seed=seed, steps=steps, whole=whole, **best))
         curves.append(curve.assign(recipe=name, seed=seed))
+        by_mark = [f"{v:.4f} by {k[5:]}" for k, v in best.items()]
+        by_mark.append(f"{best_within(curve, seconds):.4f} by the end")
         print(f"  seed {seed}: {steps} steps ({1000 * curve['seconds'].iloc[-1] / steps:.0f} ms a step); best "
-              + ", ".join(f"{v:.4f} by {k[5:]}" for k, v in best.items())
-              + f", {best_within(curve, seconds):.4f} by the end; whole split {whole:.4f} "
+              + ", ".join(by_mark) + f"; whole split {whole:.4f} "
               f"(wall {time.perf_counter() - t0:.0f} s)", flush=True)
     return pd.DataFrame(rows), pd.concat(curves, ignore_index=True)
 
@@ -66,6 +67,7 @@ def main(argv=None):
     ap.add_argument("--probe", type=float, default=None, metavar="SECONDS",
                     help="run every recipe once for this many seconds instead")
     ap.add_argument("--recipes", default=",".join(RECIPES), help="the recipes --probe runs (comma-separated)")
+    ap.add_argument("--probe-seeds", default="1337", help="the seeds --probe runs each recipe with (comma-separated)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--csv", default=None, help="write every curve here")
     ap.add_argument("--store", action="store_true",
@@ -86,14 +88,20 @@ def main(argv=None):
         unknown = [n for n in names if n not in RECIPES]
         if unknown or not names:
             ap.error(f"--recipes takes names from {', '.join(RECIPES)}, got {args.recipes!r}")
+        try:
+            probe_seeds = [int(x) for x in args.probe_seeds.split(",") if x.strip()]
+        except ValueError:
+            ap.error(f"--probe-seeds takes whole numbers, got {args.probe_seeds!r}")
         for name in names:
-            tables[name], curves[name] = run_recipe(name, args.probe, [1337], data, tok.vocab_size)
+            tables[name], curves[name] = run_recipe(name, args.probe, probe_seeds, data, tok.vocab_size)
             if args.csv:  # after each recipe, so a stopped probe keeps what it measured
                 pd.concat(curves.values(), ignore_index=True).to_csv(args.csv, index=False)
-        print(f"probe, one seed, {args.probe:g} s each: best in-run loss; final model on the whole split; steps")
+        print(f"probe, seeds {args.probe_seeds}, {args.probe:g} s each: best in-run loss and the final model on "
+              "the whole split, mean [lowest, highest]; steps")
         for name, t in tables.items():
-            print(f"  {name:<13} {best_within(curves[name], args.probe):.4f}  {t['whole'].iloc[0]:.4f}  "
-                  f"{t['steps'].iloc[0]}")
+            best = curves[name].groupby("seed").apply(lambda c: best_within(c, args.probe), include_groups=False)
+            print(f"  {name:<13} {best.mean():.4f} [{best.min():.4f}, {best.max():.4f}]  {t['whole'].mean():.4f} "
+                  f"[{t['whole'].min():.4f}, {t['whole'].max():.4f}]  {', '.join(map(str, t['steps']))}")
         if args.csv:
             pd.concat(curves.values(), ignore_index=True).to_csv(args.csv, index=False)
         return 0
