@@ -11,6 +11,8 @@ The whole-split loss scores every validation token once, in consecutive windows 
 
   python benchmarks/bench_lm_long.py                      # the default recipe, 3 seeds x 600 s (about 32 min)
   python benchmarks/bench_lm_long.py --probe 200          # every recipe once, 200 s each: the levers
+  python benchmarks/bench_lm_long.py --probe 120 --probe-seeds 1337,1338,1339 \
+      --recipes lstm-wide,lstm-wide/dtype=float32         # one lever over three seeds
   python benchmarks/bench_lm_long.py --csv curves.csv     # also write every curve (recipe, seed, iter, seconds, val_loss)
   python benchmarks/bench_lm_long.py --store              # the same run, stored as the chapter's timing_lm_long
 Run alone on a quiet machine: a training beside it halves its steps.
@@ -25,7 +27,7 @@ import pandas as pd
 import torch
 
 from seqlab.experiments.lm_long import (CHECKPOINTS_S, DEFAULT_RECIPE, NANOGPT_GPU_LOSS, RECIPES, best_within,
-                                        marks, run_long)
+                                        lever, marks, run_long)
 from seqlab.text import CharTokenizer
 from seqlab.text.corpus import load_tinyshakespeare, split_train_val
 
@@ -33,7 +35,7 @@ TARGET = 1.47
 
 
 def run_recipe(name, seconds, seeds, data, vocab):
-    recipe = RECIPES[name]
+    recipe = lever(name)
     print(f"{name}: {recipe.describe()}; {seconds:g} s of training per seed", flush=True)
     rows, curves = [], []
     for seed in seeds:
@@ -66,7 +68,8 @@ def main(argv=None):
     ap.add_argument("--seconds", type=float, default=600.0)
     ap.add_argument("--probe", type=float, default=None, metavar="SECONDS",
                     help="run every recipe once for this many seconds instead")
-    ap.add_argument("--recipes", default=",".join(RECIPES), help="the recipes --probe runs (comma-separated)")
+    ap.add_argument("--recipes", default=",".join(RECIPES), help="the recipes --probe runs (comma-separated); a name may carry changes, "
+                         "as in lstm-wide/dtype=float32/block_size=256")
     ap.add_argument("--probe-seeds", default="1337", help="the seeds --probe runs each recipe with (comma-separated)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--csv", default=None, help="write every curve here")
@@ -85,9 +88,13 @@ def main(argv=None):
     if args.probe is not None:
         tables, curves = {}, {}
         names = [n.strip() for n in args.recipes.split(",") if n.strip()]
-        unknown = [n for n in names if n not in RECIPES]
-        if unknown or not names:
-            ap.error(f"--recipes takes names from {', '.join(RECIPES)}, got {args.recipes!r}")
+        try:
+            for n in names:
+                lever(n).make(tok.vocab_size)
+        except (ValueError, TypeError) as e:
+            ap.error(f"--recipes takes names from {', '.join(RECIPES)}, each with /key=value changes: {e}")
+        if not names:
+            ap.error("--recipes names no recipe")
         try:
             probe_seeds = [int(x) for x in args.probe_seeds.split(",") if x.strip()]
         except ValueError:

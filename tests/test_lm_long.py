@@ -7,8 +7,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from seqlab.experiments.lm_long import (CHECKPOINTS_S, DEFAULT_RECIPE, RECIPES, best_within, long_config, marks,
-                                        run_long, split_loss)
+from seqlab.experiments.lm_long import (CHECKPOINTS_S, DEFAULT_RECIPE, RECIPES, best_within, lever, long_config,
+                                        marks, run_long, split_loss)
 from seqlab.nn import GPT, GPTConfig, LSTMConfig, LSTMLanguageModel
 
 
@@ -57,6 +57,24 @@ def test_each_recipe_builds_its_model(name):
     for key, value in r.shape.items():
         assert getattr(model.config, key) == value
     assert r.model.upper() in r.describe()
+
+
+def test_a_lever_changes_the_training_or_the_shape_and_nothing_else():
+    base = RECIPES["lstm-wide"]
+    r = lever("lstm-wide/dtype=float32/block_size=256/hidden_size=768/muon_lr=0.04")
+    assert (r.train.dtype, r.train.block_size, r.train.muon_lr) == ("float32", 256, 0.04)
+    assert r.shape == {**base.shape, "block_size": 256, "hidden_size": 768}
+    assert r.train.batch_size == base.train.batch_size and r.name.startswith("lstm-wide/")
+    model = r.make(65)
+    assert (model.config.block_size, model.config.hidden_size) == (256, 768)
+    assert lever("gpt-wide") == RECIPES["gpt-wide"]
+
+
+@pytest.mark.parametrize("spec, match", [("lstm-huge", "unknown recipe"), ("lstm-wide/dtype", "key=value"),
+                                         ("lstm-wide/=3", "key=value"), ("lstm-wide/dtype=f64", "dtype")])
+def test_a_bad_lever_is_refused(spec, match):
+    with pytest.raises(ValueError, match=match):
+        lever(spec)
 
 
 def test_the_stored_runs_config_names_its_recipe_and_loss():

@@ -26,7 +26,7 @@ from ..text.training import TrainConfig, recipe, train_lm
 from .lm import FAST_GPT_TRAIN, FAST_LSTM_TRAIN, fast_gpt_config
 
 __all__ = ["NANOGPT_GPU_LOSS", "CHECKPOINTS_S", "LongRecipe", "RECIPES", "DEFAULT_RECIPE", "split_loss", "run_long",
-           "best_within", "long_config", "measure_long", "long_reference", "marks"]
+           "best_within", "lever", "long_config", "measure_long", "long_reference", "marks"]
 
 #: nanoGPT's shakespeare_char validation loss on one A100 (its README), the mark this CPU run aims at
 NANOGPT_GPU_LOSS = 1.4697
@@ -77,6 +77,38 @@ RECIPES = {r.name: r for r in (
 )}
 #: the probe's winner at 240 s on a two-core CPU (one seed): the wide LSTM, 1.4667 against the wide GPT's 1.5610
 DEFAULT_RECIPE = "lstm-wide"
+
+
+def lever(spec: str) -> LongRecipe:
+    """A recipe of :data:`RECIPES`, or one with settings changed: ``"lstm-wide/dtype=float32/block_size=256"``.
+
+    A setting of :class:`TrainConfig` changes the training (``block_size`` the model's context too); any other
+    changes the model's shape. Values are read as int, then float, else kept as text."""
+    name, *changes = spec.split("/")
+    if name not in RECIPES:
+        raise ValueError(f"unknown recipe {name!r}; expected one of {', '.join(RECIPES)}")
+    base = RECIPES[name]
+    shape, train = dict(base.shape), {}
+    train_fields = set(TrainConfig.__dataclass_fields__)
+    for change in changes:
+        key, eq, text = change.partition("=")
+        if not eq or not key or not text:
+            raise ValueError(f"a change reads key=value, got {change!r} in {spec!r}")
+        value = _value(text)
+        if key in train_fields:
+            train[key] = value
+        if key not in train_fields or key == "block_size":
+            shape[key] = value
+    return LongRecipe(spec, base.model, shape, replace(base.train, **train))
+
+
+def _value(text: str):
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 @torch.no_grad()
