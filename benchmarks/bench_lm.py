@@ -41,7 +41,7 @@ from seqlab.experiments.lm import (CHAPTER_TRAIN, FAST_GPT_TRAIN, FAST_LSTM_TRAI
 from seqlab.nn import GPT, GPTConfig, LSTMLanguageModel
 from seqlab.text import CharTokenizer
 from seqlab.text.corpus import load_tinyshakespeare, split_train_val
-from seqlab.text.devices import DTYPES
+from seqlab.devices import DTYPES
 from seqlab.text.training import TrainConfig, estimate_loss, get_batch, train_lm
 
 TARGET = 1.8857

@@ -18,7 +18,7 @@ import torch
 
 from seqlab.experiments.lm import CHAPTER_TRAIN, chapter_gpt_config
 from seqlab.nn import GPT
-from seqlab.text.devices import muon_ns_dtype
+from seqlab.devices import muon_ns_dtype
 from seqlab.text.optim import Muon, split_muon_params
 
 STEPS, REPEATS = 15, 3

@@ -361,7 +361,8 @@ def _h4_cases():
                                                      lambda: ((exploding,), {})],
         "seqlab.chapter.s14_46_1.clipping_claims": [lambda: ((clip(1.0, 1.0),), {}),
                                                      lambda: ((clip(1.0, 0.9),), {})],
-        "seqlab.chapter.s14_47.match_claims": [lambda: ((1e-7, "lstm"), {}), lambda: ((1e-3, "lstm"), {})],
+        "seqlab.chapter.s14_47.match_claims": [lambda: ((1e-7, "lstm"), {}), lambda: ((1e-3, "lstm"), {}),
+                                                lambda: ((1e-7, "gru"), {}), lambda: ((1e-3, "gru"), {})],
         "seqlab.chapter.s14_47.reach_claims": [
             lambda: ((reach(2.0, 1.0, 100.0), gaps(0, True, [2, 5, 9]), forget([1e-9, 1e-7, 1e-5, 1e-3])), {}),
             lambda: ((reach(2.0, 1.0, 0.5), gaps(0, False, [9, 5, 2]), forget([1e-5, 1e-7, 1e-5, 1e-9])), {}),
@@ -679,15 +680,15 @@ def _s64_cases() -> dict:
         conf = (0.81, 0.95) if nearer else (0.6, 0.7)
         c = pd.DataFrame({"kind": ["conformal", "conformal", "native", "native"], "level": [80, 95, 80, 95],
                           "mean": [*conf, 0.64, 0.79]})
-        return c.assign(scored=[52, 52, 30, 30]) if nearer else c
+        return c.assign(scored=[52, 52, 30, 30])
 
     return {
         P + "problem_class_claims": [
             lambda: (({5: 100, 5000: 100}, {5: (2, 3), 5000: (2, 3)}), {}),
             lambda: (({5: 100, 5000: 120}, {5: (2, 3), 5000: (2, 3)}), {})],
         P + "gradient_claims": [
-            lambda: (({0.7: 0.65, 1.15: 0.97},), {}),
-            lambda: (({0.7: 0.75, 1.15: 1.05},), {})],
+            lambda: (({0.7: 0.65, 1.15: 0.97}, {0.7: (1e-9, 1.0), 1.15: (0.3, 2.1)}), {}),
+            lambda: (({0.7: 0.75, 1.15: 1.05}, {0.7: (1e-5, 1.0), 1.15: (0.3, 9.0)}), {})],
         P + "gating_claims": [lambda: ((5500.0, 40.0, {8: 3.0, 32: 5500.0}), {}),
                               lambda: ((5500.0, 40.0, {8: 0.03, 32: 5500.0}), {}),
                               lambda: ((0.5, 2.0, {8: 2.0, 32: 0.5}), {"lag": 79})],

@@ -67,6 +67,7 @@ def test_the_build_ran_every_downloadable_notebook_top_to_bottom_in_a_fresh_kern
 
     from seqlab.book.build import PAGES as PAGE_DIR
     from seqlab.book.build import _stage
+    from seqlab.book.notebooks import is_sentence_cell
 
     out, _, cache = build_run
     conf = runpy.run_path(str(PAGE_DIR / "conf.py"))
@@ -76,10 +77,32 @@ def test_the_build_ran_every_downloadable_notebook_top_to_bottom_in_a_fresh_kern
         executed = nbformat.read(executed_dir / f"{page}.ipynb", as_version=4)
         download = nbformat.read(out / "notebooks" / f"{page}.ipynb", as_version=4)
         ran = [c for c in executed.cells if c.cell_type == "code"]
-        offered = [c for c in download.cells if c.cell_type == "code"]
+        offered = [c for c in download.cells if c.cell_type == "code" and not is_sentence_cell(c)]
         assert [c.source.strip() for c in ran] == [c.source.strip() for c in offered], page
         assert [c.execution_count for c in ran] == list(range(1, len(ran) + 1)), page  # one kernel, top to bottom
         assert not [o for c in ran for o in c.get("outputs", []) if o.get("output_type") == "error"], page
+
+
+def test_downloaded_notebooks_read_without_myst_and_carry_the_pages_sentences(site):
+    """Read as text, no exported notebook holds a MyST role or label; each page's sentences are in sentence cells
+    whose saved output is the paragraph as the page shows it."""
+    import re
+
+    import nbformat
+
+    from seqlab.book.notebooks import is_sentence_cell
+
+    for page in PAGES:
+        raw = (site / "notebooks" / f"{page}.ipynb").read_text(encoding="utf-8")
+        assert not re.findall(r"\{(?:glue:text|claim|fact|eq|ref)\}`", raw), page
+        nb = nbformat.reads(raw, as_version=4)
+        first = nb.cells[0].source  # what to install, where seqlab comes from, what the notebook writes
+        assert nb.cells[0].cell_type == "markdown" and "jupyterlab" in first and "_figures/figures/" in first, page
+        labels = [m for c in nb.cells for m in re.findall(r"^\([\w.-]+\)=\s*$", c.source, re.M)]
+        assert not labels, (page, labels[:5])
+        sentences = [c for c in nb.cells if is_sentence_cell(c) and c.outputs]
+        assert sentences, page
+        assert all("⟦" not in c.outputs[0]["data"]["text/markdown"] for c in sentences), page  # every mark filled
 
 
 def test_build_report_lists_every_claim_and_one_value_per_quantity(build_run):

@@ -30,6 +30,19 @@ def test_report_finds_one_quantity_with_two_values(tmp_path):
     assert conflicts({"a": {"x": "1"}, "b": {"x": "1"}}) == []
 
 
+def test_report_takes_a_claims_sentence_from_its_page(tmp_path):
+    record = {"holds": False, "required": False, "text": "", "evidence": {"gap": 0.0123}}
+    (tmp_path / "text.glue.json").write_text(json.dumps({
+        "seqlab-claim:s_gap": {"output_type": "display_data", "data": {"text/plain": repr(json.dumps(record))}}}))
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    (pages / "text.md").write_text("So {claim}`s_gap: the gap of {gap:.2f} is real || a gap of\n{gap:.2f} is "
+                                   "noise` here.\n")
+    claim, = collect(tmp_path, ["text"], sources=pages)["claims"]
+    assert (claim["text"], claim["text_from"], claim["evidence"]) == ("a gap of 0.01 is noise", "page", {"gap": 0.0123})
+    assert collect(tmp_path, ["text"])["claims"][0]["text"] == ""  # without the page source: no sentence
+
+
 def test_timing_reference_is_stored_with_its_machine(tmp_path, monkeypatch):
     monkeypatch.setenv("HEAVY_EVAL", "1")
     grid = pd.DataFrame({"T": [16, 32], "ms": [1 / 3, 2 / 3]})

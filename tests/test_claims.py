@@ -21,6 +21,7 @@ for _m in pkgutil.iter_modules(seqlab.chapter.__path__):
     importlib.import_module(f"seqlab.chapter.{_m.name}")
 
 from claim_cases import CASES
+from test_sentences import WRITTEN
 
 
 def test_claim_picks_the_true_text():
@@ -62,7 +63,8 @@ def test_claim_source_is_seen_in_both_outcomes(source):
             raised = True
             continue
         for c in claims:
-            assert c.text or c.required, f"{source}: claim {c.name!r} has no sentence"
+            # a verdict's wordings stand in a page: test_sentences.py renders them for each outcome
+            assert c.text or c.required or c.name in WRITTEN, f"{source}: claim {c.name!r} has no sentence"
             outcomes.setdefault(c.name, set()).add(c.holds)
             if c.required:
                 required.add(c.name)

@@ -23,7 +23,7 @@ def test_run_json_contract(tmp_path):
     p = run_cli("run", "14.50.2", "--json", "--out", str(tmp_path))
     assert p.returncode == 0, p.stderr
     obj = json.loads(p.stdout)  # exactly one JSON object
-    assert set(obj) == {"section", "title", "tables", "figures", "notes", "seconds"}
+    assert set(obj) == {"section", "title", "tables", "figures", "notes", "claims", "seconds"}
     assert obj["section"] == "14.50.2" and isinstance(obj["seconds"], float)
     rows = obj["tables"]["causal_weights"]
     assert [r["query"] for r in rows] == [1, 2, 3, 4, 5, 6] and round(rows[1]["k1"], 3) == 0.304
@@ -172,11 +172,13 @@ def test_plain_output_fits_the_terminal(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
     wide = pd.DataFrame({f"measurement_number_{i}_of_the_run": [0.123456789 * i, 1e6 + i] for i in range(12)})
     long_cell = pd.DataFrame({"model": ["a"], "description": ["word " * 60]})
+    verdict = {"name": "s99_gap", "holds": True, "required": False, "evidence": {"gap": 0.0123456, "runs": [1, 2]}}
     res = SectionResult("14.99", "A section whose title is long enough " * 3, {"wide": wide, "cells": long_cell},
-                        notes=["A long note, " * 30])
+                        notes=["A long note, " * 30], claims=[verdict])
     _print_text(res)
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) <= 80
+    assert "claim: s99_gap = true: gap=0.01235, runs=[1, 2]" in out
     assert all(c in out for c in wide.columns)  # split into blocks, none dropped
     assert " ".join(out.split()).count("A long note,") == 30 and "word word" in out  # wrapped, not cut
     monkeypatch.setenv("COLUMNS", "160")

@@ -18,6 +18,9 @@ def test_every_section_json_is_valid(section_results):
     for sid in registry():
         obj = json.loads(json.dumps(result_to_dict(section_results(sid)), allow_nan=False))
         assert obj["section"] == sid and obj["tables"], sid
+        assert all({"name", "holds", "required", "evidence"} <= set(c) for c in obj["claims"]), sid
+        if sid in ("14.53", "14.54", "14.57", "14.60", "14.64"):  # the verdicts their pages' sentences are chosen by
+            assert obj["claims"] and all(isinstance(c["holds"], bool) for c in obj["claims"]), sid
         for name, rows in obj["tables"].items():
             assert isinstance(rows, list) and all(isinstance(r, dict) for r in rows), (sid, name)
 

@@ -169,7 +169,7 @@ def test_qk_norm_trains_and_resumes_only_as_it_was(capsys, corpus, tmp_path):
 ])
 def test_the_header_says_which_newton_schulz_runs(capsys, corpus, tmp_path, monkeypatch, flags, setting, dtype,
                                                   says):
-    from seqlab.text import devices
+    from seqlab import devices
 
     devices.native_bfloat16.cache_clear()
     monkeypatch.setattr(devices, "_cpu_flags", lambda: flags)

@@ -7,7 +7,7 @@ from seqlab.nn import GPT, GPTConfig
 from seqlab.text import CharTokenizer
 from seqlab.text.checkpoint import load_checkpoint
 from seqlab.text.corpus import load_tinyshakespeare, split_train_val
-from seqlab.text.devices import autocast, resolve_device
+from seqlab.devices import autocast, resolve_device
 from seqlab.text.training import TrainConfig, train_lm
 
 

@@ -37,6 +37,14 @@ def test_a_cell_reads_as_the_page_does():
     assert ":::" not in out and ":class:" not in out
 
 
+def test_an_erratum_reads_as_a_quoted_block():
+    box = (":::{erratum} The gradient explodes.\nIt stays below {glue:text}`top`,\nas printed.\n\n"
+           "Saturation damps it.\n:::\n")
+    out = resolve_markdown(box, {"top": "1.9"}, {}, {})
+    assert out == ("> **Erratum.** The chapter says: The gradient explodes.\n>\n> **Measured here:** It stays below "
+                   "1.9,\n> as printed.\n>\n> Saturation damps it.")
+
+
 def test_glue_texts_unquote_strings_and_keep_other_values(tmp_path):
     f = tmp_path / "p.glue.json"
     f.write_text(json.dumps({
@@ -56,6 +64,52 @@ def test_equation_numbers_and_headings_come_from_the_build_and_the_sources(tmp_p
     assert heading_titles([src]) == {"top": "Title", "sec": "Section two"}
 
 
+RECORD = json.dumps({"holds": True, "required": False, "text": "", "evidence": {"gap": 0.0554, "runs": [1, 2]}})
+KNOWN = {"lm_loss": "1.6216", "seqlab-claim:lm_winner": RECORD}
+PARAGRAPH = ("The loss is {glue:text}`lm_loss` nats: {claim}`lm_winner: the LSTM wins,\nby {gap:.4f} ||"
+             " the GPT wins, by {gap:.4f}` over {fact}`lm_winner.runs!j` runs.")
+
+
+def test_a_paragraph_becomes_a_template_a_reader_can_read():
+    from seqlab.book.notebooks import fill_template, template_names, to_template
+
+    t = to_template(PARAGRAPH)
+    assert t == ("The loss is ⟦lm_loss⟧ nats: ⟦lm_winner: the LSTM wins, by {gap:.4f} || the GPT wins, by "
+                 "{gap:.4f}⟧ over ⟦lm_winner.runs!j⟧ runs.")
+    assert "{glue" not in t and "{claim}" not in t and "{fact}" not in t
+    assert template_names(t) == ["lm_loss", "seqlab-claim:lm_winner"]
+    assert fill_template(t, KNOWN) == "The loss is 1.6216 nats: the LSTM wins, by 0.0554 over 1 and 2 runs."
+    lost = json.dumps({"holds": False, "required": False, "evidence": {"gap": 0.01, "runs": [3]}})
+    assert fill_template(t, {**KNOWN, "seqlab-claim:lm_winner": lost}) == (
+        "The loss is 1.6216 nats: the GPT wins, by 0.0100 over 3 runs.")
+    assert fill_template(t, {}) == t  # nothing known: every gap shows
+
+
+def test_a_sentence_cell_shows_the_build_and_follows_the_kernel(monkeypatch):
+    nbformat = require("nbformat")
+    from seqlab.book import page
+    from seqlab.book.notebooks import reader_cells
+    from seqlab.claims import verdict
+
+    md, cell, md2 = reader_cells("## A section\n\n" + PARAGRAPH + "\n\nPlain text.", KNOWN, {}, {})
+    assert md.cell_type == "markdown" and md.source == "## A section" and md2.source == "Plain text."
+    assert cell.cell_type == "code" and cell.metadata["jupyter"]["source_hidden"] is True
+    assert cell.outputs[0]["data"]["text/markdown"] == ("The loss is 1.6216 nats: the LSTM wins, by 0.0554 over "
+                                                        "1 and 2 runs.")
+    nbformat.validate(nbformat.v4.new_notebook(cells=[md, cell, md2]))
+    shown = []
+    # myst-nb's glue displays raw data too: only prose()'s Markdown is kept
+    monkeypatch.setattr("IPython.display.display", lambda obj, **kw: None if kw.get("raw") else shown.append(obj.data))
+    monkeypatch.setattr(page, "KNOWN", {})
+    namespace = {"prose": page.prose}
+    exec(cell.source, namespace)  # the kernel has computed nothing yet: the build's numbers
+    page.glue("lm_loss", 1.5, ".4f")  # the reader reran with other settings
+    page.say(verdict("lm_winner", False, gap=0.2, runs=[7]))
+    exec(cell.source, namespace)
+    assert shown == ["The loss is 1.6216 nats: the LSTM wins, by 0.0554 over 1 and 2 runs.",
+                     "The loss is 1.5000 nats: the GPT wins, by 0.2000 over 7 runs."]
+
+
 def test_the_executed_notebook_keeps_its_outputs_and_collapses_hidden_cells():
     nbformat = require("nbformat")
     nb = nbformat.v4.new_notebook(metadata={"source_map": [1, 2]})
@@ -65,10 +119,12 @@ def test_the_executed_notebook_keeps_its_outputs_and_collapses_hidden_cells():
     nb.cells = [nbformat.v4.new_markdown_cell("(lab)="), nbformat.v4.new_markdown_cell("x = {glue:text}`v`"),
                 shown, hidden]
     out = reader_notebook(nb, {"v": "3"}, {}, {})
-    assert [c.cell_type for c in out.cells] == ["markdown", "code", "code"]  # the target-only cell is gone
-    assert out.cells[0].source == "x = 3" and out.cells[1].outputs[0].text == "1\n"
-    assert "execution" not in out.cells[1].metadata and "source_map" not in out.metadata
-    assert out.cells[2].metadata["jupyter"]["source_hidden"] is True
+    # the target-only cell is gone; the glued sentence is a sentence cell, after the one import prose() needs
+    assert [c.cell_type for c in out.cells] == ["code"] * 4
+    assert out.cells[0].source.startswith("from seqlab.book.page import prose")
+    assert out.cells[1].outputs[0]["data"]["text/markdown"] == "x = 3" and out.cells[2].outputs[0].text == "1\n"
+    assert "execution" not in out.cells[2].metadata and "source_map" not in out.metadata
+    assert out.cells[3].metadata["jupyter"]["source_hidden"] is True
     assert nb.cells[1].source == "x = {glue:text}`v`"  # the build's notebook is not changed
     nbformat.validate(out)
 
@@ -82,6 +138,6 @@ def test_every_role_on_the_pages_is_one_the_export_resolves(page):
     import re
 
     roles = set(re.findall(r"\{([a-z:]+)\}`", text))
-    assert roles <= {"glue:text", "eq", "ref"}, roles
+    assert roles <= {"glue:text", "eq", "ref", "claim", "fact"}, roles
     directives = set(re.findall(r"^(?:```|:::)\{([a-z-]+)\}", text, re.M))
-    assert directives <= {"code-cell", "admonition"}, directives
+    assert directives <= {"code-cell", "admonition", "erratum"}, directives

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from seqlab.nn import GPT, GPTConfig
-from seqlab.text import devices
+from seqlab import devices
 from seqlab.text.optim import Muon, MuonWithAdamW, newton_schulz, split_muon_params
 from seqlab.text.training import TrainConfig, make_optimizer
 

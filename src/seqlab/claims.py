@@ -20,7 +20,10 @@ from typing import Any, Callable
 
 from .errors import SeqlabError
 
-__all__ = ["join_and", "Claim", "ClaimError", "claim", "require", "claim_source", "SOURCES", "jsonable", "fmt"]
+__all__ = ["CLAIM_PREFIX", "join_and", "Claim", "ClaimError", "claim", "verdict", "require", "claim_source", "SOURCES", "jsonable", "fmt"]
+
+#: the glue names under which a page keeps each claim's record (its verdict and evidence) for the build report
+CLAIM_PREFIX = "seqlab-claim:"
 
 #: thousands separator in prose: the comma the tables and the fixed text use too
 _THOUSANDS = ","
@@ -56,6 +59,12 @@ class Claim:
     evidence: dict[str, Any] = field(default_factory=dict)
     required: bool = False
 
+    def record(self) -> dict:
+        """The verdict as plain data (what ``seqlab run --json`` carries): name, holds, required, evidence, and the
+        sentence where a claim source still writes one."""
+        out = {"name": self.name, "holds": self.holds, "required": self.required, "evidence": self.evidence}
+        return {**out, "text": self.text} if self.text else out
+
 
 def jsonable(value):
     """``value`` with numpy and pandas scalars and containers turned into plain JSON values (full precision)."""
@@ -82,6 +91,14 @@ def claim(name: str, holds, if_true: str, if_false: str, **evidence) -> Claim:
         raise ValueError(f"claim {name!r} needs two different texts, one for each outcome")
     holds = bool(holds)
     return Claim(name, holds, if_true if holds else if_false, jsonable(evidence))
+
+
+def verdict(name: str, holds, **evidence) -> Claim:
+    """A two-outcome claim whose wordings stand in the page (a ``{claim}`` role, see :mod:`seqlab.book.sentences`):
+    the verdict and the numbers the wordings quote, by name."""
+    if not name or not isinstance(name, str):
+        raise ValueError("a claim needs a non-empty name")
+    return Claim(name, bool(holds), "", jsonable(evidence))
 
 
 def require(name: str, holds, text: str = "", **evidence) -> Claim:

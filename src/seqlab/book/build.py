@@ -174,6 +174,7 @@ def export_notebooks(site: Path, pages: list[str], executed: Path | None = None)
     build did not run is converted from its source, without outputs."""
     import nbformat
 
+    from .download import notebook_preface
     from .notebooks import equation_numbers, glue_texts, heading_titles, reader_notebook
 
     nb_dir = site / "notebooks"
@@ -189,6 +190,7 @@ def export_notebooks(site: Path, pages: list[str], executed: Path | None = None)
                             str(PAGES / f"{page}.md")], check=True)
             source, glue = nbformat.read(target, as_version=4), {}
         nb = reader_notebook(source, glue, equation_numbers(site / f"{page}.html"), titles)
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(notebook_preface(page)))
         nbformat.write(nb, str(target))
 
 
@@ -234,7 +236,7 @@ def write_report(out: Path, stage: Path, names: list[str], heavy: bool, seconds:
     """``out/build_report.json``: the claims and glued numbers of every page; returns the one-value conflicts."""
     from .report import collect
 
-    report = collect(stage.parent / "jupyter_execute", names)
+    report = collect(stage.parent / "jupyter_execute", names, sources=PAGES)
     (out / "build_report.json").write_text(json.dumps({"heavy_eval": heavy, "seconds": seconds,
                                                        "page_execution_seconds": times, **report}, indent=1))
     return report["conflicts"]

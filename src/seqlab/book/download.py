@@ -8,10 +8,22 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["run_it_yourself", "setup"]
+__all__ = ["run_it_yourself", "notebook_preface", "INSTALL", "setup"]
 
-INSTALL = ('python3 -m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu\n'
-           'python3 -m pip install "./seqlab[book]"   # from a copy of the seqlab source')
+INSTALL = ('python3 -m pip install torch==2.13.0 \\\n'
+           '    --index-url https://download.pytorch.org/whl/cpu\n'
+           '# ./seqlab: seqlab\'s source folder (with pyproject.toml)\n'
+           'python3 -m pip install "./seqlab[book]" jupyterlab')
+
+
+def notebook_preface(docname: str) -> str:
+    """The first cell of the downloaded notebook: what to install, where seqlab comes from, what it writes."""
+    return ("**Before you run this notebook.** It needs seqlab with its `book` extra, and Jupyter. Install the CPU "
+            "build of torch first, then seqlab from its source:\n\n"
+            f"```bash\n{INSTALL}\njupyter lab {docname}.ipynb\n```\n\n"
+            "Run the cells from the top. The notebook writes only its figures, as PNG and HTML files in "
+            "`_figures/figures/` under the folder Jupyter was started in. The collapsed cells show the page's "
+            "paragraphs: run again after you change a setting, they give the sentences your numbers make.")
 
 
 def run_it_yourself(docname: str) -> str:

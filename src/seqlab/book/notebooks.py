@@ -2,11 +2,19 @@
 Jupyter as it reads on the page.
 
 MyST's roles mean nothing to Jupyter, so the Markdown is resolved against the build: each
-``{glue:text}`name``` becomes the text the page shows (the claim sentences among them), each
+``{glue:text}`name``` becomes the text the page shows, each ``{claim}`` and ``{fact}`` role the
+sentence or number the page shows (:mod:`seqlab.book.sentences`), each
 ``{eq}`label``` the equation's number on the site, each labelled equation gets that number as a
 ``\\tag``, ``{ref}`` becomes its link text (or the heading it points to), target lines ``(label)=``
-go, and a ``:::{admonition}`` becomes a collapsible ``<details>`` block. Cells the page hides
+go, a ``:::{admonition}`` becomes a collapsible ``<details>`` block and an ``:::{erratum}`` a quoted
+"Erratum" block. Cells the page hides
 (``hide-input``) are kept, collapsed, so the notebook still runs top to bottom.
+
+A paragraph that quotes a number or a sentence becomes a *sentence cell*: a collapsed code cell
+that calls :func:`seqlab.book.page.prose` on the paragraph, its numbers and wordings written as
+plain marks (``⟦g07_decay⟧``, ``⟦s47_reach: if true || if false⟧``), and whose saved output is the
+paragraph as the page shows it. Rerun after a reader changes a setting, it shows the sentences
+the reader's numbers make.
 """
 from __future__ import annotations
 
@@ -16,7 +24,12 @@ import json
 import re
 from pathlib import Path
 
-__all__ = ["reader_notebook", "resolve_markdown", "glue_texts", "equation_numbers", "heading_titles"]
+from ..claims import CLAIM_PREFIX
+from .errata import ERRATUM
+from .sentences import FACT, ROLE, fact_text, parse, record_of, render
+
+__all__ = ["reader_notebook", "reader_cells", "resolve_markdown", "resolve_roles", "resolve_static", "to_template",
+           "fill_template", "template_names", "is_sentence_cell", "glue_texts", "equation_numbers", "heading_titles"]
 
 _GLUE = re.compile(r"\{glue:text\}`([^`:]+)(?::[^`]*)?`")
 _EQ = re.compile(r"\{eq\}`([^`]+)`")
@@ -75,6 +88,19 @@ def heading_titles(sources: list[Path]) -> dict[str, str]:
 def resolve_markdown(text: str, glue: dict[str, str], equations: dict[str, str], titles: dict[str, str]) -> str:
     """One Markdown cell in Jupyter's Markdown (see the module docstring). A glued name the build did not record is
     left as the role, so a gap shows instead of a silent blank."""
+    return resolve_roles(resolve_static(text, equations, titles), glue)
+
+
+def resolve_roles(text: str, glue: dict[str, str]) -> str:
+    """The numbers and sentences of ``text`` (``{glue:text}``, ``{claim}``, ``{fact}``) as the build showed them."""
+    text = _GLUE.sub(lambda m: glue.get(m.group(1), m.group(0)), text)
+    text = ROLE.sub(lambda m: _sentence(m, glue), text)
+    return FACT.sub(lambda m: _number(m, glue), text)
+
+
+def resolve_static(text: str, equations: dict[str, str], titles: dict[str, str]) -> str:
+    """Everything of MyST in ``text`` but its numbers and sentences: labels, equation numbers, references,
+    admonitions."""
     text = _DIRECTIVE.sub("", text)
     text = _TARGET.sub("", text)
 
@@ -84,7 +110,6 @@ def resolve_markdown(text: str, glue: dict[str, str], equations: dict[str, str],
         return f"$$\n{m.group(1)}{tag}\n$$"
 
     text = _LABELLED_MATH.sub(tagged, text)
-    text = _GLUE.sub(lambda m: glue.get(m.group(1), m.group(0)), text)
     text = _EQ.sub(lambda m: equations.get(m.group(1), f"({m.group(1)})"), text)
     text = _REF_TEXT.sub(lambda m: m.group(1), text)
     text = _REF.sub(lambda m: titles.get(m.group(1), m.group(1)), text)
@@ -94,7 +119,146 @@ def resolve_markdown(text: str, glue: dict[str, str], equations: dict[str, str],
                 "</details>")
 
     text = _ADMONITION.sub(details, text)
+
+    def erratum(m):
+        measured, _, why = m.group(2).strip().partition("\n\n")
+        lines = [f"**Erratum.** The chapter says: {m.group(1).strip()}", f"**Measured here:** {measured}"]
+        lines += [why.strip()] if why.strip() else []
+        return "\n>\n".join("> " + line.replace("\n", "\n> ") for line in lines)
+
+    text = ERRATUM.sub(lambda m: erratum(m), text)
     return re.sub(r"\n{3,}", "\n\n", text).strip("\n")
+
+
+#: a number or sentence of a paragraph in a downloaded notebook's sentence cell: ⟦name⟧ (a glued number),
+#: ⟦claim.key!j:spec⟧ (a number of a claim's evidence), ⟦claim: if true || if false⟧ (a claim's wordings)
+_MARK = re.compile(r"⟦([^⟧]*)⟧")
+_MARKED_FACT = re.compile(r"^([A-Za-z_]\w*)\.([A-Za-z_]\w*)(!j)?(?::(.*))?$", re.S)
+_ANY_ROLE = re.compile(r"\{(?:glue:text|claim|fact)\}`")
+
+
+def to_template(text: str) -> str:
+    """``text`` with each ``{glue:text}``, ``{claim}`` and ``{fact}`` role written as a mark :func:`fill_template`
+    reads (plain text a reader can read and edit, no MyST)."""
+    text = _GLUE.sub(lambda m: f"⟦{m.group(1)}⟧", text)
+    text = ROLE.sub(lambda m: f"⟦{' '.join(m.group(1).split())}⟧", text)
+    return FACT.sub(lambda m: f"⟦{m.group(1)}.{m.group(2)}{m.group(3) or ''}"
+                              f"{':' + m.group(4) if m.group(4) else ''}⟧", text)
+
+
+def template_names(template: str) -> list[str]:
+    """The glue names a template's marks read, in order (a claim's and a fact's under the claim prefix)."""
+    names = []
+    for m in _MARK.finditer(template):
+        inner = m.group(1)
+        fact, claim = _MARKED_FACT.match(inner), re.match(r"^\s*([A-Za-z_]\w*)\s*:\s", inner)
+        name = CLAIM_PREFIX + (fact or claim).group(1) if (fact or claim) else inner.split(":")[0].strip()
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def fill_template(template: str, known: dict[str, str]) -> str:
+    """The paragraph a template makes with the glued texts and claim records of ``known``; a mark that cannot be
+    filled stays as it is, so the gap shows."""
+    def fill(m):
+        inner = m.group(1)
+        try:
+            fact = _MARKED_FACT.match(inner)
+            if fact:
+                return fact_text(record_of(known[CLAIM_PREFIX + fact.group(1)]), *fact.groups())
+            if re.match(r"^\s*[A-Za-z_]\w*\s*:\s", inner):
+                template = parse(inner)
+                return render(template, record_of(known[CLAIM_PREFIX + template.name]))
+            return known[inner.strip()]
+        except (KeyError, ValueError):
+            return m.group(0)
+
+    return _MARK.sub(fill, template)
+
+
+def _chunks(text: str) -> list[str]:
+    """``text`` cut at blank lines, keeping a display equation, a fenced block or a ``<details>`` block whole."""
+    out, current = [], []
+    for para in text.split("\n\n"):
+        current.append(para)
+        joined = "\n\n".join(current)
+        if (joined.count("<details>") == joined.count("</details>") and joined.count("$$") % 2 == 0
+                and joined.count("```") % 2 == 0):
+            out.append(joined)
+            current = []
+    if current:
+        out.append("\n\n".join(current))
+    return out
+
+
+# the cells the export adds are collapsed; ``seqlab.sentence`` tells them from the page's own cells
+def _sentence_metadata() -> dict:
+    return {"tags": ["hide-input"], "jupyter": {"source_hidden": True}, "seqlab": {"sentence": True}}
+
+
+def is_sentence_cell(cell) -> bool:
+    """A cell the export added to show the page's paragraphs (not one of the page's own cells)."""
+    return bool(cell.get("metadata", {}).get("seqlab", {}).get("sentence"))
+
+
+def _sentence_cell(template: str, glue: dict[str, str]):
+    """A hidden code cell that shows a paragraph with the kernel's numbers, carrying the build's rendering."""
+    import nbformat
+
+    built = {n: glue[n] for n in template_names(template) if n in glue}
+    literal = f'r"""{template}"""' if '"""' not in template and not template.endswith("\\") else repr(template)
+    source = (f"# this paragraph of the page, with the numbers of this notebook: change a setting above, rerun\n"
+              f"prose({literal},\n      built={json.dumps(built, indent=1, ensure_ascii=False)})")
+    shown = fill_template(template, glue)
+    out = nbformat.v4.new_output("display_data", data={"text/markdown": shown, "text/plain": shown})
+    return nbformat.v4.new_code_cell(source, outputs=[out], metadata=_sentence_metadata())
+
+
+def reader_cells(markdown: str, glue: dict[str, str], equations: dict[str, str], titles: dict[str, str]):
+    """One Markdown cell of a page as the reader's cells: Markdown for its plain paragraphs, and for each run of
+    paragraphs that quote numbers or sentences a sentence cell (:func:`seqlab.book.page.prose`), so those follow the
+    reader's numbers when the notebook is rerun."""
+    import nbformat
+
+    cells, plain, marked = [], [], []
+
+    def flush():
+        if plain:
+            cells.append(nbformat.v4.new_markdown_cell(re.sub(r"\n{3,}", "\n\n", "\n\n".join(plain)).strip("\n")))
+            plain.clear()
+        if marked:
+            cells.append(_sentence_cell("\n\n".join(marked), glue))
+            marked.clear()
+
+    for chunk in _chunks(resolve_static(markdown, equations, titles)):
+        if not chunk.strip():
+            continue
+        if _ANY_ROLE.search(chunk):
+            if plain:
+                flush()
+            marked.append(to_template(chunk))
+        else:
+            if marked:
+                flush()
+            plain.append(chunk)
+    flush()
+    return cells
+
+
+def _sentence(m, glue: dict[str, str]) -> str:
+    try:
+        template = parse(m.group(1))
+        return render(template, record_of(glue[CLAIM_PREFIX + template.name]))
+    except (KeyError, ValueError):  # TemplateError is a ValueError: leave the role, so the gap shows
+        return m.group(0)
+
+
+def _number(m, glue: dict[str, str]) -> str:
+    try:
+        return fact_text(record_of(glue[CLAIM_PREFIX + m.group(1)]), *m.groups())
+    except (KeyError, ValueError):
+        return m.group(0)
 
 
 def reader_notebook(executed, glue: dict[str, str], equations: dict[str, str], titles: dict[str, str]):
@@ -102,14 +266,24 @@ def reader_notebook(executed, glue: dict[str, str], equations: dict[str, str], t
     bookkeeping (source maps, execution timings) dropped, hidden cells collapsed."""
     import copy
 
+    import nbformat
+
     nb = copy.deepcopy(executed)
     nb.metadata.pop("source_map", None)
+    cells = []
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            cell.source = resolve_markdown(cell.source, glue, equations, titles)
-        elif cell.cell_type == "code":
+            cells += reader_cells(cell.source, glue, equations, titles)
+            continue
+        if cell.cell_type == "code":
             cell.metadata.pop("execution", None)
             if "hide-input" in cell.metadata.get("tags", []):
                 cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
-    nb.cells = [c for c in nb.cells if c.cell_type != "markdown" or c.source.strip()]
+        cells.append(cell)
+    first = next((i for i, c in enumerate(cells) if is_sentence_cell(c)), None)
+    if first is not None:  # the sentence cells need prose(): imported once, just before the first of them
+        cells.insert(first, nbformat.v4.new_code_cell(
+            "from seqlab.book.page import prose  # shows the page's paragraphs with this notebook's numbers",
+            metadata=_sentence_metadata()))
+    nb.cells = [c for c in cells if c.cell_type != "markdown" or c.source.strip()]
     return nb

@@ -11,9 +11,11 @@ into reader-facing output:
   frame itself keeps full precision);
 - :func:`figure` shows a static figure with its interactive twin one click away;
 - :func:`erratum` sets the chapter's claim beside what was measured;
-- :func:`say` glues the sentences of :mod:`seqlab.book.claims` (the variant that holds for
+- :func:`say` glues the sentences of :mod:`seqlab.claims` (the variant that holds for
   the numbers measured) and records each claim for the build report;
-- :func:`glue_all` binds a whole row of numbers in one call.
+- :func:`glue_all` binds a whole row of numbers in one call;
+- :func:`prose` shows a paragraph of the page with the numbers of the kernel it runs in (the
+  downloaded notebook's sentence cells).
 
 The older :func:`show` (a whole section's tables at once) remains for pages not yet
 rewritten in this style.
@@ -24,26 +26,32 @@ import html
 import os
 from pathlib import Path
 
-from ..claims import fmt  # numbers in sentences are formatted one way, in claims and glue alike
+from ..claims import CLAIM_PREFIX, fmt  # numbers in sentences are formatted one way, in claims and glue alike
 
-__all__ = ["glue", "glue_all", "say", "table", "figure", "erratum", "show", "FIGURE_DIR", "fmt", "CLAIM_PREFIX"]
+__all__ = ["glue", "glue_all", "say", "prose", "KNOWN", "table", "figure", "erratum", "show", "FIGURE_DIR", "fmt", "CLAIM_PREFIX"]
 
 #: where pages write figures; the build copies this folder into the site as ``figures/``
 FIGURE_DIR = Path(os.environ.get("SEQLAB_BOOK_FIGURES", "_figures/figures"))
 
 
+#: what this kernel glued and said (name -> text; a claim's record as JSON under CLAIM_PREFIX + name), so that
+#: :func:`prose` in a downloaded notebook shows the page's sentences with the reader's own numbers
+KNOWN: dict[str, str] = {}
+
+
 def glue(name: str, value, spec: str = ".3g") -> None:
     """Bind ``value``, formatted by ``spec``, to ``name``; the prose quotes it as ``{glue:text}`name```.
 
-    Outside a myst-nb build (a plain notebook or script) it does nothing.
+    In a myst-nb build the value goes to the page; anywhere it is kept for :func:`prose`.
     """
+    KNOWN[name] = fmt(value, spec)
     try:
         from myst_nb import glue as nb_glue
     except ImportError:  # pragma: no cover - the book extra is not installed
         return
     # a plain str: its text/plain form is a quoted literal, which myst-nb unquotes as it is ("1.000" stays
     # "1.000"; an unquoted 1.000 would be read back as the float 1.0)
-    nb_glue(name, fmt(value, spec), display=False)
+    nb_glue(name, KNOWN[name], display=False)
 
 
 def glue_all(values: dict, spec: str = ".3g") -> None:
@@ -55,18 +63,22 @@ def glue_all(values: dict, spec: str = ".3g") -> None:
             glue(name, value, spec)
 
 
-#: the glue names under which each claim's record (value and evidence) is kept for the build report
-CLAIM_PREFIX = "seqlab-claim:"
 
 
 def say(*claims) -> None:
     """Glue each claim's sentence under its name and keep its record (value, evidence) for the build report.
 
-    Accepts :class:`~seqlab.book.claims.Claim` objects or lists of them.
+    Accepts :class:`~seqlab.claims.Claim` objects or lists of them.
     """
     import json
 
     flat = [c for item in claims for c in (item if isinstance(item, (list, tuple)) else [item])]
+    records = {c.name: json.dumps({"holds": c.holds, "required": c.required, "text": c.text,
+                                   "evidence": c.evidence}) for c in flat}
+    for c in flat:
+        KNOWN[CLAIM_PREFIX + c.name] = records[c.name]
+        if c.text:
+            KNOWN[c.name] = c.text
     try:
         from myst_nb import glue as nb_glue
     except ImportError:  # pragma: no cover - the book extra is not installed
@@ -74,8 +86,21 @@ def say(*claims) -> None:
     for c in flat:
         if c.text:
             nb_glue(c.name, c.text, display=False)
-        record = {"holds": c.holds, "required": c.required, "text": c.text, "evidence": c.evidence}
-        nb_glue(CLAIM_PREFIX + c.name, json.dumps(record), display=False)
+        nb_glue(CLAIM_PREFIX + c.name, records[c.name], display=False)
+
+
+def prose(markdown: str, built: dict[str, str] | None = None) -> None:
+    """Show a paragraph of the page with this kernel's numbers (a downloaded notebook's sentence cells).
+
+    ``markdown`` is the page's paragraph with its numbers and sentences marked as
+    :func:`seqlab.book.notebooks.to_template` writes them; each is filled from what this
+    kernel glued and said, or from ``built`` (the build's values) where this kernel has not
+    computed it yet."""
+    from IPython.display import Markdown, display
+
+    from .notebooks import fill_template
+
+    display(Markdown(fill_template(markdown, {**(built or {}), **KNOWN})))
 
 
 def table(df, columns: dict[str, str] | None = None, formats: dict[str, str] | None = None, max_rows: int = 16,

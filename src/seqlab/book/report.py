@@ -11,7 +11,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .page import CLAIM_PREFIX
+from ..claims import CLAIM_PREFIX
+
 
 __all__ = ["page_glue", "collect", "conflicts", "Conflict"]
 
@@ -60,15 +61,34 @@ def conflicts(glued: dict[str, dict[str, str]]) -> list[Conflict]:
     return [Conflict(name, pages) for name, pages in sorted(seen.items()) if len(set(pages.values())) > 1]
 
 
-def collect(exec_dir: Path, pages: list[str]) -> dict:
-    """The report: per page, its glued numbers and its claims; and the one-value conflicts across pages."""
+def page_templates(sources: Path | None, page: str) -> dict:
+    """``name -> Template`` for every ``{claim}`` role in the source of ``page`` (none without ``sources``)."""
+    from .sentences import templates
+
+    path = Path(sources) / f"{page}.md" if sources is not None else None
+    if path is None or not path.is_file():
+        return {}
+    return {t.name: t for t in templates(path.read_text(encoding="utf-8"))}
+
+
+def collect(exec_dir: Path, pages: list[str], sources: Path | None = None) -> dict:
+    """The report: per page, its glued numbers and its claims; and the one-value conflicts across pages.
+
+    A claim whose wordings stand in the page (``{claim}`` roles in ``sources/PAGE.md``) gets the sentence the page
+    shows, rendered from its record as the page renders it; its ``text_from`` says "page"."""
+    from .sentences import render
+
     glued = {page: page_glue(exec_dir, page) for page in pages}
     claims = []
     for page, values in glued.items():
+        written = page_templates(sources, page)
         for name, text in values.items():
             if name.startswith(CLAIM_PREFIX):
                 record = json.loads(text)
-                claims.append({"page": page, "name": name[len(CLAIM_PREFIX):], **record})
+                name = name[len(CLAIM_PREFIX):]
+                if name in written:
+                    record = {**record, "text": render(written[name], record), "text_from": "page"}
+                claims.append({"page": page, "name": name, **record})
     numbers = {page: {n: t for n, t in values.items() if not n.startswith(CLAIM_PREFIX)}
                for page, values in glued.items()}
     return {"claims": claims, "glued": numbers, "conflicts": [str(c) for c in conflicts(glued)]}

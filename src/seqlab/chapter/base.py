@@ -11,6 +11,7 @@ from typing import Callable, TextIO
 
 import pandas as pd
 
+from ..claims import Claim
 from ..errors import InvalidParameterError, SeqlabError
 
 __all__ = ["SectionResult", "Context", "Progress", "section", "registry", "get_section", "run_section",
@@ -35,6 +36,9 @@ class SectionResult:
     figures: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: the verdicts of the section's claim sources, as records (name, holds, required, evidence): the facts the
+    #: page's sentences are written from
+    claims: list[dict] = field(default_factory=list)
     #: name -> plotly Figure of every figure written (for embedding; not part of the JSON contract)
     interactive: dict = field(default_factory=dict, repr=False)
 
@@ -195,14 +199,17 @@ def run_section(id: str, out: Path | str | None = None, seed: int | None = None,
     t0 = time.perf_counter()
     with ctx.step(f"running §{entry.id}"):
         tables, figs, notes = entry.func(ctx)
-    return SectionResult(entry.id, entry.title, tables, figs, notes, time.perf_counter() - t0, ctx.interactive)
+    claims = [c.record() for c in notes if isinstance(c, Claim)]
+    notes = [n for n in notes if not isinstance(n, Claim)]
+    return SectionResult(entry.id, entry.title, tables, figs, notes, time.perf_counter() - t0,
+                         interactive=ctx.interactive, claims=claims)
 
 
 def section_tables(id: str) -> dict:
-    """One section's run without figures, as plain data: section, title, tables, notes, seconds."""
+    """One section's run without figures, as plain data: section, title, tables, notes, seconds, claims."""
     res = run_section(id, None, figures=False)
     return {"section": res.section, "title": res.title, "tables": dict(res.tables), "notes": list(res.notes),
-            "seconds": res.seconds}
+            "seconds": res.seconds, "claims": list(res.claims)}
 
 
 def run_section_once(id: str) -> SectionResult:
@@ -216,4 +223,5 @@ def run_section_once(id: str) -> SectionResult:
         got = once(section_tables, entry.id)
     except ResultStoreError:
         got = section_tables(entry.id)
-    return SectionResult(got["section"], got["title"], got["tables"], [], got["notes"], got["seconds"], {})
+    return SectionResult(got["section"], got["title"], got["tables"], [], got["notes"], got["seconds"],
+                         claims=got.get("claims", []))

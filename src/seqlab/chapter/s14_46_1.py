@@ -6,7 +6,7 @@ import pandas as pd
 import torch
 
 from ..analysis.gradients import grad_by_lag
-from ..claims import claim, claim_source, require
+from ..claims import claim_source, require, verdict
 from ._util import wide_by_lag
 from .base import section
 
@@ -75,13 +75,9 @@ def gradient_claims(vg: pd.DataFrame) -> list:
     left = at(0.95, 55) / at(0.95, 0)
     g115 = vg[vg.rho == 1.15].g
     return [
-        claim("s461_straight", r2 > 0.99 and decay_per_step(vg, 0.7) < 1,
-              f"so the curve is a straight line on the log scale (a line fits log g with R² = {r2:.4f}), "
-              "the signature of geometric decay",
-              f"yet the curve is not a straight line on the log scale (a line fits log g with R² = {r2:.4f} "
-              "only), so the decay is not simply geometric", r2=r2),
-        claim("s461_little_left", left < 0.01, f"only {left:.2g} of its value at lag 0 is left at lag 55",
-              f"still {left:.2g} of its value at lag 0 is left at lag 55", fraction=left),
+        verdict("s461_straight", r2 > 0.99 and decay_per_step(vg, 0.7) < 1, r2=r2,
+                decay_per_step=decay_per_step(vg, 0.7)),
+        verdict("s461_little_left", left < 0.01, fraction=left),
         require("s461_erratum_lag40", at(0.7, 40) > 1e-8 and first_lag_below(vg, 0.7, 1e-8) is not None,
                 g_lag40=at(0.7, 40), first_below=first_lag_below(vg, 0.7, 1e-8)),
         require("s461_erratum_no_explosion", g115.max() < 10 * at(1.15, 0),

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.gradients import input_gradient_reach
-from ..claims import claim, claim_source, require
+from ..claims import claim_source, require, verdict
 from ..plotting.theme import PALETTE
 from ..results import once
 from ._util import wide_by_lag
@@ -66,10 +66,7 @@ def surface_gap_table(seed: int = SEED, widths=WIDTHS) -> pd.DataFrame:
 @claim_source
 def match_claims(max_difference: float, cell: str) -> list:
     """The hand-written cell equals PyTorch's to float rounding (1e-5)."""
-    return [claim(f"s47_{cell}_match", max_difference < 1e-5,
-                  f"the hand-written cell and PyTorch's fused kernel agree to {max_difference:.1e}, float rounding",
-                  f"the hand-written cell and PyTorch's fused kernel differ by up to {max_difference:.1e}, more "
-                  "than float rounding: they do not compute the same function", max_difference=max_difference)]
+    return [verdict(f"s47_{cell}_match", max_difference < 1e-5, max_difference=max_difference)]
 
 
 @claim_source
@@ -84,31 +81,17 @@ def reach_claims(reach: pd.DataFrame, gaps: pd.DataFrame, forget: pd.DataFrame) 
     lo, hi = float(forget.forget_bias.iloc[0]), float(forget.forget_bias.iloc[-1])
     rising = bool((np.diff(forget.lag_70.to_numpy()) > 0).all())
     return [
-        claim("s47_reach", lstm_r > 1 and gru_r > 1, "the gated cells reach further",
-              "the gated cells do not reach further than the plain RNN here", lstm_over_rnn=lstm_r,
-              gru_over_rnn=gru_r),
-        claim("s47_decay", all(decays.values()),
-              f"All three still decay: each cell's gradient at lag {last} is below its gradient at lag 1",
-              f"Not every cell decays: at least one cell's gradient at lag {last} is not below its gradient at "
-              "lag 1", **{f"{c}_decays": v for c, v in decays.items()}),
+        verdict("s47_reach", lstm_r > 1 and gru_r > 1, lstm_over_rnn=lstm_r, gru_over_rnn=gru_r),
+        verdict("s47_decay", all(decays.values()), last_lag=last, **{f"{c}_decays": v for c, v in decays.items()}),
         require("s47_erratum_short_lags", g[("RNN", 1)] > g[("LSTM", 1)] and narrow.lags_lstm_above == 0,
                 rnn_lag1=g[("RNN", 1)], lstm_lag1=g[("LSTM", 1)], narrow_width=narrow.width,
                 narrow_lags_lstm_above=narrow.lags_lstm_above),
-        claim("s47_wide_above", bool(wide.lstm_above_from_lag_40.all()),
-              f"From width {int(wide.width.iloc[0])} up the LSTM is above the RNN at every lag from 40 on",
-              f"Even from width {int(wide.width.iloc[0])} up the LSTM is not above the RNN at every lag from 40 on",
-              widths=wide.width.tolist(), above=wide.lstm_above_from_lag_40.tolist()),
-        claim("s47_gap_widens", bool((np.diff(wide.ratio_at_last_lag.to_numpy()) > 0).all()),
-              "and its lead at the longest lag grows with every step up in width",
-              "but its lead at the longest lag does not grow steadily with width",
-              ratios=wide.ratio_at_last_lag.tolist()),
-        claim("s47_forget_bias", rising and gain > 1,
-              f"Each step up in the bias, from {lo:g} to {hi:g}, raises the gradient at lag 70, and the whole "
-              f"climb is a factor of {gain:.3g}: a forget gate near σ({hi:g}) ≈ {1 / (1 + math.exp(-hi)):.2f} "
-              "instead of σ(0) = 0.5 per step compounds over seventy steps",
-              f"Raising the bias from {lo:g} to {hi:g} does not raise the gradient at lag 70 at every step "
-              f"(a factor of {gain:.3g} in all)",
-              gain=gain, rising=rising),
+        verdict("s47_wide_above", bool(wide.lstm_above_from_lag_40.all()), first_width=int(wide.width.iloc[0]),
+                widths=wide.width.tolist(), above=wide.lstm_above_from_lag_40.tolist()),
+        verdict("s47_gap_widens", bool((np.diff(wide.ratio_at_last_lag.to_numpy()) > 0).all()),
+                ratios=wide.ratio_at_last_lag.tolist()),
+        verdict("s47_forget_bias", rising and gain > 1, gain=gain, rising=rising, lowest=lo, highest=hi,
+                gate_at_highest=1 / (1 + math.exp(-hi))),
     ]
 
 

@@ -8,7 +8,7 @@ import torch
 import torch.nn as nn
 
 from ..analysis.params import GATE_BLOCKS, count_parameters, recurrent_parameters
-from ..claims import claim, claim_source, require
+from ..claims import claim_source, require, verdict
 from ..threads import single_threaded
 from .base import section
 
@@ -91,8 +91,7 @@ def count_claims(formulas: pd.DataFrame) -> list:
                 counted=f.parameters.to_dict(), formula=f.formula_value.to_dict()),
         require("s471_chapter_formula_undercounts", (f.parameters > f.chapter_formula_value).all(),
                 counted=f.parameters.to_dict(), chapter=f.chapter_formula_value.to_dict()),
-        claim("s471_ratio", abs(ratio - 0.75) < 1e-12, "exactly three blocks in four",
-              "not the three blocks in four that the gate count suggests", ratio=ratio),
+        verdict("s471_ratio", abs(ratio - 0.75) < 1e-12, ratio=ratio),
     ]
 
 
@@ -101,12 +100,7 @@ def step_time_claims(summary: pd.DataFrame) -> list:
     """Which cell's training step was faster on the reference machine, and by how much (medians)."""
     med = summary.set_index("cell").median_ms
     gru, lstm = float(med["GRU"]), float(med["LSTM"])
-    return [claim("s471_speed", gru < lstm,
-                  f"the GRU's step is the faster one, at {gru / lstm:.2f} of the LSTM's time: fewer gate blocks, "
-                  "less work per step",
-                  f"the GRU's step is the slower one, {gru / lstm:.2f} times the LSTM's time: three gate blocks "
-                  "instead of four does not make a step cheaper with PyTorch's kernels on this processor",
-                  gru_ms=gru, lstm_ms=lstm)]
+    return [verdict("s471_speed", gru < lstm, gru_ms=gru, lstm_ms=lstm, ratio=gru / lstm)]
 
 
 @section("14.47.1", "The GRU")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..claims import claim, claim_source, require
+from ..claims import claim_source, require, verdict
 from ..experiments.seq2seq import copy_experiment
 from ..parallel import run_calls
 from ..results import once
@@ -50,31 +50,13 @@ def copy_claims(results: pd.DataFrame, shown: dict) -> list:
     return [
         require("s48_shown_is_library", max(gaps.values()) <= REPRODUCE_TOL and loss_gap <= REPRODUCE_TOL,
                 T=shown["sequence_length"], tolerance=REPRODUCE_TOL, loss_rel_gap=loss_gap, **gaps),
-        claim("s48_falls", bool((tf.diff().dropna() < 0).all()),
-              f"The chapter's own measure falls at every step up in length, from {tf[T_lo]:.3f} at T = {T_lo} to "
-              f"{tf[T_hi]:.3f} at T = {T_hi}, as it says: this {D_HIDDEN}-dimensional state, trained this briefly, does not carry {T_hi} tokens.",
-              f"The chapter's own measure goes from {tf[T_lo]:.3f} at T = {T_lo} to {tf[T_hi]:.3f} at T = {T_hi}, "
-              "but it does not fall at every step up in length, as the chapter says it does.",
-              training_teacher_forced=tf.to_dict()),
-        claim("s48_harsher", bool((free < tf).all()),
-              f"The honest measure is harsher at every length. On held-out sequences, decoding freely, the "
-              f"fixed-vector model reaches {free[T_lo]:.3f} at T = {T_lo} and {free[T_hi]:.3f} at T = {T_hi}, "
-              f"where guessing is right one time in {VOCAB}.",
-              f"The honest measure is not harsher at every length: on held-out sequences, decoding freely, the "
-              f"fixed-vector model reaches {free[T_lo]:.3f} at T = {T_lo} and {free[T_hi]:.3f} at T = {T_hi}, "
-              f"where guessing is right one time in {VOCAB}.",
-              heldout_free_running=free.to_dict(), training_teacher_forced=tf.to_dict(), chance=chance),
-        claim("s48_attention_tf", a_tf > f_tf + 0.3,
-              f"Attention lifts teacher-forced prediction far above the fixed vector: held out, at T = {T_hi}, it "
-              f"is right {a_tf:.3f} of the time against the fixed vector's {f_tf:.3f}.",
-              f"Attention does not lift teacher-forced prediction clearly above the fixed vector: held out, at "
-              f"T = {T_hi}, it is right {a_tf:.3f} of the time against the fixed vector's {f_tf:.3f}.",
-              attention=a_tf, fixed=f_tf, margin=0.3),
-        claim("s48_attention_free", a_free < a_tf - 0.2,
-              f"Free-running accuracy still drops, to {a_free:.3f}: once one guess is wrong, every later step is "
-              "conditioned on a wrong prefix, which teacher-forced training never showed the decoder.",
-              f"Free-running accuracy stays close to it, at {a_free:.3f}: the model's own guesses are good enough "
-              "to feed back.", attention_free=a_free, attention_teacher_forced=a_tf),
+        verdict("s48_falls", bool((tf.diff().dropna() < 0).all()), T_lo=T_lo, T_hi=T_hi, at_T_lo=float(tf[T_lo]),
+                at_T_hi=float(tf[T_hi]), hidden_size=D_HIDDEN, training_teacher_forced=tf.to_dict()),
+        verdict("s48_harsher", bool((free < tf).all()), T_lo=T_lo, T_hi=T_hi, free_at_T_lo=float(free[T_lo]),
+                free_at_T_hi=float(free[T_hi]), vocab=VOCAB, heldout_free_running=free.to_dict(),
+                training_teacher_forced=tf.to_dict(), chance=chance),
+        verdict("s48_attention_tf", a_tf > f_tf + 0.3, T_hi=T_hi, attention=a_tf, fixed=f_tf, margin=0.3),
+        verdict("s48_attention_free", a_free < a_tf - 0.2, attention_free=a_free, attention_teacher_forced=a_tf),
     ]
 
 

@@ -6,7 +6,7 @@ import pandas as pd
 import torch
 
 from ..analysis.params import count_parameters
-from ..claims import claim, claim_source, require
+from ..claims import claim_source, require, verdict
 from ..experiments.seq2seq import reversal_experiment_cached
 from ..nn.attention import AdditiveAttention, dot_attention
 from ._util import shape_str
@@ -93,38 +93,14 @@ def reversal_claims(rev: dict, controls: pd.DataFrame, above: float,
     acc, free, tf = rev["token_accuracy"], rev["heldout_free_running"], rev["heldout_teacher_forced"]
     chance = 1 / REVERSAL_VOCAB
     learned = tr > max(un, uni) + 0.1 and above > 0.9
-    numbers = (f"Averaged over the {n} held-out sequences, {tr:.1%} of the weight lies within one step of it, "
-               f"against {un:.1%} for the same network before training and {uni:.1%} for uniform weights; the "
-               f"trained weights put more there than the untrained ones on {above:.1%} of the sequences.")
     return [
-        claim("s49_close", abs(acc - chapter_accuracy) <= 0.01,
-              f"Training ends at loss {rev['final_loss']:.3g} with teacher-forced accuracy {acc:.4f} on the "
-              f"training sequences, close to the {chapter_accuracy:.4f} the chapter's code prints (its text rounds it to {chapter_accuracy:.2f}).",
-              f"Training ends at loss {rev['final_loss']:.3g} with teacher-forced accuracy {acc:.4f} on the "
-              f"training sequences, more than 0.01 away from the {chapter_accuracy:.4f} the chapter's code prints.",
-              accuracy=acc, chapter=chapter_accuracy),
-        claim("s49_learned", learned,
-              "The weights did organise themselves into a band along the anti-diagonal (within one step of it) "
-              "without ever being told where it is. " + numbers,
-              "The weights did not clearly organise themselves around the anti-diagonal. " + numbers,
-              trained=tr, untrained=un, uniform=uni, sequences_above=above, margin=0.1),
-        claim("s49_one_later", later > on,
-              f"Look closely, though. Only {on:.1%} of the held-out output steps put their largest weight exactly "
-              f"on the mirrored position, while {later:.1%} look one step later. The encoder is a forward GRU, so "
-              "its state at step j + 1 still carries token j: attending one step late retrieves the right token.",
-              f"The largest weight sits exactly on the mirrored position for {on:.1%} of the held-out output "
-              f"steps, and one step later for {later:.1%}.", on_antidiagonal=on, one_step_later=later),
-        claim("s49_generalises", tf > 0.9,
-              f"Where to look carries over to new sequences, and so does the next token when the true prefix is "
-              f"given: teacher-forced, held out, the model is right {tf:.4f} of the time.",
-              f"The alignment above is measured on held-out sequences; the outputs carry over less well: "
-              f"teacher-forced, held out, the model is right only {tf:.4f} of the time, against {acc:.4f} on its "
-              "training sequences.", heldout_teacher_forced=tf, training=acc),
-        claim("s49_free_near_chance", free < 2 * chance,
-              f"Decoding freely on held-out sequences, accuracy is {free:.4f}, less than twice the chance level "
-              f"of one in {REVERSAL_VOCAB}.",
-              f"Decoding freely on held-out sequences, accuracy is {free:.4f}, more than twice the chance level "
-              f"of one in {REVERSAL_VOCAB}.", free_running=free, chance=chance),
+        verdict("s49_close", abs(acc - chapter_accuracy) <= 0.01, final_loss=rev["final_loss"], accuracy=acc,
+                chapter=chapter_accuracy),
+        verdict("s49_learned", learned, trained=tr, untrained=un, uniform=uni, sequences_above=above, margin=0.1,
+                sequences=n),
+        verdict("s49_one_later", later > on, on_antidiagonal=on, one_step_later=later),
+        verdict("s49_generalises", tf > 0.9, heldout_teacher_forced=tf, training=acc),
+        verdict("s49_free_near_chance", free < 2 * chance, free_running=free, chance=chance, vocab=REVERSAL_VOCAB),
         require("s49_erratum_heldout", free < 0.9, free_running=free, chapter=chapter_accuracy),
     ]
 

@@ -215,7 +215,7 @@ def run(ctx):
 
 
 # ----------------------------------------------------------------------------------------------- claims
-from ..claims import claim, claim_source, require
+from ..claims import claim_source, require, verdict
 
 
 @claim_source
@@ -224,12 +224,8 @@ def spread_claims(spread: pd.DataFrame, n: int = N_PAIRS) -> list:
     ratio = spread.sd_unscaled / spread.sqrt_d_k
     tol = 4 / math.sqrt(2 * n)
     lo, hi = float(ratio.min()), float(ratio.max())
-    return [claim("s50_var_holds", bool((ratio - 1).abs().max() < tol),
-                  f"The measured spread divided by √d_k lies between {lo:.3f} and {hi:.3f}, within four standard "
-                  f"errors ({tol:.3f}) of one: the variance d_k holds to sampling error.",
-                  f"The measured spread divided by √d_k lies between {lo:.3f} and {hi:.3f}, more than four "
-                  f"standard errors ({tol:.3f}) from one: the variance d_k does not hold here.",
-                  ratio_min=lo, ratio_max=hi, tolerance=tol)]
+    return [verdict("s50_var_holds", bool((ratio - 1).abs().max() < tol), ratio_min=lo, ratio_max=hi,
+                    tolerance=tol)]
 
 
 @claim_source
@@ -242,30 +238,18 @@ def saturation_claims(sat: pd.DataFrame, T: int = T) -> list:
     log_t = math.log(T)
     flat = (s.attention_entropy.min() > 0.8 * log_t and s.max_attention_weight.max() < 0.5
             and s.logit_gradient_norm.max() < 1.5 * s.logit_gradient_norm.min())
-    scaled_numbers = (f"entropy never drops below {s.attention_entropy.min():.4g}, no weight exceeds "
-                      f"{s.max_attention_weight.max():.4g}, and the gradient stays between "
-                      f"{s.logit_gradient_norm.min():.4g} and {s.logit_gradient_norm.max():.4g}")
     probe = float(sat.gradient_norm.max())
     return [
-        claim("s50_peak_climbs", bool((mw.diff().dropna() >= 0).all()) and mw[hi] > 0.99,
-              f"The largest weight climbs to {mw[hi]:.4g}", f"The largest weight does not climb steadily to one "
-              f"(it is {mw[hi]:.4g} at d_k = {hi})", max_weight=mw.to_dict()),
-        claim("s50_entropy_drops", bool((ent.diff().dropna() < 0).all()),
-              f"the mean entropy drops from {ent[lo]:.4g} to {ent[hi]:.4g} nats",
-              f"the mean entropy does not drop steadily (from {ent[lo]:.4g} to {ent[hi]:.4g} nats)",
-              entropy=ent.to_dict()),
-        claim("s50_grad_falls", g[hi] < g[lo],
-              f"the gradient through the softmax falls from {g[lo]:.4g} at d_k = {lo} to {g[hi]:.4g}",
-              f"the gradient through the softmax rises from {g[lo]:.4g} at d_k = {lo} to {g[hi]:.4g}",
-              gradient=g.to_dict()),
-        claim("s50_scaled_flat", flat, f"The scaled rows barely move: {scaled_numbers}.",
-              f"The scaled rows move too: {scaled_numbers}.", log_T=log_t),
-        claim("s50_q_grows", q[hi] > q[lo],
-              f"the gradient that reaches Q grows without scaling (from {q[lo]:.4g} to {q[hi]:.4g}), because "
-              "∂L/∂Q is the softmax gradient multiplied by the keys, whose size itself grows like √d_k",
-              f"the gradient that reaches Q shrinks without scaling (from {q[lo]:.4g} to {q[hi]:.4g}), though "
-              "∂L/∂Q is the softmax gradient multiplied by keys whose size grows like √d_k",
-              query_gradient=q.to_dict()),
+        verdict("s50_peak_climbs", bool((mw.diff().dropna() >= 0).all()) and mw[hi] > 0.99, d_k_max=hi,
+                top=float(mw[hi]), max_weight=mw.to_dict()),
+        verdict("s50_entropy_drops", bool((ent.diff().dropna() < 0).all()), first=float(ent[lo]),
+                last=float(ent[hi]), entropy=ent.to_dict()),
+        verdict("s50_grad_falls", g[hi] < g[lo], d_k_min=lo, first=float(g[lo]), last=float(g[hi]),
+                gradient=g.to_dict()),
+        verdict("s50_scaled_flat", flat, log_T=log_t, entropy_min=float(s.attention_entropy.min()),
+                weight_max=float(s.max_attention_weight.max()), gradient_min=float(s.logit_gradient_norm.min()),
+                gradient_max=float(s.logit_gradient_norm.max())),
+        verdict("s50_q_grows", q[hi] > q[lo], first=float(q[lo]), last=float(q[hi]), query_gradient=q.to_dict()),
         require("s50_probe_is_rounding", probe < 1e-4, probe=probe),
     ]
 
@@ -277,16 +261,7 @@ def temperature_claims(ridge: pd.DataFrame, Z, T: int = T) -> list:
     lo, hi = float(ridge.entropy.min()), float(ridge.entropy.max())
     z_lo, z_hi = float(np.min(Z)), float(np.max(Z))
     return [
-        claim("s50_ridge_level", hi - lo < 0.1 * log_t,
-              f"the entropy lands at nearly the same height for every d_k: along divisor = √d_k it stays "
-              f"between {lo:.3f} and {hi:.3f} nats from d_k = {int(ridge.d_k.min())} to {int(ridge.d_k.max())}",
-              f"the entropy does not land at the same height for every d_k: along divisor = √d_k it "
-              f"goes from {lo:.3f} to {hi:.3f} nats between d_k = {int(ridge.d_k.min())} and "
-              f"{int(ridge.d_k.max())}", ridge_min=lo, ridge_max=hi, log_T=log_t),
-        claim("s50_surface_ends", z_lo < 0.1 * log_t and z_hi > 0.95 * log_t,
-              f"Below it (smaller divisors) the surface drops as low as {z_lo:.2g} nats, a saturated softmax with "
-              f"almost no gradient; above it the entropy climbs to {z_hi:.3f}, close to the uniform "
-              f"{log_t:.3f}, an average that selects nothing.",
-              f"Off the curve the surface spans only {z_lo:.2g} to {z_hi:.3f} nats, against 0 for a one-hot row "
-              f"and {log_t:.3f} for a uniform one.", z_min=z_lo, z_max=z_hi, log_T=log_t),
+        verdict("s50_ridge_level", hi - lo < 0.1 * log_t, ridge_min=lo, ridge_max=hi, log_T=log_t,
+                d_k_min=int(ridge.d_k.min()), d_k_max=int(ridge.d_k.max())),
+        verdict("s50_surface_ends", z_lo < 0.1 * log_t and z_hi > 0.95 * log_t, z_min=z_lo, z_max=z_hi, log_T=log_t),
     ]

@@ -82,7 +82,7 @@ def run(ctx):
 
 
 # ----------------------------------------------------------------------------------------------- claims
-from ..claims import claim, claim_source, fmt, require
+from ..claims import claim_source, require, verdict
 
 
 @claim_source
@@ -97,25 +97,8 @@ def mask_claims(W: torch.Tensor, checks: pd.DataFrame, leak: pd.DataFrame) -> li
     return [
         require("s502_zero_future", c.max_above_diagonal == 0 and abs(c.row_sums_min - 1) < 1e-6
                 and abs(c.row_sums_max - 1) < 1e-6, above=float(c.max_above_diagonal)),
-        claim("s502_diagonal", on_diag == T,
-              f"The diagonal holds the largest weight in every row (its smallest value after the first row is "
-              f"{diag_lo:.3f})",
-              f"The diagonal holds the largest weight in {on_diag} of the {T} rows (its smallest value after the "
-              f"first row is {diag_lo:.3f})", rows_on_diagonal=on_diag, rows=T),
-        claim("s502_post", post < 0.99,
-              f"Zeroing after normalisation leaves rows that sum to as little as {post:.3f}, so each output is "
-              "shrunk by a factor that depends on how much weight the future happened to attract.",
-              f"Zeroing after normalisation leaves every row summing to at least {post:.3f} here, only because "
-              "the future happened to attract almost no weight.", post_min=post),
-        claim("s502_fused", fused < 1e-5,
-              f"PyTorch's fused kernel, which never forms the weight matrix, agrees with the explicit "
-              f"computation: the largest difference is {fmt(fused)}.",
-              f"PyTorch's fused kernel, which never forms the weight matrix, differs from the explicit "
-              f"computation by {fused:.3g}, more than rounding.", fused=fused),
-        claim("s502_no_leak", masked < 1e-6 and unmasked > 1e-3,
-              ("With the mask the earlier outputs do not change at all" if masked == 0 else
-               f"With the mask the earlier outputs change by at most {fmt(masked)}")
-              + f"; without it they change by up to {fmt(unmasked)}.",
-              f"With the mask the earlier outputs move by {masked:.3g} and without it by {unmasked:.3g}: the "
-              "test does not separate the two here.", masked=masked, unmasked=unmasked),
+        verdict("s502_diagonal", on_diag == T, rows_on_diagonal=on_diag, rows=T, diagonal_min=diag_lo),
+        verdict("s502_post", post < 0.99, post_min=post),
+        verdict("s502_fused", fused < 1e-5, fused=fused),
+        verdict("s502_no_leak", masked < 1e-6 and unmasked > 1e-3, masked=masked, unmasked=unmasked),
     ]

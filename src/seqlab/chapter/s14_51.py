@@ -335,7 +335,7 @@ def run(ctx):
 
 
 # ----------------------------------------------------------------------------------------------- claims
-from ..claims import claim, claim_source, require
+from ..claims import claim_source, require, verdict
 
 #: the chapter's printed head-diversity numbers (mean and largest pairwise correlation)
 CHAPTER_CORRELATIONS = (0.0618, 0.202)
@@ -348,11 +348,8 @@ def parameter_claims(params: pd.DataFrame, div: pd.DataFrame, chapter=CHAPTER_CO
     return [
         require("s51_params_fixed", params.parameters.nunique() == 1
                 and (params.parameters == params.formula_4_d_model_sq).all(), counts=params.parameters.tolist()),
-        claim("s51_chapter_corr", abs(mean - chapter[0]) < 5e-5 and abs(top - chapter[1]) < 5e-4,
-              f"The mean correlation between pairs of heads is {mean:.3g} and the largest is {top:.3g}, the "
-              f"values the chapter prints ({chapter[0]} and {chapter[1]}).",
-              f"The mean correlation between pairs of heads is {mean:.3g} and the largest is {top:.3g}, not the "
-              f"chapter's {chapter[0]} and {chapter[1]}.", mean=mean, largest=top),
+        verdict("s51_chapter_corr", abs(mean - chapter[0]) < 5e-5 and abs(top - chapter[1]) < 5e-4, mean=mean,
+                largest=top, chapter_mean=chapter[0], chapter_largest=chapter[1]),
     ]
 
 
@@ -368,46 +365,21 @@ def heads_claims(summary: pd.DataFrame, split: pd.DataFrame, roles: pd.DataFrame
     two_r, many_r = roles[roles.n_heads == two], roles[roles.n_heads == many]
     n_a, n_b = int((many_r.main_offset == offsets[0]).sum()), int((many_r.main_offset == offsets[1]).sum())
     worst_two = float(by_h.worst_accuracy_both[two])
-    word = {1: "one", 2: "two", 3: "three", 4: "four", 8: "eight"}
-    w_one, w_two, w_many = (word.get(k, str(k)) for k in (one, two, many))
-    accs = (f"With {w_one} head, both targets are right at only {by_h.mean_accuracy_both[one]:.1%} of held-out "
-            f"positions on average, and no seed does better than {by_h.best_accuracy_both[one]:.1%}. With {w_two} "
-            f"heads the worst seed reaches {worst_two:.1%}, and with {w_many} heads "
-            f"{by_h.worst_accuracy_both[many]:.1%}.")
     split_ok = bool(((a.max(1) > 0.5) & (a.min(1) < 0.5)).all())
     return [
         require("s51_same_params", summary.parameters.nunique() == 1, parameters=summary.parameters.tolist()),
-        claim("s51_one_fails", by_h.best_accuracy_both[one] < min(worst_two, by_h.worst_accuracy_both[many]) - 0.5,
-              accs, accs.replace(f"With {w_one} head, both targets are right at only", f"With {w_one} head, both "
-                                 "targets are right at") + " One head is not clearly worse here.",
-              summary=by_h.to_dict()),
-        claim("s51_one_of_two", split_ok,
-              "The per-target columns show how one head fails: it gets one of the two tokens mostly right and the "
-              "other mostly wrong.",
-              "The per-target columns show no single way of failing: not every one-head model gets one token "
-              "mostly right and the other mostly wrong.", accuracies=a.tolist()),
-        claim("s51_spreads", bool((w > 0.3).all()),
-              f"The single head spreads its weight over both offsets, between {w.min():.2f} and {w.max():.2f} on "
-              "each, just as the argument predicts it must in order to fetch both.",
-              f"The single head does not spread its weight over both offsets: it puts between {w.min():.2f} and "
-              f"{w.max():.2f} on each.", weights=w.tolist()),
-        claim("s51_heavier_wins", favoured == n,
-              f"In {favoured} of {n} seeds, the token it recovers is the one at the offset it weighs more; the "
-              f"lighter token is right at most {a.min(1).max():.1%} of the time.",
-              f"In only {favoured} of {n} seeds is the token it recovers the one at the offset it weighs more.",
-              favoured=favoured, seeds=n),
-        claim("s51_two_split", two_r.main_offset.nunique() == 2 and two_r.main_weight.min() > 0.9,
-              f"Each head of the two-head model puts at least {two_r.main_weight.min():.3g} of its weight on a "
-              "single offset, and the two heads take different offsets.",
-              f"The two heads of the two-head model do not each take one offset (the smallest main weight is "
-              f"{two_r.main_weight.min():.3g}).", main_offsets=two_r.main_offset.tolist(),
-              main_weights=two_r.main_weight.tolist()),
-        claim("s51_many_share", n_a >= 1 and n_b >= 1 and n_a + n_b > 2,
-              f"In the {many}-head model the heads share out the two offsets, {n_a} on t−{offsets[0]} and {n_b} "
-              f"on t−{offsets[1]}, so some heads repeat the work of others.",
-              f"In the {many}-head model the heads do not cover both offsets: {n_a} on t−{offsets[0]} and {n_b} "
-              f"on t−{offsets[1]}.", on_first=n_a, on_second=n_b),
-        claim("s51_two_enough", worst_two > 0.95,
-              f"on it {w_two} heads are already enough for every seed",
-              f"on it even {w_two} heads are not enough for every seed", worst_two=worst_two),
+        verdict("s51_one_fails", by_h.best_accuracy_both[one] < min(worst_two, by_h.worst_accuracy_both[many]) - 0.5,
+                one=one, two=two, many=many, one_mean=float(by_h.mean_accuracy_both[one]),
+                one_best=float(by_h.best_accuracy_both[one]), worst_two=worst_two,
+                worst_many=float(by_h.worst_accuracy_both[many]), summary=by_h.to_dict()),
+        verdict("s51_one_of_two", split_ok, accuracies=a.tolist()),
+        verdict("s51_spreads", bool((w > 0.3).all()), lowest=float(w.min()), highest=float(w.max()),
+                weights=w.tolist()),
+        verdict("s51_heavier_wins", favoured == n, favoured=favoured, seeds=n, lighter_best=float(a.min(1).max())),
+        verdict("s51_two_split", two_r.main_offset.nunique() == 2 and two_r.main_weight.min() > 0.9,
+                smallest_main_weight=float(two_r.main_weight.min()), main_offsets=two_r.main_offset.tolist(),
+                main_weights=two_r.main_weight.tolist()),
+        verdict("s51_many_share", n_a >= 1 and n_b >= 1 and n_a + n_b > 2, heads=many, on_first=n_a, on_second=n_b,
+                first_offset=offsets[0], second_offset=offsets[1]),
+        verdict("s51_two_enough", worst_two > 0.95, two=two, worst_two=worst_two),
     ]

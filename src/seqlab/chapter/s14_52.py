@@ -229,7 +229,7 @@ def run(ctx):
 
 
 # ----------------------------------------------------------------------------------------------- claims
-from ..claims import claim, claim_source, fmt
+from ..claims import claim_source, verdict
 
 
 @claim_source
@@ -240,26 +240,11 @@ def order_claims(order: pd.DataFrame, rot: pd.DataFrame, sim: pd.DataFrame, rope
     spread = float(sim.spread.max())
     peak, floor = float(sim.dot_max[0]), float(sim.dot_min[1:].min())
     return [
-        claim("s52_equivariant", gap < 1e-5,
-              f"On the tokens alone the two sides differ by {fmt(gap)}, single-precision rounding and nothing else.",
-              f"On the tokens alone the two sides differ by {fmt(gap)}, more than single-precision rounding.",
-              gap=gap),
-        claim("s52_positions_break", gap_pe > 1e-3,
-              f"the difference becomes {gap_pe:.3g}, and the layer can now see the order",
-              f"the difference is only {gap_pe:.3g}, so the layer barely sees the order", gap=gap_pe),
-        claim("s52_rotation", err < 1e-4 and spread < 1e-4,
-              f"The rotation for k = {k} holds to {err:.3g}, and among all pairs of positions with the same "
-              f"offset, the dot product varies by at most {spread:.3g}; both are single-precision rounding.",
-              f"The rotation for k = {k} holds only to {err:.3g}, and among pairs of positions with the same "
-              f"offset the dot product varies by up to {spread:.3g}: more than rounding.",
-              rotation_error=err, spread=spread),
-        claim("s52_no_clean_decay", floor > 0.25 * peak,
-              f"Away from the peak its smallest value is {floor:.4g}, still more than a quarter of the peak, so "
-              "nearby and distant positions are told apart by the shape of the curve, not by a clean decay.",
-              f"Far from the peak it falls to {floor:.3g}, so distance shows in the height of the curve.",
-              peak=peak, floor=floor),
-        claim("s52_rope", rope_spread < 1e-4, f"Pairs with the same offset agree to {rope_spread:.2g}.",
-              f"Pairs with the same offset differ by up to {rope_spread:.2g}.", spread=rope_spread),
+        verdict("s52_equivariant", gap < 1e-5, gap=gap),
+        verdict("s52_positions_break", gap_pe > 1e-3, gap=gap_pe),
+        verdict("s52_rotation", err < 1e-4 and spread < 1e-4, offset=k, rotation_error=err, spread=spread),
+        verdict("s52_no_clean_decay", floor > 0.25 * peak, peak=peak, floor=floor),
+        verdict("s52_rope", rope_spread < 1e-4, spread=rope_spread),
     ]
 
 
@@ -271,16 +256,9 @@ def ablation_claims(ablation: pd.DataFrame, by_pos: pd.DataFrame) -> list:
     alone = float(max(none_row.accuracy_first_target, none_row.accuracy_second_target))
     none = by_pos[by_pos.positions == "none"].sort_values("position")
     first, last = none.iloc[0], none.iloc[-1]
-    nums = (f"With learned positions both targets are right at {both['learned']:.1%} of held-out positions; "
-            f"without them at {both['none']:.1%}, and neither target alone exceeds {alone:.1%}.")
     return [
-        claim("s52_ablation", both["learned"] > 0.9 and both["none"] < 0.5, nums,
-              nums + " The position vectors are not what decides the task here.",
-              learned=float(both["learned"]), none=float(both["none"])),
-        claim("s52_trend", last.accuracy < first.accuracy,
-              f"Without position vectors the accuracy per target falls from {first.accuracy:.1%} at position "
-              f"{int(first.position)} to {last.accuracy:.1%} at position {int(last.position)}.",
-              f"Without position vectors the accuracy per target does not fall: {first.accuracy:.1%} at position "
-              f"{int(first.position)}, {last.accuracy:.1%} at position {int(last.position)}.",
-              first=float(first.accuracy), last=float(last.accuracy)),
+        verdict("s52_ablation", both["learned"] > 0.9 and both["none"] < 0.5, learned=float(both["learned"]),
+                none=float(both["none"]), alone=alone),
+        verdict("s52_trend", last.accuracy < first.accuracy, first=float(first.accuracy), last=float(last.accuracy),
+                first_position=int(first.position), last_position=int(last.position)),
     ]

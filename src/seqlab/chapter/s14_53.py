@@ -9,7 +9,7 @@ from ..analysis.params import count_parameters, encoder_layer_parameters
 from ..experiments.transformer_tasks import PROTOCOL, WARMUP_STUDY, transformer_task_results
 from ..nn.transformer import EncoderLayer
 from ._util import shape_str
-from ..claims import claim, claim_source, require
+from ..claims import claim_source, require, verdict
 from .base import section
 
 SEED = 91
@@ -82,7 +82,7 @@ def block_walkthrough(seed: int = SEED):
 def walkthrough_claims(steps: pd.DataFrame, tol: float = 1e-5) -> list:
     """Every written-out step equals the block's module to single-precision rounding."""
     worst = float(steps.max_abs_difference.max())
-    return [require("s53_steps_match", worst < tol, f"{worst:.2g}", worst=worst, tolerance=tol)]
+    return [require("s53_steps_match", worst < tol, worst=worst, tolerance=tol)]
 
 
 @claim_source
@@ -92,13 +92,10 @@ def block_claims(ln: pd.DataFrame, params: pd.DataFrame, same: pd.DataFrame, tol
     near_one = r.position_std_max < 1 and r.position_std_min > 1 - 1e-3
     diff_col = [c for c in same.columns if c != "variant"][0]
     return [
-        claim("s53_ln_std", near_one,
-              "the standard deviations fall short of one only by the effect of the ε under the square root",
-              "the standard deviations are not all within a thousandth of one",
-              std_min=r.position_std_min, std_max=r.position_std_max),
+        verdict("s53_ln_std", near_one, std_min=r.position_std_min, std_max=r.position_std_max),
         require("s53_params_formula", (params.parameters == params.formula_value).all(),
                 counted=params.parameters, formula=params.formula_value),
-        require("s53_same_as_torch", same[diff_col].max() < tol, f"{same[diff_col].max():.2g}",
+        require("s53_same_as_torch", same[diff_col].max() < tol,
                 largest_difference=same[diff_col].max(), tolerance=tol),
     ]
 
@@ -109,12 +106,7 @@ def spread_claims(spread: pd.DataFrame) -> list:
     s = spread.set_index("variant").last_over_first
     post, pre = s["post-LN"], s["pre-LN"]
     leans = post > 1 and post > pre
-    return [claim("s53_spread", leans,
-                  f"In post-LN the last block receives {post:.3g} times the first block's gradient, in pre-LN "
-                  f"{pre:.3g} times: the imbalance leans the way the argument says.",
-                  f"In post-LN the last block receives {post:.3g} times the first block's gradient, in pre-LN "
-                  f"{pre:.3g} times: the imbalance does not lean the way the argument says.",
-                  post_last_over_first=post, pre_last_over_first=pre)]
+    return [verdict("s53_spread", leans, post_last_over_first=post, pre_last_over_first=pre)]
 
 
 @claim_source
@@ -130,31 +122,13 @@ def warmup_claims(summary: pd.DataFrame, warmup_steps: int, chance: float) -> li
     acc0 = float(by.mean_heldout_free_running[(hi, "post-LN", 0)])
     helps, tolerates, fine_lo = postw > post0, pre0 == n, post0_lo == n
     classical = helps and pre0 > post0
-    narrow_true = ("So the claim survives the test in a narrower form than it is usually stated: post-LN needs "
-                   "warm-up only once the learning rate is large"
-                   + (", and even then warm-up did not rescue every seed" if postw < n else "")
-                   + ", while pre-LN tolerated the large rate without it.")
-    missing = [why for ok, why in (
-        (helps, "at the large rate warm-up did not raise the number of post-LN seeds solved"),
-        (tolerates, "pre-LN without warm-up failed some seeds at the large rate"),
-        (fine_lo, "post-LN without warm-up failed some seeds even at the small rate")) if not ok]
-    narrow_false = "So these runs do not bear the claim out as it is stated" + (": " + "; ".join(missing) if missing
-                                                                               else "") + "."
     evidence = dict(n=n, post_no_warmup=post0, post_warmup=postw, pre_no_warmup=pre0, post_no_warmup_small_lr=post0_lo)
     return [
-        claim("s53_classical", classical, f"At learning rate {hi:g} the classical picture appears.",
-              f"At learning rate {hi:g} the classical picture does not appear cleanly.", **evidence),
-        claim("s53_post_stalls", acc0 <= 2 * chance,
-              f"its loss stalls at the level of guessing (held-out accuracy {acc0:.3f}, chance {chance:.3f}), the "
-              "flat lines in the right panel",
-              f"its held-out accuracy of {acc0:.3f} stays well above guessing (chance {chance:.3f})",
-              accuracy=acc0, chance=chance),
-        claim("s53_narrow", helps and tolerates and fine_lo, narrow_true, narrow_false, **evidence),
-        claim("s53_small_rate", fine_lo,
-              f"what they do show is that the gradient imbalance at initialization was harmless at the smaller "
-              f"learning rate, where post-LN without warm-up solved all {n} seeds",
-              f"what they do show is that the gradient imbalance at initialization was not harmless even at the "
-              f"smaller learning rate, where post-LN without warm-up solved {post0_lo} of {n} seeds", **evidence),
+        verdict("s53_classical", classical, lr_high=hi, **evidence),
+        verdict("s53_post_stalls", acc0 <= 2 * chance, accuracy=acc0, chance=chance),
+        verdict("s53_narrow", helps and tolerates and fine_lo, warmup_helps=helps, pre_tolerates=tolerates,
+                post_fine_at_small_rate=fine_lo, **evidence),
+        verdict("s53_small_rate", fine_lo, **evidence),
     ]
 
 
@@ -300,30 +274,29 @@ def warmup_figure(curves: pd.DataFrame):
 
 
 def _notes(grads: pd.DataFrame, summary: pd.DataFrame, ln: pd.DataFrame, params: pd.DataFrame,
-           same: pd.DataFrame) -> list[str]:
-    """The CLI's notes: the numbers, and the sentences that interpret them from the claim sources."""
+           same: pd.DataFrame) -> list:
+    """The CLI's notes: the numbers; then the verdicts of the claim sources the page reads."""
     hi = summary[summary.lr == summary.lr.max()].set_index(["norm", "warmup_steps"])
     w = WARMUP_STUDY["warmup_steps"]
     n = int(hi.seeds.iloc[0])
     chance = 1 / PROTOCOL["vocab"]
-    said = {c.name: c for c in block_claims(ln, params, same)}  # required: raises when a check fails
-    said.update({c.name: c for c in spread_claims(gradient_spread(grads))})
-    said.update({c.name: c for c in warmup_claims(summary, w, chance)})
+    verdicts = [*block_claims(ln, params, same), *spread_claims(gradient_spread(grads)),
+                *warmup_claims(summary, w, chance)]  # a false required claim raises here
     return [
         "A block is two residual sub-layers: h = x + Attention(LN x), then y = h + FFN(LN h) (pre-LN). Each residual "
         "adds an identity path with derivative 1, the depth-wise twin of the LSTM's additive cell path.",
-        f"Gradients at initialization, {DEPTH} blocks (table `gradient_spread`). {said['s53_spread'].text} "
-        "Xiong et al. (2020) blame such an "
-        "imbalance for post-LN's need of warm-up; a ratio at initialization alone does not show that training fails.",
+        f"Gradients at initialization, {DEPTH} blocks (table `gradient_spread`). Xiong et al. (2020) blame an "
+        "imbalance between the blocks for post-LN's need of warm-up; a ratio at initialization alone does not show "
+        "that training fails.",
         f"Trained (table `ln_warmup_summary`): at learning rate {summary.lr.max():g}, post-LN solved "
         f"{int(hi.loc[('post-LN', 0), 'seeds_solved'])} of {n} seeds without warm-up and "
         f"{int(hi.loc[('post-LN', w), 'seeds_solved'])} of {n} with {w} warm-up steps; pre-LN solved "
         f"{int(hi.loc[('pre-LN', 0), 'seeds_solved'])} and {int(hi.loc[('pre-LN', w), 'seeds_solved'])}. At "
         f"{summary.lr.min():g} every configuration solved "
-        f"{int(summary[summary.lr == summary.lr.min()].seeds_solved.min())} or more of {n}. "
-        f"{said['s53_classical'].text} {said['s53_narrow'].text}",
-        "seqlab's EncoderLayer computes what torch.nn.TransformerEncoderLayer computes given the same weights, to "
-        f"{said['s53_same_as_torch'].text} (table `torch_equality`).",
+        f"{int(summary[summary.lr == summary.lr.min()].seeds_solved.min())} or more of {n}.",
+        "seqlab's EncoderLayer is compared with torch.nn.TransformerEncoderLayer given the same weights (table "
+        "`torch_equality`).",
+        *verdicts,
     ]
 
 

@@ -23,7 +23,7 @@ from ..nn.transformer import DecoderLayer, EncoderLayer
 from ..tasks.seq2seq import random_tokens
 from ..threads import single_threaded
 from ._util import shape_str
-from ..claims import claim, claim_source, require
+from ..claims import claim_source, require, verdict
 from .base import section
 
 SEED = 95
@@ -192,8 +192,7 @@ def rerun_claims(rerun: pd.DataFrame) -> list:
     """How closely the loss of the cell retrained now matches the stored one."""
     a, b = (float(v) for v in rerun.final_loss)
     figures = agreeing_figures(a, b)
-    return [claim("s54_rerun_agreement", figures == 16, "are equal to the last bit",
-                  f"agree to {figures} significant figures", stored=a, now=b, figures=figures)]
+    return [verdict("s54_rerun_agreement", figures == 16, stored=a, now=b, figures=figures)]
 
 
 def accuracy_table(comparison: pd.DataFrame, value: str = "heldout_free_running") -> pd.DataFrame:
@@ -268,23 +267,10 @@ def task_claims(comparison: pd.DataFrame, chance: float) -> list:
     fits = att.train_teacher_forced >= 0.95
     gap = att.heldout_teacher_forced - att.heldout_free_running
     return [
-        claim("s54_tf_all_correct", tf_min == 1.0,
-              f"decodes every held-out position of both tasks correctly at every length (lowest entry {tf_min:.3f})",
-              f"decodes most held-out positions of both tasks correctly, but not all (lowest entry {tf_min:.3f})",
-              lowest=tf_min),
-        claim("s54_gru_near_chance", max(gru) <= 2 * chance,
-              f"not far above the chance level of {chance:.3f}", f"well above the chance level of {chance:.3f}",
-              copy=gru[0], reverse=gru[1], chance=chance),
-        claim("s54_free_running_gap", fits and gap > 0.1,
-              f"The GRU with attention has no fixed-vector bottleneck, yet it falls short here: on copy at T = {T} it "
-              f"fits its training set ({att.train_teacher_forced:.3f} teacher-forced) and reaches "
-              f"{att.heldout_teacher_forced:.3f} on held-out data when fed the true previous tokens, but decoding "
-              "free-running, one early mistake derails the rest of the sequence.",
-              f"On copy at T = {T} the GRU with attention reaches {att.train_teacher_forced:.3f} teacher-forced on its "
-              f"training set and {att.heldout_teacher_forced:.3f} teacher-forced on held-out data, against "
-              f"{att.heldout_free_running:.3f} free-running: feeding back its own predictions is not what holds it "
-              "back.", train_teacher_forced=att.train_teacher_forced,
-              heldout_teacher_forced=att.heldout_teacher_forced, heldout_free_running=att.heldout_free_running),
+        verdict("s54_tf_all_correct", tf_min == 1.0, lowest=tf_min),
+        verdict("s54_gru_near_chance", max(gru) <= 2 * chance, copy=gru[0], reverse=gru[1], chance=chance),
+        verdict("s54_free_running_gap", fits and gap > 0.1, T=T, train_teacher_forced=att.train_teacher_forced,
+                heldout_teacher_forced=att.heldout_teacher_forced, heldout_free_running=att.heldout_free_running),
     ]
 
 
@@ -305,24 +291,17 @@ def alignment_claims(share: pd.DataFrame) -> list:
     """Does the trained cross-attention put most of its weight on the aligned position, for both tasks?"""
     s = share.set_index("task")
     copy, rev = s.aligned_weight["copy"], s.aligned_weight["reverse"]
-    tail = (f"on average {copy:.0%} of a query's weight falls on the aligned source position for copy and {rev:.0%} "
-            f"for reversal, where uniform weights over the {int(round(1 / s.uniform.iloc[0]))} source positions "
-            f"would put {s.uniform.iloc[0]:.0%}")
-    return [claim("s54_alignment", min(copy, rev) > 0.5,
-                  f"The cross-attention of the trained models shows the alignment plainly, a diagonal for copy and an "
-                  f"anti-diagonal for reversal: {tail}.",
-                  f"The cross-attention of the trained models shows the alignment only in part: {tail}.",
-                  copy=copy, reverse=rev, uniform=s.uniform.iloc[0])]
+    return [verdict("s54_alignment", min(copy, rev) > 0.5, copy=copy, reverse=rev, uniform=s.uniform.iloc[0],
+                    positions=int(round(1 / s.uniform.iloc[0])))]
 
 
-def _notes(checks: pd.DataFrame, comparison: pd.DataFrame, masks: pd.DataFrame, maps: pd.DataFrame) -> list[str]:
-    """The CLI's notes: the numbers, and the sentences that interpret them from the claim sources."""
-    mask_claims(checks, masks)  # required: raises when a mask leaks or a control does not move
+def _notes(checks: pd.DataFrame, comparison: pd.DataFrame, masks: pd.DataFrame, maps: pd.DataFrame) -> list:
+    """The CLI's notes: the numbers; then the verdicts of the claim sources the page reads."""
+    verdicts = [*mask_claims(checks, masks), *task_claims(comparison, 1 / PROTOCOL["vocab"]),
+                *alignment_claims(alignment_share(maps))]  # a false required claim raises here
     leak = checks.future_leak_max_abs.iloc[0]
     acc = comparison.set_index(["task", "model", "sequence_length"]).heldout_free_running
     T = max(LENGTHS)
-    said = {c.name: c.text for c in task_claims(comparison, 1 / PROTOCOL["vocab"])}
-    said.update({c.name: c.text for c in alignment_claims(alignment_share(maps))})
     return [
         "Self-attention is T_src x T_src, causal self-attention T_tgt x T_tgt with the upper triangle zero, "
         "cross-attention T_tgt x T_src: queries from the decoder, keys and values from the encoder.",
@@ -332,10 +311,8 @@ def _notes(checks: pd.DataFrame, comparison: pd.DataFrame, masks: pd.DataFrame, 
         f"with the mask and by {masks.max_abs_logit_change.iloc[1]:.3g} without it.",
         f"Held-out free-running accuracy at T = {T} (copy / reversal): "
         + "; ".join(f"{m} {acc[('copy', m, T)]:.3f} / {acc[('reverse', m, T)]:.3f}" for m in MODELS)
-        + f". Every model had the same {PROTOCOL['n_train']} training sequences and {PROTOCOL['epochs']} steps. "
-        f"The Transformer {said['s54_tf_all_correct']}; the plain GRU is {said['s54_gru_near_chance']} at T = {T}. "
-        f"{said['s54_free_running_gap']}",
-        said["s54_alignment"],
+        + f". Every model had the same {PROTOCOL['n_train']} training sequences and {PROTOCOL['epochs']} steps.",
+        *verdicts,
     ]
 
 

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pandas as pd
 
-from ..claims import claim, claim_source
+from ..claims import claim_source, verdict
 from ..text import BPETokenizer, CharTokenizer, WordTokenizer
 from ..text.corpus import load_tinyshakespeare
 from ..text.tokenizers import PRE_SPLIT
@@ -189,17 +189,11 @@ def merge_claims(trace: pd.DataFrame, pieces: list[str], frequent: str = "␣the
     first = reuse[0] if reuse else None
     multi = [w for w in _words(pieces) if len(w) > 1]
     return [
-        claim("bpe_reuse", first is not None,
-              (f"so already merge {first.step} builds {first.new_token} from {first.merged.replace(' + ', ' and ')}, "
-               "a token that an earlier merge made" if first else "unused"),
-              f"although in these {len(trace)} merges no merged token takes part in a later merge",
-              merged=trace.merged.tolist()),
-        claim("bpe_pieces", frequent in pieces and bool(multi),
-              f"A frequent word such as {frequent} becomes one token, a rarer one is spelled out in pieces "
-              f"({'|'.join(multi[0])}),",
-              f"Here the frequent word {frequent} is {'one token' if frequent in pieces else 'not one token'} and "
-              f"{'some' if multi else 'no'} word is spelled out in pieces,",
-              pieces=pieces),
+        verdict("bpe_reuse", first is not None, step=first.step if first else None,
+                new_token=first.new_token if first else None, parts=first.merged.split(" + ") if first else [],
+                merges=len(trace), merged=trace.merged.tolist()),
+        verdict("bpe_pieces", frequent in pieces and bool(multi), frequent=frequent,
+                spelled_out="|".join(multi[0]) if multi else "", pieces=pieces),
     ]
 
 
@@ -222,19 +216,9 @@ def tokenizer_claims(rt: pd.DataFrame, tk: pd.DataFrame):
     t = tk.set_index("tokenizer")
     bpe, word = t.tokens["byte BPE (1024)"], t.tokens["word (min_freq 1)"]
     return [
-        claim("rt_only_bpe", exact == ["byte BPE (512)"],
-              "only the byte-level BPE decodes the sentence exactly",
-              "the tokenizers that decode it exactly are: " + (", ".join(exact) or "none"),
-              lossless=exact),
-        claim("tk_bpe_shorter", bpe < word,
-              "BPE with only 1 024 tokens is shorter still",
-              "BPE with 1 024 tokens is not shorter",
-              bpe_1024=bpe, word=word),
-        claim("tk_bpe_why", bpe < word,
-              "because it folds the space into the following word where the word tokenizer spends a token on "
-              "every space",
-              "although it folds the space into the following word, its pieces are shorter than whole words",
-              bpe_1024=bpe, word=word),
+        verdict("rt_only_bpe", exact == ["byte BPE (512)"], lossless=exact),
+        verdict("tk_bpe_shorter", bpe < word, bpe_1024=bpe, word=word),
+        verdict("tk_bpe_why", bpe < word, bpe_1024=bpe, word=word),
     ]
 
 
@@ -247,14 +231,8 @@ def bpe_model_claims(results: pd.DataFrame):
     worse_per_token = big.nats_per_token > char.nats_per_token
     better_per_char = big.bits_per_char < char.bits_per_char
     return [
-        claim("bpe_turn", worse_per_token and better_per_char,
-              "looks far worse than the character model's, until it is divided by the characters each of its "
-              "tokens covers",
-              "is not the whole story in either direction: it has to be divided by the characters each of its "
-              "tokens covers",
-              nats=[big.nats_per_token, char.nats_per_token], bits=[big.bits_per_char, char.bits_per_char]),
-        claim("bpe_reason", better_per_char and big.chars_seen > char.chars_seen,
-              "The reason is visible in the last column.",
-              "The last column shows what it was given, which did not make it better per character.",
-              bits=[big.bits_per_char, char.bits_per_char], seen=[big.chars_seen, char.chars_seen]),
+        verdict("bpe_turn", worse_per_token and better_per_char, nats=[big.nats_per_token, char.nats_per_token],
+                bits=[big.bits_per_char, char.bits_per_char]),
+        verdict("bpe_reason", better_per_char and big.chars_seen > char.chars_seen,
+                bits=[big.bits_per_char, char.bits_per_char], seen=[big.chars_seen, char.chars_seen]),
     ]

@@ -9,7 +9,7 @@ import pandas as pd
 import torch
 
 from ..analysis.params import count_parameters
-from ..claims import claim, claim_source, require
+from ..claims import claim, claim_source, require, verdict
 from ..experiments.lm import CHAPTER_TRAIN, SWEEP_ITERS, chapter_gpt_config, chapter_lstm_config
 from ..nn import GPT, LSTMLanguageModel
 from ..text.training import make_optimizer
@@ -248,8 +248,7 @@ def run(ctx):
         f"bits/char) in {g.seconds:.1f} s, the LSTM ({int(l_.parameters):,}) {l_.val_loss_nats:.3f} "
         f"({l_.val_bits_per_char:.3f}) in {l_.seconds:.1f} s; uniform guessing is {math.log(tok.vocab_size):.3f} nats.",
         f"Both ran {int(g.iterations)} steps (the training log's seconds above are wall-clock on the machine that "
-        "trained them). " + " ".join(c.text for c in budget_claims(summary, step_summary(step_reference()["steps"]))
-                                     if c.text),
+        "trained them).",
         f"Training recipe: Muon (lr {CHAPTER_TRAIN.muon_lr}, momentum {CHAPTER_TRAIN.muon_momentum}) for hidden "
         f"matrices and AdamW (lr {CHAPTER_TRAIN.learning_rate}, decay on embedding and output matrices) for the rest, "
         f"{CHAPTER_TRAIN.warmup_iters} warm-up steps and cosine decay over {CHAPTER_TRAIN.max_iters} steps, batch "
@@ -262,6 +261,7 @@ def run(ctx):
              f"Against training {r.by} ({r.start:.4g} to {r.end:.4g}) they do not cross: the {r.ahead_at_end} is "
              f"ahead (gap {r.gap_at_start_nats:.3f} -> {r.gap_at_end_nats:.3f} nats).") for r in cross.itertuples()),
         "Sample (temperature 1.0): " + samples["temperature 1.0"][:160].replace("\n", " / "),
+        *budget_claims(summary, step_summary(step_reference()["steps"])),
     ]
     figs = []
     if ctx.figures:
@@ -291,23 +291,14 @@ def budget_claims(summary: pd.DataFrame, steps: pd.DataFrame):
     gap = abs(round(float(g.val_loss_nats), 4) - round(float(r.val_loss_nats), 4))
     ratio = t["GPT"] / t["LSTM"]
     cheaper = ratio > 1 + CLEARLY
-    ms = f"{1e3 * t['LSTM']:.0f} ms against the GPT's {1e3 * t['GPT']:.0f} ms in the timing reference"
-    winner = "the recurrent baseline" if lstm_wins else "the Transformer"
-    level = ("about as dear as the GPT's" if abs(ratio - 1) <= CLEARLY else "dearer than the GPT's")
+    winner = "LSTM" if lstm_wins else "GPT"
     return [
         require("lm_same_steps", g.iterations == r.iterations, gpt=g.iterations, lstm=r.iterations),
-        claim("lm_winner", lstm_wins, f"at this budget the recurrent baseline wins, by {gap:.4f} nats",
-              f"at this budget the Transformer wins, by {gap:.4f} nats", gpt=g.val_loss_nats, lstm=r.val_loss_nats),
-        claim("lm_larger", r.parameters > g.parameters,
-              f"The LSTM is the larger model, with {r.parameters / g.parameters - 1:.0%} more parameters",
-              f"The GPT is the larger model, with {g.parameters / r.parameters - 1:.0%} more parameters",
-              gpt=g.parameters, lstm=r.parameters),
-        claim("lm_cheaper", cheaper,
-              f"The LSTM's steps are also clearly the cheaper ones, {ms}, but that bought it nothing: the budget "
-              f"is a number of steps, so the lead of {winner} was learned per step, not bought with throughput.",
-              f"The LSTM's steps are {level} ({ms}, a ratio of {ratio:.3g}), and the budget is a number of "
-              f"steps in any case, so the lead of {winner} was learned per step.",
-              lstm=t["LSTM"], gpt=t["GPT"], ratio=ratio, clearly=CLEARLY),
+        verdict("lm_winner", lstm_wins, gap=gap, gpt=g.val_loss_nats, lstm=r.val_loss_nats),
+        verdict("lm_larger", r.parameters > g.parameters, gpt=g.parameters, lstm=r.parameters,
+                lstm_extra=r.parameters / g.parameters - 1, gpt_extra=g.parameters / r.parameters - 1),
+        verdict("lm_cheaper", cheaper, lstm=t["LSTM"], gpt=t["GPT"], lstm_ms=1e3 * t["LSTM"], gpt_ms=1e3 * t["GPT"],
+                ratio=ratio, clearly=CLEARLY, winner=winner),
     ]
 
 
@@ -316,16 +307,8 @@ def here_claims(reference: pd.DataFrame, here: pd.DataFrame):
     """The quick measurement on the machine building the page, set against the reference (``step_summary``)."""
     ref, now = (f.set_index("model").median_seconds for f in (reference, here))
     r_ref, r_now = ref["GPT"] / ref["LSTM"], now["GPT"] / now["LSTM"]
-
-    def cheaper(r):
-        return "GPT" if r < 1 else "LSTM"
-
-    return [claim("lm_here", (r_now < 1) == (r_ref < 1),
-                  f"On this machine a GPT step costs {r_now:.3g} times an LSTM step, against {r_ref:.3g} in the "
-                  f"reference: on both machines the {cheaper(r_ref)} step is the cheaper one.",
-                  f"On this machine a GPT step costs {r_now:.3g} times an LSTM step, against {r_ref:.3g} in the "
-                  f"reference: here the {cheaper(r_now)} step is the cheaper one, there the {cheaper(r_ref)} step, so "
-                  "which model's step is dearer depends on the machine.", here=r_now, reference=r_ref)]
+    return [verdict("lm_here", (r_now < 1) == (r_ref < 1), here=r_now, reference=r_ref,
+                    cheaper_here="GPT" if r_now < 1 else "LSTM", cheaper_reference="GPT" if r_ref < 1 else "LSTM")]
 
 
 #: two losses closer than this (nats) read as level: below the three decimals the tables print

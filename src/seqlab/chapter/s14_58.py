@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..claims import claim, claim_source, require
+from ..claims import claim_source, require, verdict
 from ..text.metrics import repetition_rate
 from ..text.sampling import Temperature, apply_processors, build_processors, distribution_entropy
 from ._lm import followups, lm
@@ -188,24 +188,12 @@ def temperature_claims(ent: pd.DataFrame, repetition: dict, temps: pd.DataFrame)
     return [
         require("t_monotone", e.entropy_nats.is_monotonic_increasing and e.max_probability.is_monotonic_decreasing,
                 entropy=e.entropy_nats.tolist()),
-        claim("t_near_greedy", top_lo >= NEAR_GREEDY, "already close to greedy",
-              f"still short of greedy: the other characters keep {1 - top_lo:.3f} of the probability",
-              top_probability=top_lo, threshold=NEAR_GREEDY),
-        claim("greedy_repeats", g > s1,
-              f"Greedy decoding repeats itself: {g:.0%} of its 8-character windows occurred earlier in the same "
-              f"text, against {s1:.0%} when sampling at τ = 1.",
-              f"Greedy decoding repeats itself no more than sampling here: {g:.0%} of its 8-character windows "
-              f"occurred earlier in the same text, against {s1:.0%} when sampling at τ = 1.",
-              greedy=g, sampled=s1),
-        claim("ts_trade", both, "both rise with every step of temperature: diversity is bought with plausibility",
-              "both rise overall but not at every step of temperature", distinct_3=t.distinct_3.tolist(),
-              nll=t.nll_judge.tolist()),
-        claim("ts_cool", cool_best,
-              "The coolest samples are the most plausible because they repeat safe phrases "
-              f"({coolest.repetition_rate:.3f} of their 8-grams are repeats, the most of any temperature),",
-              "The coolest samples are not both the most plausible and the most repetitive "
-              f"({coolest.repetition_rate:.3f} of their 8-grams are repeats),",
-              nll=t.nll_judge.tolist(), repetition=t.repetition_rate.tolist()),
+        verdict("t_near_greedy", top_lo >= NEAR_GREEDY, top_probability=top_lo, rest=1 - top_lo,
+                threshold=NEAR_GREEDY),
+        verdict("greedy_repeats", g > s1, greedy=g, sampled=s1),
+        verdict("ts_trade", both, distinct_3=t.distinct_3.tolist(), nll=t.nll_judge.tolist()),
+        verdict("ts_cool", cool_best, coolest_repetition=float(coolest.repetition_rate), nll=t.nll_judge.tolist(),
+                repetition=t.repetition_rate.tolist()),
     ]
 
 

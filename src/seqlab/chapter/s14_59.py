@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..claims import claim, claim_source
+from ..claims import claim, claim_source, verdict
 from ..text.sampling import MinP, TopK, TopP, apply_processors, distribution_entropy
 from ._lm import followups, lm
 from .base import section
@@ -178,16 +178,9 @@ def kept_claims(kept: pd.DataFrame, k: int = 10):
     loose = all(v < k for v in conf.values())
     tight = all(v > k for v in unc.values())
     return [
-        claim("s59_k_loose", loose,
-              f"while top-k keeps its {k}, {k - 1} of them implausible: together they hold {rest:.4f} of the "
-              f"probability ({kept_mass:.4f} − {top:.4f}) of the {1 - top:.4f} the favourite leaves",
-              f"and top-k keeps its {k}, no more than the adaptive rules keep here",
-              confident=conf, k=k, rest=rest),
-        claim("s59_k_fixed", loose and tight,
-              "A fixed k is too loose for the first context and too tight for the second; that is the case for "
-              "the adaptive rules.",
-              f"So a fixed k of {k} is not both too loose for the first context and too tight for the second here.",
-              confident=conf, uncertain=unc, k=k),
+        verdict("s59_k_loose", loose, confident=conf, k=k, k_minus_one=k - 1, rest=rest, kept_mass=kept_mass,
+                top=top, left=1 - top),
+        verdict("s59_k_fixed", loose and tight, confident=conf, uncertain=unc, k=k),
     ]
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..claims import claim, claim_source, fmt, join_and
+from ..claims import claim_source, verdict
 from ..nn import GPT, GPTConfig, KVCache
 from ..text.generation import generate
 from ..threads import single_threaded
@@ -196,9 +196,8 @@ def run(ctx):
         f"End to end (untrained model of the chapter's width): {last.new_tokens} tokens after a "
         f"{PROMPT_LEN}-token prompt take {last.seconds_with_cache:.2f} s with the cache and "
         f"{last.seconds_without_cache:.2f} s without ({last.speedup:.1f}x).",
-        " ".join(c.text + ("." if not c.text.endswith(".") else "") for c in kv_claims(steps, cost)
-                 if c.name in ("kv_shape", "kv_faster", "kv_same")),
         "The cache costs memory instead: 2 x layers x t x d floats per sequence (keys and values).",
+        *kv_claims(steps, cost),
     ]
     figs = []
     if ctx.figures:
@@ -235,49 +234,17 @@ def kv_claims(steps: pd.DataFrame, cost: pd.DataFrame):
 
     ceiling = pd.Series([ceiling_for(end) for end in runs.context_at_end])
     over = runs.assign(per_token=per_token, ceiling=ceiling)[per_token > 1.1 * ceiling]
-    runs_named = join_and([f"{int(n)}" for n in runs.new_tokens]) + "-token"
-    per_ms = join_and([f"{1e3 * x:.2f}" for x in per_token])
-    ceil_ms = join_and([f"{1e3 * x:.2f}" for x in ceiling])
     return [
-        claim("kv_shape", flat and upward,
-              "At short contexts the cached step is dominated by the fixed cost of running the layers on one "
-              f"token ({fixed:.0%} of its operations at t = {lo} are projections and MLP), so the curve is flat at "
-              "first (it grows "
-              f"{short:.3g} times over the first three contexts) and turns upward as the attention term takes over.",
-              f"The cached curve is not flat at first and then rising here: it grows {short:.3g} times over the "
-              f"first three contexts and {rise:.3g} times over the whole range.",
-              short_rise=short, rise=rise),
-        claim("kv_slower_than_flops", rise < flops_rise,
-              f"{rise:.3g} times, less than the {flops_rise:.3g} times by which its operation count rises",
-              f"{rise:.3g} times, no less than the {flops_rise:.3g} times by which its operation count rises",
-              rise=rise, flops_rise=flops_rise),
-        claim("kv_faster", speed > 1, f"At the longest context the cache makes a step {speed:.3g} times faster.",
-              f"At the longest context the cache does not make a step faster ({speed:.3g} times).", speedup=speed),
-        claim("kv_same", bool(cost.identical_tokens.all()),
-              "The tokens agree in every run", "The tokens do not agree in every run",
-              identical=cost.identical_tokens.tolist()),
-        claim("kv_gen_vs_step", last.speedup < speed,
-              f"less than the per-step speed-up at the longest context, because these runs end at a context of "
-              f"{int(last.context_at_end)} and most of their steps attend over less",
-              "no less than the per-step speed-up at the longest context, although these runs end at a context "
-              f"of {int(last.context_at_end)}", generation=last.speedup, step=speed),
-        claim("kv_gen_per_token", bool(over.empty),
-              f"Per new token the {runs_named} runs took {per_ms} ms, against at most {ceil_ms} ms for one "
-              "cached step over the contexts each passes through (up to the first context the step table times "
-              "at or past its end): every run is within a tenth of its steps, the rest being the loop's sampling "
-              "and bookkeeping.",
-              f"Per new token the {runs_named} runs took {per_ms} ms, against at most {ceil_ms} ms for one "
-              "cached step over the contexts each passes through (up to the first context the step table times "
-              "at or past its end): "
-              + join_and([f"the {int(r.new_tokens)}-token run" for r in over.itertuples()])
-              + f" {'is' if len(over) == 1 else 'are'} more than a tenth slower than its steps, a gap these "
-              "medians do not explain" + ("; the others are within a tenth" if len(over) < len(runs) else "")
-              + ".",
-              per_token_ms=(1e3 * per_token).tolist(), ceiling_ms=(1e3 * ceiling).tolist()),
-        claim("kv_gen_faster", last.speedup > 1,
-              f"generating {int(last.new_tokens)} tokens is {last.speedup:.3g} times faster with the cache",
-              f"generating {int(last.new_tokens)} tokens is not faster with the cache ({last.speedup:.3g} times)",
-              speedup=last.speedup),
+        verdict("kv_shape", flat and upward, fixed_share=fixed, first_context=int(lo), short_rise=short, rise=rise),
+        verdict("kv_slower_than_flops", rise < flops_rise, rise=rise, flops_rise=flops_rise),
+        verdict("kv_faster", speed > 1, speedup=speed),
+        verdict("kv_same", bool(cost.identical_tokens.all()), identical=cost.identical_tokens.tolist()),
+        verdict("kv_gen_vs_step", last.speedup < speed, generation=last.speedup, step=speed,
+                context_at_end=int(last.context_at_end)),
+        verdict("kv_gen_per_token", bool(over.empty), new_tokens=[int(n) for n in runs.new_tokens],
+                per_token_ms=(1e3 * per_token).tolist(), ceiling_ms=(1e3 * ceiling).tolist(),
+                slower_runs=[int(n) for n in over.new_tokens]),
+        verdict("kv_gen_faster", last.speedup > 1, new_tokens=int(last.new_tokens), speedup=last.speedup),
     ]
 
 
@@ -288,10 +255,4 @@ def here_claims(reference: pd.DataFrame, here: pd.DataFrame):
     ref, now = reference.set_index("context"), here.set_index("context")
     t = max(set(ref.index) & set(now.index))
     r, n = ref.speedup[t], now.speedup[t]
-    return [claim("kv_here", n > 1 and r > 1,
-                  f"On this machine a cached step at a context of {fmt(t, ',')} is {n:.3g} times faster than "
-                  f"recomputing, against {r:.3g} times in the reference: the cache pays on both machines, by "
-                  "amounts that depend on the machine.",
-                  f"On this machine a cached step at a context of {fmt(t, ',')} runs at {n:.3g} times the speed of "
-                  f"recomputing, against {r:.3g} times in the reference: the cache does not pay on both machines.",
-                  context=t, here=n, reference=r)]
+    return [verdict("kv_here", n > 1 and r > 1, context=int(t), here=n, reference=r)]

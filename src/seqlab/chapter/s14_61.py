@@ -14,8 +14,7 @@ from ..forecast import Forecaster, NeuralConfig, NeuralForecaster, air_passenger
 from ..forecast.metrics import mase
 from ..forecast.nbeats import NBeats, NBeatsConfig, NBeatsForecaster, Panel
 from ..forecast.neural import make_windows
-from ..claims import claim, claim_source
-from ..claims import fmt
+from ..claims import claim_source, verdict
 from ..threads import single_threaded
 from .base import section
 
@@ -154,25 +153,13 @@ def collections(sets=COLLECTIONS) -> pd.DataFrame:
 def windows_claims(windows: pd.DataFrame):
     """Does the series grow from the first input window to the last (so raw levels would differ)?"""
     w = windows.iloc[0]
-    a, b = fmt(w.scale_first, ".0f"), fmt(w.scale_last, ".0f")
-    return [claim("s61_grows", w.scale_last > w.scale_first,
-                  f"The series also grows. The mean absolute value of the first input window is {a} thousand "
-                  f"passengers and that of the last {b}, so a network fed raw values would have to learn the same "
-                  "seasonal shape at every level separately.",
-                  f"The series does not grow: the mean absolute value of the first input window is {a} thousand "
-                  f"passengers and that of the last {b}. Other collections hold series of very different sizes, "
-                  "and a network fed raw values would have to learn the same shape at every level separately.",
-                  scale_first=w.scale_first, scale_last=w.scale_last)]
+    return [verdict("s61_grows", w.scale_last > w.scale_first, scale_first=w.scale_first, scale_last=w.scale_last)]
 
 
 @claim_source
 def mask_claims(moved: float):
     """Is the forecast blind to what the masked positions hold?"""
-    return [claim("s61_mask", moved == 0,
-                  "Whatever the masked positions hold, the forecast does not move (the change is exactly 0): the "
-                  "network cannot mistake missing history for observed history.",
-                  f"Filling the masked positions with 1000 moves the forecast by {fmt(moved, '.3g')}: the mask does "
-                  "not fully hide missing history from this network.", moved=moved)]
+    return [verdict("s61_mask", moved == 0, moved=moved)]
 
 
 @claim_source
@@ -181,12 +168,7 @@ def residual_claims(resid: pd.DataFrame):
     r = resid.set_index("model")
     under, bias = int(r.months_under["SeasonalNaive"]), float(r.mean_error["SeasonalNaive"])
     lags = under > H / 2 and bias < 0
-    return [claim("s61_snaive_lags", lags,
-                  f"Seasonal naive under-forecasts {under} of the twelve months, with a mean error of "
-                  f"{fmt(bias, '.1f')}: repeating last year cannot follow a growing series.",
-                  f"Seasonal naive under-forecasts {under} of the twelve months, with a mean error of "
-                  f"{fmt(bias, '.1f')}: on this year, repeating the last one did not fall behind the series.",
-                  months_under=under, mean_error=bias)]
+    return [verdict("s61_snaive_lags", lags, months_under=under, mean_error=bias)]
 
 
 def figure(df: pd.DataFrame, fc: pd.DataFrame, level: int = 95):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..forecast import Forecaster, air_passengers, competition, evaluate, per_horizon, rolling_origin_splits, summarize
-from ..claims import claim, claim_source, fmt
+from ..claims import claim_source, verdict
 from .base import section
 
 H, SEASON, WINDOWS = 12, 12, 4
@@ -75,25 +75,12 @@ def cv_claims(summary: pd.DataFrame, by_window: pd.DataFrame):
     best = best_by_window(by_window)
     lo, hi = float(by_window.loc["AutoTheta"].min()), float(by_window.loc["AutoTheta"].max())
     arima = float(s["AutoARIMA"])
-    listing = "; ".join(f"{w}: {m}" for w, m in best.items())
     return [
-        claim("s62_reproduced", miss < REPRODUCED,
-              f"Averaged over the four windows, seasonal naive scores {fmt(sn, '.3f')} and AutoTheta "
-              f"{fmt(th, '.3f')}, within {fmt(miss, '.1%')} of the reference values 1.25 and 0.80 for this setup.",
-              f"Averaged over the four windows, seasonal naive scores {fmt(sn, '.3f')} and AutoTheta "
-              f"{fmt(th, '.3f')}: one of them is {fmt(miss, '.1%')} away from the reference values "
-              "1.25 and 0.80, so this setup does not reproduce them.",
-              seasonal_naive=sn, autotheta=th, largest_relative_miss=miss),
-        claim("s62_best_moves", best.nunique() > 1,
-              f"Window by window, AutoTheta ranges from {fmt(lo, '.3f')} to {fmt(hi, '.3f')}, and the best model "
-              f"changes from window to window ({listing}): had the chapter used one window, its ranking would "
-              "have depended on which window it drew.",
-              f"Window by window, AutoTheta ranges from {fmt(lo, '.3f')} to {fmt(hi, '.3f')}, but {best.iloc[0]} "
-              "is best in every window, so here one window would have named the same winner.",
-              best=dict(best), autotheta_low=lo, autotheta_high=hi),
-        claim("s62_arima", arima > th,
-              f"AutoARIMA scores {fmt(arima, '.3f')}, behind AutoTheta.",
-              f"AutoARIMA scores {fmt(arima, '.3f')}, ahead of AutoTheta.", autoarima=arima, autotheta=th),
+        verdict("s62_reproduced", miss < REPRODUCED, seasonal_naive=sn, autotheta=th, largest_relative_miss=miss,
+                reference_seasonal_naive=REFERENCE["SeasonalNaive"], reference_autotheta=REFERENCE["AutoTheta"]),
+        verdict("s62_best_moves", best.nunique() > 1, best=dict(best), autotheta_low=lo, autotheta_high=hi,
+                best_by_window=[f"{w}: {m}" for w, m in best.items()], first_best=best.iloc[0]),
+        verdict("s62_arima", arima > th, autoarima=arima, autotheta=th),
     ]
 
 

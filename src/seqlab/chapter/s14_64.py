@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..claims import claim, claim_source, fmt, join_and, require
+from ..claims import claim, claim_source, fmt, join_and, require, verdict
 from .base import section
 from .s14_50 import SCALED, UNSCALED
 from .s14_55 import LEVEL as COST_LEVEL
@@ -75,18 +75,12 @@ def problem_class_claims(parameters_by_length: dict, outputs_by_length: dict) ->
     counts, shapes = set(parameters_by_length.values()), set(map(tuple, outputs_by_length.values()))
     lo, hi = min(parameters_by_length), max(parameters_by_length)
     n = next(iter(counts)) if len(counts) == 1 else None
-    return [claim("s64_v_problem_class", len(counts) == 1 and len(shapes) == 1,
-                  f"One many-to-one module read sequences of {fmt(lo, ',')} to {fmt(hi, ',')} steps with the same "
-                  f"{fmt(n, ',')} parameters and returned one output of the same shape for each: the parameter "
-                  "count is tied to the width, not to the length, which is the first requirement of the class.",
-                  f"The many-to-one module did not treat every length from {fmt(lo, ',')} to {fmt(hi, ',')} "
-                  "steps alike (its parameter count or its output shape changed), so it does not meet the first "
-                  "requirement of the class.",
-                  parameters=parameters_by_length, shapes={k: list(v) for k, v in outputs_by_length.items()})]
+    return [verdict("s64_v_problem_class", len(counts) == 1 and len(shapes) == 1, shortest=lo, longest=hi, count=n,
+                    parameters=parameters_by_length, shapes={k: list(v) for k, v in outputs_by_length.items()})]
 
 
 @claim_source
-def gradient_claims(decay_by_rho: dict, ranges: dict | None = None) -> list:
+def gradient_claims(decay_by_rho: dict, ranges: dict) -> list:
     """The gradient's decay per step against the spectral radius: bounded by rho below one, and never growing.
 
     ``ranges`` maps a radius to the (smallest, largest) gradient over the lags, quoted for the largest radius."""
@@ -94,22 +88,11 @@ def gradient_claims(decay_by_rho: dict, ranges: dict | None = None) -> list:
     above = {r: f for r, f in below.items() if f > r}
     grows = {r: f for r, f in decay_by_rho.items() if f > 1}
     top = max(decay_by_rho)
-    span = (f"it stayed between {fmt(ranges[top][0], '.3g')} and {fmt(ranges[top][1], '.3g')} over the lags"
-            if ranges and top in ranges else f"a fitted factor of {fmt(decay_by_rho[top], '.3f')} per step")
-    radii = ", ".join(f"ρ = {fmt(r, 'g')}" for r in sorted(below))
     return [
-        claim("s64_v_gradient", not above,
-              f"At every spectral radius below one ({radii}) the gradient shrank per step by a factor no larger "
-              "than the radius itself: the radius bounds the rate of the geometric decay, and the slope of tanh, "
-              "below one, only speeds it up.",
-              "At " + ", ".join(f"ρ = {fmt(r, 'g')}" for r in above) + " the gradient shrank per step by less "
-              "than the radius, so in this measurement the spectral radius does not bound the rate of decay.",
-              decay=decay_by_rho),
-        claim("s64_v_gradient_growth", not grows,
-              f"At ρ = {fmt(top, 'g')} it did not explode ({span}): a radius above one allows the gradient to "
-              "explode; it does not force it, because a saturating tanh damps the product.",
-              "At " + ", ".join(f"ρ = {fmt(r, 'g')}" for r in grows) + " it grew from step to step, the "
-              "explosion that a radius above one allows.", decay=decay_by_rho),
+        verdict("s64_v_gradient", not above, radii=sorted(below), factors=[below[r] for r in sorted(below)],
+                exceeding=sorted(above), decay=decay_by_rho),
+        verdict("s64_v_gradient_growth", not grows, top=top, top_factor=decay_by_rho[top],
+                top_range=list(ranges[top]), growing=sorted(grows), decay=decay_by_rho),
     ]
 
 
@@ -118,27 +101,12 @@ def gating_claims(lstm_over_rnn: float, gru_over_rnn: float, by_width: dict, lag
                   width: int = 32) -> list:
     """The gated cells' input gradient at the longest lag against the plain RNN's, before training, at one width;
     ``by_width`` maps each width of §14.47's surface to the LSTM's ratio over the RNN at its last lag."""
-    def times(x):
-        return fmt(x, ",.0f" if x >= 1000 else ".3g")
-
     lo, hi = min(by_width, key=by_width.get), max(by_width, key=by_width.get)
     below = [w for w, x in by_width.items() if x <= 1]
-    head = (f"Before any training, the gradient that reaches an input {lag} steps back is {times(lstm_over_rnn)} "
-            f"times the plain RNN's for the LSTM and {times(gru_over_rnn)} times for the GRU at width {width}")
     every = all(x > 1 for x in by_width.values())
-    return [claim("s64_v_gating", lstm_over_rnn > 1 and gru_over_rnn > 1 and every,
-                  f"{head}, and the LSTM keeps more than the RNN at every width of §14.47's surface "
-                  f"({times(by_width[lo])} times at width {lo} to {times(by_width[hi])} at width {hi}): the "
-                  "additive update of the gated state keeps more of the gradient than the RNN's repeated "
-                  "multiplication, as a residual connection carries it across layers, though all three still "
-                  "decay towards zero.",
-                  f"{head}; but across the widths of §14.47's surface the LSTM's ratio runs from "
-                  f"{times(by_width[lo])} (width {lo}) to {times(by_width[hi])} (width {hi})"
-                  + (f", at or below one at width {', '.join(str(w) for w in below)}" if below else "")
-                  + ": at initialisation the additive path keeps more gradient than repeated multiplication at "
-                  "some widths and not at others, so this measurement shows the mechanism's possibility, not a "
-                  "rule.",
-                  lstm_over_rnn=lstm_over_rnn, gru_over_rnn=gru_over_rnn, by_width=by_width)]
+    return [verdict("s64_v_gating", lstm_over_rnn > 1 and gru_over_rnn > 1 and every, lag=lag, width=width,
+                    lstm_over_rnn=lstm_over_rnn, gru_over_rnn=gru_over_rnn, lowest_width=lo, highest_width=hi,
+                    lowest=by_width[lo], highest=by_width[hi], at_or_below_one=below, by_width=by_width)]
 
 
 @claim_source
@@ -148,21 +116,10 @@ def bottleneck_claims(fixed_short: float, fixed_long: float, attention_long: flo
     falls = fixed_short - fixed_long > margin
     repairs = attention_long - fixed_long > margin
     return [
-        claim("s64_v_bottleneck", falls,
-              f"Fed the true previous token, the decoder that reads one fixed context vector copies held-out "
-              f"sequences of length {short} with accuracy {fmt(fixed_short, '.3f')} and of length {long} with "
-              f"only {fmt(fixed_long, '.3f')}: a vector of fixed width cannot carry a source of arbitrary length.",
-              f"Fed the true previous token, the decoder that reads one fixed context vector copies held-out "
-              f"sequences of length {short} with accuracy {fmt(fixed_short, '.3f')} and of length {long} with "
-              f"{fmt(fixed_long, '.3f')}: no fall of more than {fmt(margin, '.0%')} with length, so this "
-              "measurement does not show the bottleneck.",
-              fixed_short=fixed_short, fixed_long=fixed_long, margin=margin),
-        claim("s64_v_bottleneck_attention", repairs,
-              f"With attention over the encoder's states the same decoder reaches {fmt(attention_long, '.3f')} "
-              f"at length {long}: reading every encoder state instead of one vector largely removes the bottleneck, fed the true previous tokens.",
-              f"With attention over the encoder's states the same decoder reaches {fmt(attention_long, '.3f')} "
-              f"at length {long}, not more than {fmt(margin, '.0%')} above the fixed vector.",
-              attention_long=attention_long, fixed_long=fixed_long, margin=margin),
+        verdict("s64_v_bottleneck", falls, short=short, long=long, fixed_short=fixed_short, fixed_long=fixed_long,
+                margin=margin),
+        verdict("s64_v_bottleneck_attention", repairs, long=long, attention_long=attention_long,
+                fixed_long=fixed_long, margin=margin),
     ]
 
 
@@ -177,24 +134,11 @@ def scaling_claims(spread: pd.DataFrame, saturation: pd.DataFrame, tolerance: fl
     saturates = bool(raw.max_attention_weight > SATURATED and scaled.max_attention_weight.max() < SATURATED
                      and raw.logit_gradient_norm < scaled.logit_gradient_norm.min())
     return [
-        claim("s64_v_scaling", unit,
-              f"The logits q·k of unit-variance queries and keys spread as √d_k (measured ÷ √d_k: "
-              f"{fmt(ratio.min(), '.3f')} to {fmt(ratio.max(), '.3f')}), and dividing by √d_k brings the spread "
-              f"to one at every width ({fmt(spread.sd_scaled.min(), '.3f')} to {fmt(spread.sd_scaled.max(), '.3f')}).",
-              f"The spread of q·k does not follow √d_k within {fmt(tolerance, '.0%')} at every width (measured ÷ "
-              f"√d_k: {fmt(ratio.min(), '.3f')} to {fmt(ratio.max(), '.3f')}; scaled: "
-              f"{fmt(spread.sd_scaled.min(), '.3f')} to {fmt(spread.sd_scaled.max(), '.3f')}).",
-              ratio=ratio.tolist(), scaled=spread.sd_scaled.tolist()),
-        claim("s64_v_scaling_breaks", saturates,
-              f"Without the scaling, at d_k = {hi} the largest weight the softmax gives any key is "
-              f"{fmt(raw.max_attention_weight, '.4f')} and the gradient through it falls to "
-              f"{fmt(raw.logit_gradient_norm, '.3g')}, "
-              f"below the {fmt(scaled.logit_gradient_norm.min(), '.3g')} or more of every scaled case: that is what "
-              "breaks.",
-              f"Without the scaling, at d_k = {hi} the largest weight is {fmt(raw.max_attention_weight, '.4g')} "
-              f"and the gradient through the softmax {fmt(raw.logit_gradient_norm, '.3g')}, so this measurement "
-              "does not show the saturation that the scaling prevents.",
-              max_weight=float(raw.max_attention_weight), gradient=float(raw.logit_gradient_norm)),
+        verdict("s64_v_scaling", unit, ratio_min=float(ratio.min()), ratio_max=float(ratio.max()),
+                scaled_min=float(spread.sd_scaled.min()), scaled_max=float(spread.sd_scaled.max()),
+                tolerance=tolerance, ratio=ratio.tolist(), scaled=spread.sd_scaled.tolist()),
+        verdict("s64_v_scaling_breaks", saturates, d_k=hi, max_weight=float(raw.max_attention_weight),
+                gradient=float(raw.logit_gradient_norm), scaled_gradient_min=float(scaled.logit_gradient_norm.min())),
     ]
 
 
@@ -204,20 +148,11 @@ def multihead_claims(parameters_by_heads: dict, mean_one: float, worst_many: flo
     heads = sorted(parameters_by_heads)
     same = len(set(parameters_by_heads.values())) == 1
     return [
-        claim("s64_v_heads_params", same,
-              f"A multi-head layer holds the same {fmt(parameters_by_heads[heads[0]], ',')} parameters for every "
-              f"head count from {heads[0]} to {heads[-1]}: the heads split the same projections into subspaces.",
-              "The parameter count changes with the number of heads here ("
-              + ", ".join(f"{h}: {fmt(p, ',')}" for h, p in parameters_by_heads.items()) + ").",
-              parameters=parameters_by_heads),
-        claim("s64_v_heads_buy", worst_many - mean_one > margin,
-              f"What they buy shows on a task that needs two positions at once: one head gets both targets right "
-              f"{fmt(mean_one, '.1%')} of the time on average, while the worst seed with the most heads reaches "
-              f"{fmt(worst_many, '.1%')}.",
-              f"On a task that needs two positions, one head gets both targets right {fmt(mean_one, '.1%')} of "
-              f"the time on average and the worst seed with the most heads {fmt(worst_many, '.1%')}: no clear "
-              "gain from more heads in this measurement.",
-              mean_one=mean_one, worst_many=worst_many, margin=margin),
+        verdict("s64_v_heads_params", same, fewest=heads[0], most=heads[-1],
+                count=parameters_by_heads[heads[0]], counts=[parameters_by_heads[h] for h in heads],
+                parameters=parameters_by_heads),
+        verdict("s64_v_heads_buy", worst_many - mean_one > margin, mean_one=mean_one, worst_many=worst_many,
+                margin=margin),
     ]
 
 
@@ -225,16 +160,8 @@ def multihead_claims(parameters_by_heads: dict, mean_one: float, worst_many: flo
 def positional_claims(gap: float, gap_with_positions: float, rounding: float = ROUNDING) -> list:
     """Attention(PX) = P Attention(X) to rounding; sinusoidal positions break it."""
     return [
-        claim("s64_v_equivariant", gap < rounding,
-              f"Self-attention is permutation-equivariant: permuting its input permuted its output, "
-              f"Attention(PX) = P·Attention(X), to {fmt(gap, '.3g')} (float rounding).",
-              f"Permuting the input changed the output by {fmt(gap, '.3g')} beyond the permutation, more than "
-              "float rounding: this layer is not permutation-equivariant.", gap=gap),
-        claim("s64_v_positions", gap_with_positions > 1000 * rounding,
-              f"Adding sinusoidal positions breaks that symmetry (difference {fmt(gap_with_positions, '.3g')}), "
-              "which is why self-attention needs them to see order.",
-              f"With sinusoidal positions added the difference is only {fmt(gap_with_positions, '.3g')}: the "
-              "positions barely break the symmetry here.", gap=gap_with_positions),
+        verdict("s64_v_equivariant", gap < rounding, gap=gap),
+        verdict("s64_v_positions", gap_with_positions > 1000 * rounding, gap=gap_with_positions),
     ]
 
 
@@ -345,44 +272,22 @@ def decoding_claims(leak_masked: float, leak_unmasked: float, matched: pd.DataFr
 
 
 @claim_source
-def forecast_claims(verdict: pd.DataFrame, coverage: pd.DataFrame) -> list:
+def forecast_claims(verdicts: pd.DataFrame, coverage: pd.DataFrame) -> list:
     """Neural against seasonal naive and against the best classical model; conformal against native intervals."""
-    ho = verdict[verdict.scope == "official hold-out"]
+    ho = verdicts[verdicts.scope == "official hold-out"]
     n = len(ho)
     naive = int(ho.neural_beats_seasonal_naive.sum())
     ahead = ho[ho.neural_beats_best_classical]
     c = coverage.set_index(["kind", "level"])
     miss = {k: [abs(float(c["mean"][(k, lv)]) - lv / 100) for lv in (80, 95)] for k in ("conformal", "native")}
     nearer = all(a < b for a, b in zip(miss["conformal"], miss["native"]))
-    counts = {k: int(c["scored"][(k, 80)]) for k in ("conformal", "native")} if "scored" in c else {}
-    pairs = (f", means over {counts['conformal']} and {counts['native']} (data set, model) pairs: native intervals "
-             "exist for the classical models only" if counts else "")
-    sets = lambda rows: ", ".join(rows.dataset) or "none"
+    scored = [int(c["scored"][(k, 80)]) for k in ("conformal", "native")]
     return [
-        claim("s64_v_forecast_naive", naive == n,
-              f"On the official hold-out of all {n} data sets the best neural model has a lower MASE than the "
-              "seasonal naive benchmark: on every set some neural model does better than repeating the last "
-              "season (not every one of them: §14.63's tables show each).",
-              f"On the official hold-out the best neural model beats the seasonal naive benchmark on {naive} of "
-              f"{n} data sets only.", beats=naive, of=n),
-        claim("s64_v_forecast_best", len(ahead) > n / 2,
-              f"Against the best classical entry of each set (a single model or the plain mean of AutoETS, "
-              f"AutoTheta and Theta, chosen after the fact), the best neural model is ahead on {len(ahead)} of {n} "
-              f"hold-outs ({sets(ahead)}); §14.63 tests each margin against the spread between series.",
-              f"Against the best classical entry of each set (a single model or the plain mean of AutoETS, "
-              f"AutoTheta and Theta, chosen after the fact), the best neural model is ahead on {len(ahead)} of {n} "
-              f"hold-outs ({sets(ahead)}): on most sets the classical side wins.",
-              ahead=len(ahead), of=n),
-        claim("s64_v_intervals", nearer,
-              f"Conformal intervals, calibrated on earlier windows' errors, held on average "
-              f"{fmt(c['mean'][('conformal', 80)], '.1%')} and {fmt(c['mean'][('conformal', 95)], '.1%')} of the "
-              f"hold-out values at the 80 and 95 percent levels, nearer the promise than the classical models' "
-              f"own intervals ({fmt(c['mean'][('native', 80)], '.1%')} and {fmt(c['mean'][('native', 95)], '.1%')})"
-              f"{pairs}.",
-              f"Conformal intervals held on average {fmt(c['mean'][('conformal', 80)], '.1%')} and "
-              f"{fmt(c['mean'][('conformal', 95)], '.1%')} of the hold-out values at the 80 and 95 percent levels, "
-              f"against {fmt(c['mean'][('native', 80)], '.1%')} and {fmt(c['mean'][('native', 95)], '.1%')} for the "
-              f"classical models' own intervals{pairs}: not nearer the promise at both levels.", miss=miss),
+        verdict("s64_v_forecast_naive", naive == n, beats=naive, of=n),
+        verdict("s64_v_forecast_best", len(ahead) > n / 2, ahead=len(ahead), of=n, sets=list(ahead.dataset)),
+        verdict("s64_v_intervals", nearer, conformal_80=float(c["mean"][("conformal", 80)]),
+                conformal_95=float(c["mean"][("conformal", 95)]), native_80=float(c["mean"][("native", 80)]),
+                native_95=float(c["mean"][("native", 95)]), scored=scored, miss=miss),
     ]
 
 
@@ -398,10 +303,13 @@ def exercise_bound_claims(rows: dict) -> list:
 # the errata, found where they are shown
 
 _CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```\s*$", re.S | re.M)
+#: an erratum box in a page's Markdown (``:::{erratum} what the chapter says``; seqlab.book.errata renders it)
+_ERRATUM = re.compile(r"^:::\{erratum\}[ \t]*([^\n]*)$", re.M)
 
 
 def errata_index(pages: Path | None = None, shown: dict[str, bool] | None = None) -> pd.DataFrame:
-    """Every Erratum box of the chapter's pages: section, page and what the chapter says (from the page sources).
+    """Every Erratum box of the chapter's pages: section, page and what the chapter says (from the page sources:
+    the ``{erratum}`` boxes of their Markdown and the ``erratum(...)`` calls of their cells).
 
     An erratum whose chapter sentence is computed, not written out, is listed with an empty ``chapter_says``.
     An erratum called under an ``if`` appears on its page only when its claim fails; ``conditional`` marks it.
@@ -417,6 +325,9 @@ def errata_index(pages: Path | None = None, shown: dict[str, bool] | None = None
             continue
         text = path.read_text(encoding="utf-8")
         heads = [(m.start(), m.group(1)) for m in re.finditer(r"^#{2,3} .*\(§(14\.[\d.]+)\)\s*$", text, re.M)]
+        for box in _ERRATUM.finditer(text):  # the pages' erratum boxes, written in their Markdown
+            sec = next((s for pos, s in reversed(heads) if pos < box.start()), None)
+            rows.append(dict(section=sec, page=path.stem, chapter_says=box.group(1).strip(), conditional=False))
         for cell in _CELL.finditer(text):
             source = "\n".join(line for line in cell.group(1).splitlines() if not line.startswith(":"))
             sec = next((s for pos, s in reversed(heads) if pos < cell.start()), None)
@@ -489,7 +400,8 @@ def _numbers():
     by_h = heads.set_index("n_heads")
     return dict(
         problem=({T: count_parameters(m2o) for T in s14_45.LENGTHS}, shapes),
-        gradient=({r: s14_46_1.decay_per_step(vg, r) for r in s14_46_1.RHOS},),
+        gradient=({r: s14_46_1.decay_per_step(vg, r) for r in s14_46_1.RHOS},
+                  {r: (float(g.min()), float(g.max())) for r, g in vg.groupby("rho").g}),
         gating=(reach[("LSTM", REACH_LAG)] / reach[("RNN", REACH_LAG)],
                 reach[("GRU", REACH_LAG)] / reach[("RNN", REACH_LAG)], dict(zip(gaps.width, gaps.ratio_at_last_lag))),
         bottleneck=(fixed.heldout_teacher_forced[COPY_SHORT], fixed.heldout_teacher_forced[COPY_LONG],
@@ -514,13 +426,10 @@ SOURCES = dict(problem=problem_class_claims, gradient=gradient_claims, gating=ga
 def run(ctx):
     with ctx.step("gathering the sections' numbers (the copy sweep and the head-count task train)"):
         numbers, tables = _numbers()
-    verdicts = []
-    for key, args in numbers.items():
-        for c in SOURCES[key](*args):
-            verdicts.append(dict(topic=key, claim=c.name, holds=c.holds, text=c.text))
-    verdict_table = pd.DataFrame(verdicts)
+    said = [(key, c) for key, args in numbers.items() for c in SOURCES[key](*args)]
+    verdict_table = pd.DataFrame([dict(topic=key, claim=c.name, holds=c.holds) for key, c in said])
     out = {"objectives": objectives(), "verdicts": verdict_table, "crossovers": tables["crossovers"],
            "copy_bottleneck": tables["copy"], "decoding_at_matched_diversity": tables["matched"],
            "forecast_verdict": tables["verdict"], "interval_coverage": tables["coverage"],
            "errata": errata_index()}
-    return out, [], list(verdict_table.text)
+    return out, [], [c for _, c in said]

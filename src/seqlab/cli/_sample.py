@@ -163,7 +163,7 @@ def _load(folder):
 def run_sample(args) -> int:
     import torch
 
-    from ..text.devices import resolve_device
+    from ..devices import resolve_device
     from ..text.generation import StopOnStrings
     from ..text.sampling import SuppressTokens, build_processors
     from ..text.tokenizers import UNK

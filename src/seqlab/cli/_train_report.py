@@ -26,7 +26,7 @@ def header(args, model, tok, text: str, train_ids, val_ids, cfg, out: Path) -> N
         length = f"{cfg.schedule_seconds:g} s of steps (cosine over the time{cap})"
     optimizer = cfg.optimizer
     if optimizer == "muon":
-        from ..text.devices import muon_ns_dtype, resolve_device
+        from ..devices import muon_ns_dtype, resolve_device
 
         optimizer += f", Newton-Schulz in {muon_ns_dtype(cfg.muon_ns_dtype, resolve_device(cfg.device), cfg.dtype)[1]}"
     print(f"training: {length} x {cfg.batch_size} x {cfg.block_size} = "

@@ -6,7 +6,7 @@ import contextlib
 import sys
 import time
 
-from ..text.devices import DEVICES
+from ..devices import DEVICES
 from ._forecast_report import Progress, work_notes
 from ._common import UsageError, check_output_dir, float_in, int_at_least, positive_int
 
@@ -55,7 +55,7 @@ NEURAL_MODELS = ("GRU", "LSTM", "Transformer", "N-BEATS", "N-BEATS + Combination
 
 def _device(args, names: list[str]) -> str:
     """``--device`` (default auto), checked before any data is read: an unavailable device is one line, exit 2."""
-    from ..text.devices import resolve_device
+    from ..devices import resolve_device
 
     if args.device is None:
         return "auto"

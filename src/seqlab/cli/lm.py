@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..experiments.lm import CHAPTER_TRAIN, chapter_gpt_config
-from ..text.devices import DEVICES, DTYPES, MUON_NS_DTYPES
+from ..devices import DEVICES, DTYPES, MUON_NS_DTYPES
 from ._common import UsageError, check_output_dir, float_in, int_at_least, nonnegative_int, positive_int, seed
 from ._export import cmd_export
 from ._train_report import STEP_CAP, header, log_rows, summary
@@ -322,7 +322,7 @@ def _cmd_train(args) -> int:
     from ..files import remove_orphans
     from ..text.checkpoint import CHECKPOINT_FILE
     from ..text.corpus import split_train_val
-    from ..text.devices import resolve_device
+    from ..devices import resolve_device
     from ..text.distributed import (rank_from_environment, rendezvous_address, rendezvous_timeout,
                                     watch_launcher)
     from ..text.training import TrainConfig, train_lm

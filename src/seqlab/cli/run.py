@@ -54,9 +54,11 @@ def _records(df) -> list[dict]:
 
 
 def result_to_dict(res) -> dict:
-    """The JSON contract: section, title, tables (name -> list of rows), figures, notes, seconds."""
+    """The JSON contract: section, title, tables (name -> list of rows), figures, notes, claims (name, holds,
+    required, evidence: the verdicts the page's sentences are chosen by), seconds."""
     return {"section": res.section, "title": res.title, "tables": {n: _records(df) for n, df in res.tables.items()},
-            "figures": [str(p) for p in res.figures], "notes": list(res.notes), "seconds": res.seconds}
+            "figures": [str(p) for p in res.figures], "notes": list(res.notes),
+            "claims": [dict(c) for c in getattr(res, "claims", [])], "seconds": res.seconds}
 
 
 def _width() -> int:
@@ -75,6 +77,25 @@ def _table_text(df, width: int) -> str:
     return "\n".join(line if len(line) <= width else line[: width - 3] + "..." for line in text.splitlines())
 
 
+def _shown(value) -> str:
+    if isinstance(value, bool) or value is None:
+        return str(value).lower()
+    if isinstance(value, float):
+        return format(value, ".4g")
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_shown(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_shown(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def _claim_text(c: dict) -> str:
+    """``name = true (required): key=value, ...``: a verdict and its numbers, rounded for display."""
+    evidence = ", ".join(f"{k}={_shown(v)}" for k, v in c["evidence"].items())
+    return (f"{c['name']} = {_shown(c['holds'])}{' (required)' if c['required'] else ''}"
+            + (f": {evidence}" if evidence else ""))
+
+
 def _print_text(res, out=None, width: int | None = None) -> None:
     out = sys.stdout if out is None else out
     width = _width() if width is None else width
@@ -88,6 +109,9 @@ def _print_text(res, out=None, width: int | None = None) -> None:
         print(textwrap.indent(_table_text(df, width - 2), "  "), file=out)
     for note in res.notes:
         print(textwrap.fill(note, width, initial_indent="  note: ", subsequent_indent="    ",
+                            break_on_hyphens=False), file=out)
+    for c in getattr(res, "claims", []):
+        print(textwrap.fill(_claim_text(c), width, initial_indent="  claim: ", subsequent_indent="    ",
                             break_on_hyphens=False), file=out)
     for f in res.figures:
         print(f"  figure: {f}", file=out)  # a path is not wrapped: it must stay one piece to be copied

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InvalidParameterError, InvalidTypeError
-from ..text.devices import resolve_device
+from ..devices import resolve_device
 from .calibration import CalibrationPlan, conformal_bounds
 from .classical import CLASSICAL, M4Comb, Naive2, StatsForecastModel, is_statsforecast_model
 from .combination import COMBINATIONS, Combination

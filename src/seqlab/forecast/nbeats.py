@@ -40,7 +40,7 @@ import torch
 import torch.nn as nn
 
 from ..errors import InvalidParameterError
-from ..text.devices import resolve_device
+from ..devices import resolve_device
 from .engines import make_engine
 from .panel import Panel
 from .neural import NeuralForecaster
@@ -328,7 +328,7 @@ def _cut_range(n: np.ndarray, h: int, c: NBeatsConfig):
 
 
 def _device(device) -> torch.device:
-    """A device name (see :func:`seqlab.text.devices.resolve_device`) or a ``torch.device``, as a torch.device."""
+    """A device name (see :func:`seqlab.devices.resolve_device`) or a ``torch.device``, as a torch.device."""
     return device if isinstance(device, torch.device) else resolve_device(device)
 
 

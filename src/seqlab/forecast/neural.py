@@ -19,7 +19,7 @@ import torch.nn as nn
 
 from ..errors import InvalidParameterError
 from ..nn.transformer import EncoderLayer
-from ..text.devices import resolve_device
+from ..devices import resolve_device
 
 __all__ = ["NeuralConfig", "NeuralForecaster", "make_windows"]
 

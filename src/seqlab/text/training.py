@@ -20,7 +20,7 @@ from .checkpoint import (
     read_checkpoint_state,
     save_checkpoint,
 )
-from .devices import DEVICES, DTYPES, MUON_NS_DTYPES, autocast, muon_ns_dtype, resolve_device
+from ..devices import DEVICES, DTYPES, MUON_NS_DTYPES, autocast, muon_ns_dtype, resolve_device
 from .distributed import Rank, all_mean, any_true, from_environment, lost_contact
 from .optim import MuonWithAdamW, embedding_and_head_ids, split_muon_params
 from .schedule import lr_at, muon_momentum_at, resume_changes

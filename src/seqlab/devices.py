@@ -7,7 +7,7 @@ import time
 
 import torch
 
-from ..errors import InvalidParameterError
+from .errors import InvalidParameterError
 
 __all__ = ["DEVICES", "DTYPES", "MUON_NS_DTYPES", "resolve_device", "autocast", "native_bfloat16", "muon_ns_dtype"]
 

@@ -1,0 +1,61 @@
+"""The ``erratum`` directive: where a measurement contradicts the chapter, the page says so in a box.
+
+In the page's Markdown::
+
+    :::{erratum} At rho = 0.7 the gradient is below 1e-8 by lag 40.
+    {glue:text}`g07_lag40` at lag 40 (table above); it first falls below 1e-8 at lag
+    {glue:text}`g07_below`.
+
+    The decay is geometric as the chapter says; only the lag at which it crosses is later.
+    :::
+
+The argument is what the chapter says, quoted; the first paragraph is what was measured (its
+numbers glued or quoted from a claim's evidence, like any sentence of the page); the paragraphs
+after it say why the two differ. The box reads "The chapter says: … Measured here: …", as the
+summary's list of errata (``seqlab.chapter.s14_64.errata_index``) finds it in the page source.
+"""
+from __future__ import annotations
+
+import re
+
+__all__ = ["ERRATUM", "setup"]
+
+#: an erratum in a page's Markdown: what the chapter says (the argument) and the body
+ERRATUM = re.compile(r"^:::\{erratum\}[ \t]*([^\n]*)\n(.*?)^:::[ \t]*$", re.M | re.S)
+
+
+def _directive():
+    from docutils import nodes
+    from docutils.parsers.rst import Directive
+
+    class Erratum(Directive):
+        """``:::{erratum} what the chapter says`` with the measurement (first paragraph) and the reason."""
+
+        required_arguments = 1
+        final_argument_whitespace = True
+        has_content = True
+
+        def run(self):
+            box = nodes.admonition(classes=["warning", "seqlab-erratum"])
+            box += nodes.title(text="Erratum")
+            said = nodes.paragraph()
+            said += nodes.strong(text="The chapter says: ")
+            said += nodes.Text(self.arguments[0])
+            box += said
+            body = nodes.container()
+            self.state.nested_parse(self.content, self.content_offset, body)
+            paragraphs = [n for n in body.children if isinstance(n, nodes.paragraph)]
+            if not paragraphs:
+                return [self.state.document.reporter.warning(
+                    "an erratum needs what was measured as its first paragraph", line=self.lineno)]
+            paragraphs[0].insert(0, nodes.strong(text="Measured here: "))
+            box += body.children
+            return [box]
+
+    return Erratum
+
+
+def setup(app):
+    """Sphinx: register the ``erratum`` directive."""
+    app.add_directive("erratum", _directive())
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

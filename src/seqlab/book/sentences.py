@@ -1,0 +1,196 @@
+"""Sentences that interpret a number, written in the page: the ``{claim}`` role.
+
+The page's Markdown holds every wording of a number-dependent sentence, where it stands in
+the paragraph::
+
+    {claim}`s47_reach: the gated cells reach further by {ratio:.3g}x || they do not reach further`
+
+Before the colon is the claim's name; then the wording for a true verdict, ``||``, and the
+wording for a false one. A *required* claim (the build stops if it is false) has one wording.
+The section's claim source (a function in ``seqlab.chapter``) computes only the verdict and
+its numbers, with :func:`seqlab.claims.verdict` or :func:`seqlab.claims.require`; the page's
+cell records them with :func:`seqlab.book.page.say`. The role then picks the wording that holds
+and fills each ``{name}`` or ``{name:spec}`` from the verdict's evidence:
+
+- a float with no spec reads to three significant digits, an int as written; ``:,`` groups
+  thousands; any other spec is Python's format mini-language;
+- ``:size`` reads three significant digits below 1,000 and a whole number with grouped thousands
+  from there (12.3, 456, 12,345);
+- ``{names!j}`` joins a list as "a, b and c" (a spec applies to each item; an empty list reads
+  "none");
+- ``{{`` and ``}}`` are literal braces.
+
+A number of a claim's evidence can also stand on its own in the prose, outside the claim's
+wordings: ``{fact}`s49_learned.trained:.1%``` (claim name, evidence key, optional ``!j`` and spec).
+
+The same function renders the sentence for the HTML page (the Sphinx role), the build report,
+the downloaded notebook and the tests, so the four cannot disagree.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import re
+import string
+from dataclasses import dataclass
+
+from ..claims import CLAIM_PREFIX, fmt, join_and
+
+__all__ = ["ROLE", "FACT", "Template", "TemplateError", "parse", "templates", "render", "fact_text", "record_of",
+           "setup"]
+
+#: a ``{claim}`...``` role in a page's Markdown (its text may run over several lines)
+ROLE = re.compile(r"\{claim\}`([^`]+)`")
+#: a ``{fact}`claim.key:spec``` role: one number of a claim's evidence
+FACT = re.compile(r"\{fact\}`([A-Za-z_]\w*)\.([A-Za-z_]\w*)(!j)?(?::([^`]*))?`")
+_NAME = re.compile(r"^\s*([A-Za-z_][\w]*)\s*:(.*)$", re.S)
+
+
+class TemplateError(ValueError):
+    """A ``{claim}`` role that cannot be read or filled: no name, a missing number, a wording for one outcome."""
+
+
+@dataclass(frozen=True)
+class Template:
+    """The wordings of one claim as the page writes them."""
+
+    name: str
+    if_true: str
+    if_false: str | None  # None: one wording, which only a required claim may have
+
+    def wording(self, holds: bool, required: bool) -> str:
+        if self.if_false is None and not required:
+            raise TemplateError(f"claim {self.name!r} is not required, so the page needs a wording for each "
+                                "outcome (true || false)")
+        if self.if_false is not None and required:
+            raise TemplateError(f"claim {self.name!r} is required: the page states it one way, not two")
+        return self.if_true if holds or self.if_false is None else self.if_false
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def parse(text: str) -> Template:
+    """A role's text (``name: if-true || if-false``, or ``name: text``) as a :class:`Template`."""
+    m = _NAME.match(text)
+    if not m:
+        raise TemplateError(f"a claim reads 'name: wording || wording', got {_squash(text)[:60]!r}")
+    parts = [_squash(p) for p in m.group(2).split("||")]
+    if len(parts) > 2 or not all(parts):
+        raise TemplateError(f"claim {m.group(1)!r} needs one wording, or two non-empty ones split by '||'")
+    if len(parts) == 2 and parts[0] == parts[1]:
+        raise TemplateError(f"claim {m.group(1)!r} has the same wording for both outcomes")
+    return Template(m.group(1), parts[0], parts[1] if len(parts) == 2 else None)
+
+
+def templates(markdown: str) -> list[Template]:
+    """Every ``{claim}`` role of a page's Markdown, in order."""
+    return [parse(m.group(1)) for m in ROLE.finditer(markdown)]
+
+
+class _Prose(string.Formatter):
+    def convert_field(self, value, conversion):
+        if conversion == "j":
+            return _Joined(value)
+        return super().convert_field(value, conversion)
+
+    def format_field(self, value, spec):
+        if isinstance(value, _Joined):
+            return join_and(self.format_field(v, spec) for v in value.items) if value.items else "none"
+        if isinstance(value, (list, tuple, dict)):
+            raise TemplateError(f"a list needs !j to be read as words, got {value!r}")
+        if isinstance(value, int) and not isinstance(value, bool) and not spec:
+            return str(value)
+        if spec == "size" and not isinstance(value, (bool, str)):
+            return fmt(value, ",.0f" if abs(float(value)) >= 1000 else ".3g")
+        return fmt(value, spec or ".3g")
+
+
+@dataclass
+class _Joined:
+    items: list
+
+
+def render(template: Template, record: dict) -> str:
+    """The sentence ``record`` (``holds``, ``required``, ``evidence``) makes of ``template``."""
+    wording = template.wording(bool(record["holds"]), bool(record.get("required")))
+    try:
+        return _Prose().vformat(wording, (), record.get("evidence", {}))
+    except KeyError as e:
+        raise TemplateError(f"claim {template.name!r} quotes {e.args[0]!r}, which is not in its evidence "
+                            f"({', '.join(sorted(record.get('evidence', {}))) or 'none'})") from None
+    except (IndexError, ValueError, TypeError) as e:
+        raise TemplateError(f"claim {template.name!r}: {e}") from None
+
+
+def fact_text(record: dict, claim: str, key: str, joined: str | None = None, spec: str | None = None) -> str:
+    """The number ``key`` of a claim's evidence as the prose shows it (the rules of :func:`render`; ``joined``
+    "!j" reads a list as words)."""
+    evidence = record.get("evidence", {})
+    if key not in evidence:
+        raise TemplateError(f"{{fact}} {claim}.{key}: {key!r} is not in the evidence of {claim!r} "
+                            f"({', '.join(sorted(evidence)) or 'none'})")
+    try:
+        value = _Joined(evidence[key]) if joined else evidence[key]
+        return _Prose().format_field(value, spec or "")
+    except (ValueError, TypeError) as e:
+        raise TemplateError(f"{{fact}} {claim}.{key}: {e}") from None
+
+
+def record_of(glued_text: str) -> dict:
+    """A claim's record from the text myst-nb stored for it (a quoted JSON string)."""
+    text = glued_text
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = ast.literal_eval(text)
+    return json.loads(text)
+
+
+def _role():
+    from docutils import nodes
+    from myst_nb.core.variables import RetrievalError
+    from myst_nb.ext.glue.utils import glue_warning, retrieve_glue_data
+    from myst_nb.ext.utils import RoleBase
+
+    class ClaimRole(RoleBase):
+        """``{claim}`name: if-true || if-false```: the wording that holds, filled from the claim's evidence."""
+
+        def run(self):
+            try:
+                template = parse(self.text)
+                data = retrieve_glue_data(self.document, CLAIM_PREFIX + template.name)
+                plain = data.data.get("text/plain", "")
+                text = render(template, record_of("".join(plain) if isinstance(plain, list) else plain))
+            except (TemplateError, RetrievalError, ValueError) as e:
+                return [], [glue_warning(f"{{claim}}: {e}", self.document, self.line)]
+            node = nodes.inline(text, text, classes=["claim"])
+            self.set_source_info(node)
+            return [node], []
+
+    class FactRole(RoleBase):
+        """``{fact}`claim.key:spec```: one number of a claim's evidence."""
+
+        def run(self):
+            m = FACT.fullmatch(f"{{fact}}`{self.text}`")
+            try:
+                if not m:
+                    raise TemplateError(f"a fact reads 'claim.key' or 'claim.key:spec', got {self.text!r}")
+                data = retrieve_glue_data(self.document, CLAIM_PREFIX + m.group(1))
+                plain = data.data.get("text/plain", "")
+                record = record_of("".join(plain) if isinstance(plain, list) else plain)
+                text = fact_text(record, *m.groups())
+            except (TemplateError, RetrievalError, ValueError) as e:
+                return [], [glue_warning(str(e), self.document, self.line)]
+            node = nodes.inline(text, text, classes=["fact"])
+            self.set_source_info(node)
+            return [node], []
+
+    return ClaimRole(), FactRole()
+
+
+def setup(app):
+    """Sphinx: register the ``{claim}`` and ``{fact}`` roles."""
+    claim_role, fact_role = _role()
+    app.add_role("claim", claim_role)
+    app.add_role("fact", fact_role)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

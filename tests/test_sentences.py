@@ -1,0 +1,176 @@
+"""The ``{claim}`` and ``{fact}`` roles: a hand-worked example of each rule, and every wording written in a page
+rendered for both outcomes with the numbers of tests/claim_cases.py."""
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import re
+
+import pytest
+from claim_cases import CASES
+from conftest import REPO
+
+import seqlab.chapter
+from seqlab.book.sentences import FACT, TemplateError, fact_text, parse, record_of, render, templates
+from seqlab.claims import SOURCES, ClaimError, verdict
+
+for _m in pkgutil.iter_modules(seqlab.chapter.__path__):
+    importlib.import_module(f"seqlab.chapter.{_m.name}")
+
+PAGES = sorted((REPO / "src" / "seqlab" / "book" / "pages").glob("*.md"))
+
+
+def rec(holds, required=False, **evidence):
+    return {"holds": holds, "required": required, "evidence": evidence}
+
+
+def test_the_wording_that_holds_with_its_numbers():
+    t = parse("s_x: the gap is {gap:.2f},\n  below {limit} || the gap of {gap:.2f} is not below {limit}")
+    assert (t.name, t.if_false) == ("s_x", "the gap of {gap:.2f} is not below {limit}")
+    assert render(t, rec(True, gap=0.04321, limit=1)) == "the gap is 0.04, below 1"
+    assert render(t, rec(False, gap=1.5, limit=1)) == "the gap of 1.50 is not below 1"
+
+
+@pytest.mark.parametrize("wording, evidence, shown", [
+    ("{x}", {"x": 0.0123456}, "0.0123"),  # a float: three significant digits
+    ("{x}", {"x": 2055}, "2055"),  # an int as written
+    ("{x:,}", {"x": 1234567}, "1,234,567"),
+    ("{x:.1%}", {"x": 0.6471}, "64.7%"),
+    ("{x:.1e}", {"x": 8.94e-08}, "8.9e-8"),  # exponents as the glued numbers show them
+    ("{x:size} {y:size}", {"x": 12.34, "y": 12345.6}, "12.3 12,346"),
+    ("{names!j}", {"names": ["a", "b", "c"]}, "a, b and c"),
+    ("{xs!j:.2f}", {"xs": [1, 2.5]}, "1.00 and 2.50"),
+    ("{{x}} {x}", {"x": True}, "{x} True"),
+    ("{d[LSTM]:.2f}", {"d": {"LSTM": 0.5}}, "0.50"),
+])
+def test_each_formatting_rule(wording, evidence, shown):
+    assert render(parse(f"n: {wording} || other"), rec(True, **evidence)) == shown
+
+
+@pytest.mark.parametrize("text, match", [
+    ("no name here", "name: wording"),
+    ("n: a || b || c", "one wording, or two"),
+    ("n: a ||  ", "one wording, or two"),
+    ("n: same || same", "same wording"),
+])
+def test_a_role_that_cannot_be_read(text, match):
+    with pytest.raises(TemplateError, match=match):
+        parse(text)
+
+
+def test_a_wording_that_cannot_be_filled():
+    with pytest.raises(TemplateError, match="quotes 'gap', which is not in its evidence \\(limit\\)"):
+        render(parse("n: {gap} || no {gap}"), rec(True, limit=1))
+    with pytest.raises(TemplateError, match="needs !j"):
+        render(parse("n: {xs} || none"), rec(True, xs=[1, 2]))
+    with pytest.raises(TemplateError, match="needs a wording for each outcome"):
+        render(parse("n: only one"), rec(True))
+    with pytest.raises(TemplateError, match="is required"):
+        render(parse("n: a || b"), rec(True, required=True))
+    assert render(parse("n: stated once, {x}"), rec(True, required=True, x=3)) == "stated once, 3"
+
+
+def test_a_fact_is_one_number_of_the_evidence():
+    r = record_of('\'{"holds": true, "required": false, "evidence": {"trained": 0.6471}}\'')
+    m = FACT.search("about {fact}`s49_learned.trained:.1%` of it")
+    assert fact_text(r, *m.groups()) == "64.7%"
+    r["evidence"]["sets"] = ["M3 monthly", "M1 yearly"]
+    assert fact_text(r, *FACT.search("{fact}`x.sets!j`").groups()) == "M3 monthly and M1 yearly"
+    assert fact_text(r, "s49_learned", "trained") == "0.647"
+    with pytest.raises(TemplateError, match="'untrained' is not in the evidence"):
+        fact_text(r, "s49_learned", "untrained")
+
+
+def test_a_verdict_carries_no_sentence():
+    v = verdict("s_x", 2 > 1, gap=0.5)
+    assert (v.holds, v.text, v.evidence, v.required) == (True, "", {"gap": 0.5}, False)
+    with pytest.raises(ValueError, match="non-empty name"):
+        verdict("", True)
+
+
+def _written() -> dict[str, tuple[str, object]]:
+    """``name -> (page, template)`` of every ``{claim}`` role in the pages; a name is written once."""
+    out = {}
+    for page in PAGES:
+        for t in templates(page.read_text(encoding="utf-8")):
+            assert t.name not in out, f"{t.name!r} is written in {out[t.name][0]} and {page.name}"
+            out[t.name] = (page.name, t)
+    return out
+
+
+def _facts() -> dict[str, list[tuple]]:
+    """``claim -> [(key, joined, spec), ...]`` of every ``{fact}`` role in the pages."""
+    out: dict[str, list] = {}
+    for page in PAGES:
+        for m in FACT.finditer(page.read_text(encoding="utf-8")):
+            out.setdefault(m.group(1), []).append(m.groups()[1:])
+    return out
+
+
+WRITTEN = _written()
+FACTS = _facts()
+
+
+def _records(source):
+    for make in CASES[source]:
+        args, kwargs = make()
+        try:
+            claims = SOURCES[source](*args, **kwargs)
+        except ClaimError:
+            continue
+        for c in claims:
+            yield c.name, {"holds": c.holds, "required": c.required, "evidence": c.evidence, "text": c.text}
+
+
+@pytest.mark.parametrize("source", sorted(CASES))
+def test_every_wording_in_the_pages_renders_for_each_outcome(source):
+    """Each verdict a source makes has its wordings in a page, and each of them renders with the numbers given."""
+    seen: dict[str, set] = {}
+    for name, record in _records(source):
+        if name in WRITTEN:
+            assert not record["text"], f"{name!r} has a sentence in Python as well as in {WRITTEN[name][0]}"
+            text = render(WRITTEN[name][1], record)
+            assert text and not re.search(r"\{\w", text), f"{name!r} rendered {text!r}"
+            seen.setdefault(name, set()).add(record["holds"])
+        else:
+            assert record["text"] or record["required"], (
+                f"{source}: verdict {name!r} has no wording in any page (write a {{claim}} role for it)")
+        for key, joined, spec in FACTS.get(name, []):
+            assert fact_text(record, name, key, joined, spec)
+    one_sided = sorted(n for n, s in seen.items() if s != {True, False} and WRITTEN[n][1].if_false is not None)
+    assert not one_sided, f"{source}: wordings rendered for one outcome only: {one_sided}"
+
+
+def test_every_wording_in_the_pages_belongs_to_a_claim_source():
+    made = {name for source in CASES for name, _ in _records(source)}
+    orphans = sorted(set(WRITTEN) - made)
+    assert not orphans, f"pages write wordings for claims no source makes: {orphans}"
+    stray = sorted(set(FACTS) - made)
+    assert not stray, f"pages quote facts of claims no source makes: {stray}"
+
+
+def _report(text="the gated cells reach further", holds=True, gap=0.5, number="0.123"):
+    return {"claims": [{"page": "recurrence", "name": "s47_reach", "holds": holds, "required": False,
+                        "text": text, "evidence": {"gap": gap}}],
+            "glued": {"recurrence": {"g07_decay": number}}}
+
+
+def test_compare_finds_each_kind_of_difference(tmp_path, capsys):
+    from seqlab.book.compare import compare, main
+
+    same, counts = compare(_report(), _report(text="the gated  cells\nreach further"))
+    assert same == [] and counts == {"claims": 1, "numbers": 1}
+    diffs, _ = compare(_report(), _report(holds=False, gap=0.6, number="0.124", text="they do not"))
+    assert len(diffs) == 4 and any("holds was True, is False" in d for d in diffs)
+    assert compare(_report(gap=1.0), _report(gap=1.0 + 1e-12), rel=1e-9)[0] == []
+    # the old way glued the sentence under the claim's name; it is compared with the claim's sentence
+    old = _report()
+    old["glued"]["recurrence"]["s47_reach"] = "the gated cells reach further"
+    assert compare(old, _report())[0] == []
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(_report()))
+    b.write_text(json.dumps(_report(number="9")))
+    assert main([str(a), str(b)]) == 1
+    assert "1 difference(s)" in capsys.readouterr().out
+    assert main([str(a), str(tmp_path / "missing.json")]) == 2
