@@ -159,9 +159,9 @@ def test_page_glues_every_quoted_name_and_drops_show(page):
     modules = set(re.findall(r"say\((s14_\w+)\.", text))
     for m in modules:
         source = (REPO / "src" / "seqlab" / "chapter" / f"{m}.py").read_text(encoding="utf-8")
-        defined |= set(re.findall(r'(?:claim|require)\(f?"([A-Za-z0-9_{}]+)"', source))
+        defined |= set(re.findall(r'(?:claim|require|verdict)\(f?"([A-Za-z0-9_{}]+)"', source))
     defined |= {f"s47_{cell}_match" for cell in ("lstm", "gru")}  # named by the cell (s14_47.match_claims)
     assert quoted and quoted <= defined, quoted - defined
     assert "show(" not in text
-    assert "erratum(" in text and text.count("```{code-cell}") >= 20
+    assert ":::{erratum}" in text and text.count("```{code-cell}") >= 20
     assert "(eq-" not in text.replace("$$ (eq-", "")  # equation labels are referenced with {eq}, not printed

@@ -375,19 +375,20 @@ def test_step_cost_figure_names_the_statistic_of_the_reference():
     assert "best of" not in static.labels.subtitle
 
 
-def test_kv_notes_interpret_through_the_claims():
-    """The CLI notes of §14.60 say the claims' sentences, not fixed verdicts."""
+def test_kv_notes_carry_the_claims_verdicts():
+    """The CLI notes of §14.60 hand on the claims' verdicts, not fixed verdicts of their own."""
     from seqlab.chapter import s14_60
+    from seqlab.claims import Claim
 
     ref = s14_60.kv_reference()
-    said = {c.name: c.text for c in s14_60.kv_claims(ref["step_cost"], ref["generation_cost"])}
+    expected = {c.name: c.holds for c in s14_60.kv_claims(ref["step_cost"], ref["generation_cost"])}
 
     class Ctx:
         figures = False
 
     _, _, notes = s14_60.run(Ctx())
-    joined = " ".join(notes)
-    assert said["kv_same"] in joined and said["kv_faster"] in joined and "identical in every row" not in joined
+    assert {c.name: c.holds for c in notes if isinstance(c, Claim)} == expected
+    assert "identical in every row" not in " ".join(n for n in notes if isinstance(n, str))
 
 
 # --- §14.56's printed token splits: lines break between tokens, never inside one --------------------------------
