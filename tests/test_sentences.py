@@ -43,6 +43,15 @@ def test_the_wording_that_holds_with_its_numbers():
     ("{xs!j:.2f}", {"xs": [1, 2.5]}, "1.00 and 2.50"),
     ("{{x}} {x}", {"x": True}, "{x} True"),
     ("{d[LSTM]:.2f}", {"d": {"LSTM": 0.5}}, "0.50"),
+    ("{up?rose|fell} by {x:.1f}", {"up": False, "x": 2.25}, "fell by 2.2"),  # a choice by a boolean
+    ("a{more? and {more!j}|}.", {"more": ["b", "c"]}, "a and b and c."),  # by a list, quoting it
+    ("a{more? and {more!j}|}.", {"more": []}, "a."),
+    ("{k} {k?member|members}", {"k": 1}, "1 member"),
+    ("{rows*{model} ({c:.0%})}", {"rows": [{"model": "ETS", "c": 0.8}, {"model": "Theta", "c": 0.9}]},
+     "ETS (80%) and Theta (90%)"),
+    ("{rows*{model}}", {"rows": []}, "none"),
+    ("{a?{b?x|y}|z}", {"a": True, "b": False}, "y"),  # choices nest
+    ("{{{a?x|y}}}", {"a": True}, "{x}"),
 ])
 def test_each_formatting_rule(wording, evidence, shown):
     assert render(parse(f"n: {wording} || other"), rec(True, **evidence)) == shown
@@ -57,6 +66,23 @@ def test_each_formatting_rule(wording, evidence, shown):
 def test_a_role_that_cannot_be_read(text, match):
     with pytest.raises(TemplateError, match=match):
         parse(text)
+
+
+@pytest.mark.parametrize("wording, evidence, match", [
+    ("{x?a|b|c}", {"x": True}, "flag\\?if true\\|if false"),
+    ("{x?a|b}", {"x": 0.5}, "by a boolean or a list"),
+    ("{x*{m}}", {"x": [1, 2]}, "list of records"),
+    ("{x?a|b", {"x": True}, "not closed"),
+    ("a } b", {}, "closing brace"),
+])
+def test_a_choice_or_list_that_cannot_be_filled(wording, evidence, match):
+    with pytest.raises(TemplateError, match=match):
+        render(parse(f"n: {wording} || other"), rec(True, **evidence))
+
+
+def test_a_choice_may_hold_the_outcome_separator_only_outside():
+    t = parse("n: {x?a|b} || {x?c|d}")
+    assert (t.if_true, t.if_false) == ("{x?a|b}", "{x?c|d}")
 
 
 def test_a_wording_that_cannot_be_filled():

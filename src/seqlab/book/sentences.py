@@ -18,7 +18,15 @@ and fills each ``{name}`` or ``{name:spec}`` from the verdict's evidence:
   from there (12.3, 456, 12,345);
 - ``{names!j}`` joins a list as "a, b and c" (a spec applies to each item; an empty list reads
   "none");
+- ``{flag?words if true|words if false}`` picks words by a fact of the evidence (a boolean, or a
+  list: true when it is not empty); either side may be empty and may quote numbers itself, as in
+  ``{narrow?On {narrow!j} the mean falls short.|}``;
+- ``{items*ITEM}`` joins a list of records as "a, b and c", each written by ``ITEM`` with the
+  record's own fields, as in ``{under*{model} ({c80:.1%})}``;
 - ``{{`` and ``}}`` are literal braces.
+
+A choice and a list template let a page say everything in words while the claim source
+computes only facts: no English is assembled in Python.
 
 A number of a claim's evidence can also stand on its own in the prose, outside the claim's
 wordings: ``{fact}`s49_learned.trained:.1%``` (claim name, evidence key, optional ``!j`` and spec).
@@ -76,7 +84,7 @@ def parse(text: str) -> Template:
     m = _NAME.match(text)
     if not m:
         raise TemplateError(f"a claim reads 'name: wording || wording', got {_squash(text)[:60]!r}")
-    parts = [_squash(p) for p in m.group(2).split("||")]
+    parts = [_squash(p) for p in _split_top(m.group(2), "||")]
     if len(parts) > 2 or not all(parts):
         raise TemplateError(f"claim {m.group(1)!r} needs one wording, or two non-empty ones split by '||'")
     if len(parts) == 2 and parts[0] == parts[1]:
@@ -112,11 +120,94 @@ class _Joined:
     items: list
 
 
+def _split_top(text: str, sep: str) -> list[str]:
+    """``text`` split at each ``sep`` that stands outside every ``{...}`` field."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        if depth == 0 and (text.startswith("{{", i) or text.startswith("}}", i)):  # escapes live outside fields
+            i += 2
+            continue
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth < 0:
+                raise TemplateError(f"a closing brace with no field in {_squash(text)[:60]!r}")
+        elif depth == 0 and text.startswith(sep, i):
+            parts.append(text[start:i])
+            start = i = i + len(sep)
+            continue
+        i += 1
+    if depth:
+        raise TemplateError(f"a field is not closed in {_squash(text)[:60]!r}")
+    return parts + [text[start:]]
+
+
+_CHOICE = re.compile(r"^([A-Za-z_]\w*)\?", re.S)
+_ITEMS = re.compile(r"^([A-Za-z_]\w*)\*", re.S)
+
+
+def _field_end(text: str, start: int) -> int:
+    """The index of the brace that closes the field opened at ``text[start]``."""
+    depth = 0
+    for i in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return i
+    raise TemplateError(f"a field is not closed: {text[start:start + 40]!r}")
+
+
+def _truth(evidence: dict, key: str) -> bool:
+    if key not in evidence:
+        raise KeyError(key)
+    value = evidence[key]
+    if isinstance(value, (list, tuple, dict)):
+        return bool(value)
+    if isinstance(value, (bool, int)) or value is None:
+        return bool(value)
+    raise TemplateError(f"{{{key}?...}} picks words by a boolean or a list, got {value!r}")
+
+
+def _fill(wording: str, evidence: dict) -> str:
+    """``wording`` with its fields filled from ``evidence``: choices and list templates here, every other field
+    by the format rules of :class:`_Prose`."""
+    out, i = [], 0
+    while i < len(wording):
+        if wording.startswith("{{", i) or wording.startswith("}}", i):
+            out.append(wording[i])
+            i += 2
+            continue
+        if wording[i] == "}":
+            raise TemplateError(f"a closing brace with no field: {wording[max(0, i - 30):i + 1]!r}")
+        if wording[i] != "{":
+            out.append(wording[i])
+            i += 1
+            continue
+        end = _field_end(wording, i)
+        inner = wording[i + 1:end]
+        choice, items = _CHOICE.match(inner), _ITEMS.match(inner)
+        if choice:
+            sides = _split_top(inner[choice.end():], "|")
+            if len(sides) != 2:
+                raise TemplateError(f"a choice reads {{flag?if true|if false}}, got {{{inner}}}")
+            out.append(_fill(sides[0] if _truth(evidence, choice.group(1)) else sides[1], evidence))
+        elif items:
+            records = evidence[items.group(1)]
+            if not isinstance(records, (list, tuple)) or not all(isinstance(r, dict) for r in records):
+                raise TemplateError(f"{{{items.group(1)}*...}} writes a list of records, got {records!r}")
+            each = inner[items.end():]
+            out.append(join_and(_fill(each, {**evidence, **r}) for r in records) if records else "none")
+        else:
+            out.append(_Prose().vformat("{" + inner + "}", (), evidence))
+        i = end + 1
+    return "".join(out)
+
+
 def render(template: Template, record: dict) -> str:
     """The sentence ``record`` (``holds``, ``required``, ``evidence``) makes of ``template``."""
     wording = template.wording(bool(record["holds"]), bool(record.get("required")))
     try:
-        return _Prose().vformat(wording, (), record.get("evidence", {}))
+        return _fill(wording, record.get("evidence", {}))
     except KeyError as e:
         raise TemplateError(f"claim {template.name!r} quotes {e.args[0]!r}, which is not in its evidence "
                             f"({', '.join(sorted(record.get('evidence', {}))) or 'none'})") from None
