@@ -12,10 +12,10 @@ CASES: dict = {}
 def _s61_63_cases():
     import pandas as pd
 
-    from seqlab.chapter import s14_63
+    from seqlab.chapter import s14_63, s14_63_verdicts
     from seqlab.experiments.forecast import CLASSICAL_MODELS
 
-    P61, P62, P63 = "seqlab.chapter.s14_61.", "seqlab.chapter.s14_62.", "seqlab.chapter.s14_63."
+    P61, P62, P63V = "seqlab.chapter.s14_61.", "seqlab.chapter.s14_62.", "seqlab.chapter.s14_63_verdicts."
     HO, ALL = "official hold-out", "all windows"
     SETS = {"AirPassengers": 1.0, "M3 monthly": 0.86, "M3 yearly": 2.6, "Tourism quarterly": 1.6, "M1 yearly": 3.5}
 
@@ -76,8 +76,9 @@ def _s61_63_cases():
 
     def ablation(d, e=-0.05, steps=2000):
         rows = [dict(dataset=where, ingredient=row, difference=d, steps=steps if where == "M3 monthly" else 100)
-                for row, where in [(r[0], "M3 monthly") for r in s14_63.INGREDIENTS[:7]]
-                + [(s14_63.INGREDIENTS[7][0], "Tourism quarterly"), (s14_63.INGREDIENTS[8][0], "M3 yearly")]]
+                for row, where in [(r, "M3 monthly") for r in list(s14_63_verdicts.INGREDIENTS)[:7]]
+                + [(list(s14_63_verdicts.INGREDIENTS)[7], "Tourism quarterly"),
+                   (list(s14_63_verdicts.INGREDIENTS)[8], "M3 yearly")]]
         rows.append(dict(dataset="M3 monthly", ingredient="ensemble: median of 12 members", difference=e,
                          steps=steps))
         spreads = {"M3 monthly": 0.01, "Tourism quarterly": 0.01, "M3 yearly": 0.01}
@@ -158,7 +159,7 @@ def _s61_63_cases():
 
     def significance(kind):
         rows = []
-        for d, scope, _ in s14_63.SIGNIFICANCE_READ:
+        for d, scope, _ in s14_63_verdicts.SIGNIFICANCE_READ:
             lo, hi = (-0.04, -0.01) if kind == "sig" else (-0.01, 0.2)
             for baseline in ("best classical entry", "best classical model"):
                 rows.append(dict(model="N-BEATS", dataset=d, scope=scope, ci_low=lo, ci_high=hi,
@@ -252,44 +253,44 @@ def _s61_63_cases():
         P61 + "mask_claims": [lambda: ((0.0,), {}), lambda: ((0.3,), {})],
         P61 + "residual_claims": [lambda: resid(12, -47.8), lambda: resid(3, 10.0)],
         P62 + "cv_claims": [lambda: cv(True), lambda: cv(False)],
-        P63 + "comparison_claims": [lambda: comparison("true"), lambda: comparison("false"),
+        P63V + "comparison_claims": [lambda: comparison("true"), lambda: comparison("false"),
                                     lambda: comparison("transformer")],
-        P63 + "selection_claims": [lambda: selection(True), lambda: selection(False)],
-        P63 + "member_claims": [lambda: members(True), lambda: members(False)],
-        P63 + "ablation_claims": [lambda: ablation(0.05), lambda: ablation(0.02), lambda: ablation(0.0, e=0.0),
+        P63V + "selection_claims": [lambda: selection(True), lambda: selection(False)],
+        P63V + "member_claims": [lambda: members(True), lambda: members(False)],
+        P63V + "ablation_claims": [lambda: ablation(0.05), lambda: ablation(0.02), lambda: ablation(0.0, e=0.0),
                                   lambda: ablation(-0.02), lambda: ablation(-0.05),
                                   lambda: ablation(0.05, steps=1500)],
-        P63 + "cost_claims": [lambda: cost(100.0), lambda: cost(314.0)],
-        P63 + "bias_claims": [lambda: bias(True), lambda: bias(False)],
-        P63 + "significance_claims": [lambda: significance("sig"), lambda: significance("not"),
+        P63V + "cost_claims": [lambda: cost(100.0), lambda: cost(314.0)],
+        P63V + "bias_claims": [lambda: bias(True), lambda: bias(False)],
+        P63V + "significance_claims": [lambda: significance("sig"), lambda: significance("not"),
                                       lambda: significance("wrong flag")],
-        P63 + "verdict_significance_claims": [lambda: verdict_sig(True), lambda: verdict_sig(False)],
-        P63 + "elsewhere_claims": [lambda: elsewhere(0.80, 13.0), lambda: elsewhere(0.8355, 13.58),
+        P63V + "verdict_significance_claims": [lambda: verdict_sig(True), lambda: verdict_sig(False)],
+        P63V + "elsewhere_claims": [lambda: elsewhere(0.80, 13.0), lambda: elsewhere(0.8355, 13.58),
                                    lambda: elsewhere(0.83, 13.12),
                                    lambda: (elsewhere(0.8355, 13.58)[0], {"both": 0.81}),
                                    lambda: (elsewhere(0.8355, 13.58)[0], {"both": 0.83})],
-        P63 + "demo_claims": [lambda: ((19, 68.7, 76.8), {}), lambda: ((30, 70.0, 60.0), {}),
+        P63V + "demo_claims": [lambda: ((19, 68.7, 76.8), {}), lambda: ((30, 70.0, 60.0), {}),
                               lambda: ((10, 70.0, 60.0), {})],
-        P63 + "interval_claims": [lambda: intervals(True), lambda: intervals(False)],
-        P63 + "round3_claims": [lambda: round3(True), lambda: round3(False), lambda: round3(False, last=0.8352)],
-        P63 + "entry_claims": [lambda: entries(True), lambda: entries(False)],
-        P63 + "group_claims": [lambda: groups(True), lambda: groups(False)],
-        P63 + "native_claims": [lambda: native(True), lambda: native(False)],
-        P63 + "anchor_claims": [lambda: anchors(-0.001), lambda: anchors(0.08)],
-        P63 + "pad_claims": [lambda ok=ok: ((pd.DataFrame({"ingredient": ["short histories padded with their first value"],
+        P63V + "interval_claims": [lambda: intervals(True), lambda: intervals(False)],
+        P63V + "round3_claims": [lambda: round3(True), lambda: round3(False), lambda: round3(False, last=0.8352)],
+        P63V + "entry_claims": [lambda: entries(True), lambda: entries(False)],
+        P63V + "group_claims": [lambda: groups(True), lambda: groups(False)],
+        P63V + "native_claims": [lambda: native(True), lambda: native(False)],
+        P63V + "anchor_claims": [lambda: anchors(-0.001), lambda: anchors(0.08)],
+        P63V + "pad_claims": [lambda ok=ok: ((pd.DataFrame({"ingredient": ["short histories padded with their first value"],
                                                      "adopted": [ok]}),
                                        pd.DataFrame({"dataset": "M3 yearly", "round": [2, 3],
                                                      "last_window_mase": [2.7, 2.6]})), {})
                              for ok in (True, False)],
-        P63 + "naive2_claims": [lambda: naive2(False), lambda: naive2(True), lambda: naive2(True, readings_fit=True),
+        P63V + "naive2_claims": [lambda: naive2(False), lambda: naive2(True), lambda: naive2(True, readings_fit=True),
                                 lambda: naive2(True, small_gap=False), lambda: naive2(True, stored=0.0),
                                 lambda: naive2(True, stored=1e-6)],
-        P63 + "horizon_claims": [lambda: horizon(True), lambda: horizon(False)],
-        P63 + "yearly_claims": [lambda: yearly(True), lambda: yearly(False),
+        P63V + "horizon_claims": [lambda: horizon(True), lambda: horizon(False)],
+        P63V + "yearly_claims": [lambda: yearly(True), lambda: yearly(False),
                                 lambda: ((*yearly(True)[0][:5], 0.1, yearly(True)[0][6]), {}),
                                 lambda: yearly(True, m1_length=25.0), lambda: yearly(True, m1_neural=False)],
-        P63 + "round3_member_claims": [lambda: r3_member(0.8976), lambda: r3_member(0.872)],
-        P63 + "validation_claims": [lambda: validation(0.842), lambda: validation(0.99)],
+        P63V + "round3_member_claims": [lambda: r3_member(0.8976), lambda: r3_member(0.872)],
+        P63V + "validation_claims": [lambda: validation(0.842), lambda: validation(0.99)],
     }
 
 
