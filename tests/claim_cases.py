@@ -12,10 +12,12 @@ CASES: dict = {}
 def _s61_63_cases():
     import pandas as pd
 
-    from seqlab.chapter import s14_63, s14_63_verdicts
+    from seqlab.chapter import s14_63, s14_63_intervals, s14_63_nbeats, s14_63_verdicts
     from seqlab.experiments.forecast import CLASSICAL_MODELS
 
     P61, P62, P63V = "seqlab.chapter.s14_61.", "seqlab.chapter.s14_62.", "seqlab.chapter.s14_63_verdicts."
+    P63N, P63I, P63R = ("seqlab.chapter.s14_63_nbeats.", "seqlab.chapter.s14_63_intervals.",
+                        "seqlab.chapter.s14_63_reference.")
     HO, ALL = "official hold-out", "all windows"
     SETS = {"AirPassengers": 1.0, "M3 monthly": 0.86, "M3 yearly": 2.6, "Tourism quarterly": 1.6, "M1 yearly": 3.5}
 
@@ -76,9 +78,9 @@ def _s61_63_cases():
 
     def ablation(d, e=-0.05, steps=2000):
         rows = [dict(dataset=where, ingredient=row, difference=d, steps=steps if where == "M3 monthly" else 100)
-                for row, where in [(r, "M3 monthly") for r in list(s14_63_verdicts.INGREDIENTS)[:7]]
-                + [(list(s14_63_verdicts.INGREDIENTS)[7], "Tourism quarterly"),
-                   (list(s14_63_verdicts.INGREDIENTS)[8], "M3 yearly")]]
+                for row, where in [(r, "M3 monthly") for r in list(s14_63_nbeats.INGREDIENTS)[:7]]
+                + [(list(s14_63_nbeats.INGREDIENTS)[7], "Tourism quarterly"),
+                   (list(s14_63_nbeats.INGREDIENTS)[8], "M3 yearly")]]
         rows.append(dict(dataset="M3 monthly", ingredient="ensemble: median of 12 members", difference=e,
                          steps=steps))
         spreads = {"M3 monthly": 0.01, "Tourism quarterly": 0.01, "M3 yearly": 0.01}
@@ -180,7 +182,7 @@ def _s61_63_cases():
                                      coverage_95=0.8 if ok else 0.95, winkler_95=8.0,
                                      scrps=0.06 if (ok and m == "AutoETS") else 0.08))
         iv = pd.DataFrame(rows)
-        return (iv, s14_63.coverage_summary(iv)), {}
+        return (iv, s14_63_intervals.coverage_summary(iv)), {}
 
     def naive2(reproduced, readings_fit=False, small_gap=True, stored=None):
         b = pd.DataFrame({"group": ["yearly", "quarterly", "monthly", "other"], "season_length": [1, 4, 12, 1],
@@ -255,9 +257,9 @@ def _s61_63_cases():
         P62 + "cv_claims": [lambda: cv(True), lambda: cv(False)],
         P63V + "comparison_claims": [lambda: comparison("true"), lambda: comparison("false"),
                                     lambda: comparison("transformer")],
-        P63V + "selection_claims": [lambda: selection(True), lambda: selection(False)],
-        P63V + "member_claims": [lambda: members(True), lambda: members(False)],
-        P63V + "ablation_claims": [lambda: ablation(0.05), lambda: ablation(0.02), lambda: ablation(0.0, e=0.0),
+        P63N + "selection_claims": [lambda: selection(True), lambda: selection(False)],
+        P63N + "member_claims": [lambda: members(True), lambda: members(False)],
+        P63N + "ablation_claims": [lambda: ablation(0.05), lambda: ablation(0.02), lambda: ablation(0.0, e=0.0),
                                   lambda: ablation(-0.02), lambda: ablation(-0.05),
                                   lambda: ablation(0.05, steps=1500)],
         P63V + "cost_claims": [lambda: cost(100.0), lambda: cost(314.0)],
@@ -265,32 +267,32 @@ def _s61_63_cases():
         P63V + "significance_claims": [lambda: significance("sig"), lambda: significance("not"),
                                       lambda: significance("wrong flag")],
         P63V + "verdict_significance_claims": [lambda: verdict_sig(True), lambda: verdict_sig(False)],
-        P63V + "elsewhere_claims": [lambda: elsewhere(0.80, 13.0), lambda: elsewhere(0.8355, 13.58),
+        P63R + "elsewhere_claims": [lambda: elsewhere(0.80, 13.0), lambda: elsewhere(0.8355, 13.58),
                                    lambda: elsewhere(0.83, 13.12),
                                    lambda: (elsewhere(0.8355, 13.58)[0], {"both": 0.81}),
                                    lambda: (elsewhere(0.8355, 13.58)[0], {"both": 0.83})],
-        P63V + "demo_claims": [lambda: ((19, 68.7, 76.8), {}), lambda: ((30, 70.0, 60.0), {}),
+        P63I + "demo_claims": [lambda: ((19, 68.7, 76.8), {}), lambda: ((30, 70.0, 60.0), {}),
                               lambda: ((10, 70.0, 60.0), {})],
-        P63V + "interval_claims": [lambda: intervals(True), lambda: intervals(False)],
-        P63V + "round3_claims": [lambda: round3(True), lambda: round3(False), lambda: round3(False, last=0.8352)],
+        P63I + "interval_claims": [lambda: intervals(True), lambda: intervals(False)],
+        P63N + "round3_claims": [lambda: round3(True), lambda: round3(False), lambda: round3(False, last=0.8352)],
         P63V + "entry_claims": [lambda: entries(True), lambda: entries(False)],
-        P63V + "group_claims": [lambda: groups(True), lambda: groups(False)],
-        P63V + "native_claims": [lambda: native(True), lambda: native(False)],
-        P63V + "anchor_claims": [lambda: anchors(-0.001), lambda: anchors(0.08)],
-        P63V + "pad_claims": [lambda ok=ok: ((pd.DataFrame({"ingredient": ["short histories padded with their first value"],
+        P63I + "group_claims": [lambda: groups(True), lambda: groups(False)],
+        P63I + "native_claims": [lambda: native(True), lambda: native(False)],
+        P63R + "anchor_claims": [lambda: anchors(-0.001), lambda: anchors(0.08)],
+        P63N + "pad_claims": [lambda ok=ok: ((pd.DataFrame({"ingredient": ["short histories padded with their first value"],
                                                      "adopted": [ok]}),
                                        pd.DataFrame({"dataset": "M3 yearly", "round": [2, 3],
                                                      "last_window_mase": [2.7, 2.6]})), {})
                              for ok in (True, False)],
-        P63V + "naive2_claims": [lambda: naive2(False), lambda: naive2(True), lambda: naive2(True, readings_fit=True),
+        P63R + "naive2_claims": [lambda: naive2(False), lambda: naive2(True), lambda: naive2(True, readings_fit=True),
                                 lambda: naive2(True, small_gap=False), lambda: naive2(True, stored=0.0),
                                 lambda: naive2(True, stored=1e-6)],
         P63V + "horizon_claims": [lambda: horizon(True), lambda: horizon(False)],
         P63V + "yearly_claims": [lambda: yearly(True), lambda: yearly(False),
                                 lambda: ((*yearly(True)[0][:5], 0.1, yearly(True)[0][6]), {}),
                                 lambda: yearly(True, m1_length=25.0), lambda: yearly(True, m1_neural=False)],
-        P63V + "round3_member_claims": [lambda: r3_member(0.8976), lambda: r3_member(0.872)],
-        P63V + "validation_claims": [lambda: validation(0.842), lambda: validation(0.99)],
+        P63N + "round3_member_claims": [lambda: r3_member(0.8976), lambda: r3_member(0.872)],
+        P63N + "validation_claims": [lambda: validation(0.842), lambda: validation(0.99)],
     }
 
 
@@ -466,6 +468,9 @@ def _text_cases():
 
     temperature_best = knobs({"temperature": lambda x: x, "top_k": lambda x: x + 0.1,
                               "top_p": lambda x: x + 0.05, "min_p": lambda x: x + 0.05})
+    # min-p ahead at every level, top-p never; top-k last at low diversity, top-p at high
+    min_p_leads = knobs({"temperature": lambda x: x, "top_k": lambda x: x + 0.1,
+                         "top_p": lambda x: x + (0.0 if x < 0.7 else 0.2), "min_p": lambda x: x - 0.05})
 
     def matched_args(sw):
         m = s14_59.at_matched_diversity(sw, "distinct_3")
@@ -517,7 +522,10 @@ def _text_cases():
             # the ratios close but on either side of one; the absolute times twice the sweep's
             lambda: ((sweep([2.0, 1.62, 1.56], [2.05, 1.57, 1.51]), cross(237.0, "GPT", "LSTM"),
                       dict(cross(20.0, "GPT", "LSTM"), by="seconds"), 1.62, 0.98),
-                     dict(reference_seconds={"GPT": 0.257, "LSTM": 0.262}))],
+                     dict(reference_seconds={"GPT": 0.257, "LSTM": 0.262})),
+            # the GPT's step the cheaper; against time the two level where the range starts
+            lambda: ((sweep([2.0, 1.62, 1.56], [2.05, 1.57, 1.51], 0.11, 0.12), cross(237.0, "GPT", "LSTM"),
+                      dict(cross(20.0, "GPT", "LSTM"), by="seconds", gap_at_start_nats=2e-4), 1.62, 0.9), {})],
         p + "s14_58.temperature_claims": [
             lambda: ((ent([0.95, 0.5, 0.2]), {"greedy": 0.66, "temperature 1.0": 0.0},
                       temps([0.5, 0.7, 0.9], [0.9, 1.3, 2.6], [0.08, 0.01, 0.0])), {}),
@@ -535,7 +543,7 @@ def _text_cases():
                                                             "top_p": lambda x: x + 0.001, "min_p": lambda x: x}),
                                                      [1.0, 1.1, 1.3])],
         p + "s14_59.matched_claims": [lambda: matched_args(adaptive_wins), lambda: matched_args(mixed),
-                                     lambda: matched_args(temperature_best)],
+                                     lambda: matched_args(temperature_best), lambda: matched_args(min_p_leads)],
         p + "s14_60.kv_claims": [lambda: ((good_steps, kv_cost([True, True], 3.5)), {}),
                                  lambda: ((bad_steps, kv_cost([True, False], 0.9, per_token=2e-2)), {})],
         p + "s14_60.here_claims": [lambda: ((good_steps, kv_steps([1, 1, 1, 1], [1, 1, 1, 15.0])), {}),
@@ -703,7 +711,10 @@ def _s64_cases() -> dict:
         P + "decoding_claims": [lambda: ((0.0, 0.3, matched(0.1), 0.02, kv(True, 18.8, 1.6)),
                                          {"levels": levels([-0.06, 0.04, 0.03])}),
                                 lambda: ((0.1, 0.3, matched(0.01), 0.02, kv(False, 18.8, 0.9)),
-                                         {"levels": levels([-0.06, -0.05, -0.07])})],
+                                         {"levels": levels([-0.06, -0.05, -0.07])}),
+                                # no level named and no comparison across levels: the typical error of one NLL
+                                lambda: ((0.0, 0.3, matched(0.1).drop(columns="target"), 0.02, kv(True, 18.8, 1.6)),
+                                         {})],
         P + "forecast_claims": [lambda: ((verdict(True, 2), coverage(True)), {}),
                                 lambda: ((verdict(False, 1), coverage(False)), {})],
         P + "exercise_bound_claims": [
@@ -730,7 +741,7 @@ def _s55_cross(fwd, trn, d=(32, 64)):
                              flop_T_star=[2.0 * v for v in d]))
 
 
-CASES["seqlab.chapter.s14_55.crossover_claims"] = [
+CASES["seqlab.chapter.s14_55_claims.crossover_claims"] = [
     lambda: ((_s55_cross([40, 90], [30, 100]),), {}),           # every crossover before 2d
     lambda: ((_s55_cross([80, 200], [70, float("nan")]),), {}),  # every one after (one never)
     lambda: ((_s55_cross([40, 200], [30, 300]),), {}),          # mixed
@@ -743,7 +754,7 @@ def _s55_equal(ratios):
                              lstm_gflops=[10.0, 10.0], ratio_attention_to_lstm=list(ratios)))
 
 
-CASES["seqlab.chapter.s14_55.equal_work_claims"] = [
+CASES["seqlab.chapter.s14_55_claims.equal_work_claims"] = [
     lambda: ((_s55_equal([1.5, 2.0]),), {}),
     lambda: ((_s55_equal([0.5, 0.9]),), {}),
     lambda: ((_s55_equal([1.5, 0.9]),), {}),
@@ -761,14 +772,14 @@ def _s55_parts(gain=3.0, rnn_us=5.0, core_rel=(0.3, 0.5), ns=None):
                              core_ns_per_score=ns if ns is not None else [2.0 + 0.1 * v // 4 for v in d]))
 
 
-CASES["seqlab.chapter.s14_55.parts_claims"] = [
+CASES["seqlab.chapter.s14_55_claims.parts_claims"] = [
     lambda: ((_s55_parts(),), {}),                                      # fused gain, step overhead, slow core
     lambda: ((_s55_parts(gain=1.2, rnn_us=2.0, core_rel=(0.9, 1.1)),), {}),  # core level with projections
     lambda: ((_s55_parts(core_rel=(1.5, 2.0)),), {}),                   # core faster
     lambda: ((_s55_parts(core_rel=(0.5, 1.0)),), {}),                   # mixed
 ]
 
-CASES["seqlab.chapter.s14_55.score_claims"] = [
+CASES["seqlab.chapter.s14_55_claims.score_claims"] = [
     lambda: ((_s55_parts(core_rel=(1,) * 4, ns=[3 + 0.1 * k for k in (8, 16, 32, 64)]),), {}),    # line, a > 0
     lambda: ((_s55_parts(core_rel=(1,) * 4, ns=[-0.5 + 0.2 * k for k in (8, 16, 32, 64)]),), {}),  # a < 0
     lambda: ((_s55_parts(core_rel=(1,) * 4, ns=[2.0, 2.0, 2.0, 10.0]),), {}),                     # no line
@@ -781,7 +792,7 @@ def _s55_grid(ratios, T=(16, 64, 256), d=32):
     return pd.DataFrame(dict(T=list(T), d=d, ratio_attention_to_lstm=list(ratios), flop_ratio_attention_to_lstm=flop))
 
 
-CASES["seqlab.chapter.s14_55.growth_claims"] = [
+CASES["seqlab.chapter.s14_55_claims.growth_claims"] = [
     lambda: ((_s55_grid([0.5, 1.0, 20.0]),), {}),
     lambda: ((_s55_grid([0.5, 0.6, 0.9]),), {}),
 ]
@@ -793,7 +804,7 @@ def _s55_verdict(fwd, trn, core_rel, ratios):
     return (_s55_cross(fwd, trn), _s55_parts(core_rel=core_rel), grid), {}
 
 
-CASES["seqlab.chapter.s14_55.verdict_claims"] = [
+CASES["seqlab.chapter.s14_55_claims.verdict_claims"] = [
     lambda: _s55_verdict([40, 90], [30, 100], (0.3, 0.5), [0.5, 1.5, 3.0]),             # early, slow core, growing
     lambda: _s55_verdict([40, 90], [30, 100], (0.9, 1.0), [0.5, 3.0, 1.5]),             # early, core keeps pace
     lambda: _s55_verdict([80, float("nan")], [70, 300], (0.3, 0.5), [0.5, 0.8, 1.5]),  # late (one never)
@@ -809,7 +820,7 @@ def _s55_threads(gauge, attn, lstm, share=0.01):
                               others_share=share) for la, m, s in rows])
 
 
-CASES["seqlab.chapter.s14_55.thread_claims"] = [
+CASES["seqlab.chapter.s14_55_claims.thread_claims"] = [
     lambda: ((_s55_threads(1.9, 1.6, 1.2),), {}),
     lambda: ((_s55_threads(1.0, 0.95, 1.0, share=0.3),), {}),
     lambda: ((_s55_threads(0.5, 0.95, 1.0, share=0.3),), {}),  # two threads slower than one
@@ -827,7 +838,7 @@ def _s55_memory(explicit, fused):
     return pd.DataFrame(rows)
 
 
-CASES["seqlab.chapter.s14_55.memory_claims"] = [
+CASES["seqlab.chapter.s14_55_claims.memory_claims"] = [
     lambda: ((_s55_memory([4.5, 70.0], [0.5, 2.0]),), {}),    # quadratic vs linear
     lambda: ((_s55_memory([4.5, 9.0], [0.5, 8.0]),), {}),     # neither
     lambda: ((_s55_memory([4.5, 70.0], [0.5, 100.0]),), {}),  # fused above the weights: raises
@@ -842,7 +853,7 @@ def _s55_here(here_ratios, ref_ratios):
     return (here, grid), {}
 
 
-CASES["seqlab.chapter.s14_55.here_claims"] = [
+CASES["seqlab.chapter.s14_55_claims.here_claims"] = [
     lambda: _s55_here([0.2, 0.5, 1.5, 3, 6], [0.3, 0.6, 1.2, 2, 4]),     # both before 2d = 128
     lambda: _s55_here([0.2, 0.5, 0.8, 0.9, 0.95], [0.3, 0.6, 1.2, 2, 4]),  # here: never within the lengths
 ]

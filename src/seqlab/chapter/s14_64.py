@@ -369,7 +369,8 @@ def _numbers():
     from ..experiments.forecast import forecast_results
     from ..results import once
     from ..nn import problem_shapes as ps
-    from . import s14_45, s14_46_1, s14_47, s14_48, s14_50, s14_50_2, s14_51, s14_52, s14_55, s14_58, s14_59, s14_60, s14_63
+    from . import (s14_45, s14_46_1, s14_47, s14_48, s14_50, s14_50_2, s14_51, s14_52, s14_55, s14_58, s14_59, s14_60,
+                   s14_63, s14_63_intervals)
 
     m2o = ps.ManyToOne(s14_45.D_IN, s14_45.D_H, s14_45.D_OUT)
     with torch.no_grad():
@@ -394,7 +395,7 @@ def _numbers():
     middle = matched[matched.target == sorted(matched.target.unique())[1]]
     summary = forecast_results()[0]
     verdict = s14_63.verdict(summary)
-    cover = s14_63.coverage_summary(s14_63.intervals())
+    cover = s14_63_intervals.coverage_summary(s14_63_intervals.intervals())
     fixed = copy[copy.attention == "none"].set_index("sequence_length")
     att = copy[copy.attention == "general"].set_index("sequence_length")
     by_h = heads.set_index("n_heads")
