@@ -145,10 +145,11 @@ def test_every_ablation_variant_is_one_public_member():
     """Each ablation variant trains through NBeatsForecaster.member_jobs as a one-member ensemble whose member is
     exactly the changed first member (its seed included)."""
     from seqlab.experiments import forecast
+    from seqlab.experiments.forecast.training import _one_member
 
     plan = forecast.NBEATS_PLAN
     for variant, (where, change) in forecast.ABLATIONS.items():
         first = plan.forecaster(where, 12, max(plan.grid(where))).member_configs()[0]
         config = dataclasses.replace(first, **change)
-        one = forecast._one_member(config, plan.seeds[0], 12)
+        one = _one_member(config, plan.seeds[0], 12)
         assert one.member_configs() == [config], variant
