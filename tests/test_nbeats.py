@@ -87,7 +87,7 @@ def test_a_window_never_sees_values_after_its_cut():
 
 
 def test_training_windows_reach_the_origin_and_no_further():
-    from seqlab.forecast.nbeats import _cut_range
+    from seqlab.forecast.nbeats.training import _cut_range
 
     n, h = np.array([40, 25]), 6
     lo, hi = _cut_range(n, h, TINY)
