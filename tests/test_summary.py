@@ -75,9 +75,20 @@ def test_errata_index_reads_every_erratum_box_and_call(tmp_path):
 
 
 def test_errata_index_marks_the_conditional_top_p_box():
-    """§14.59's box is drawn only when its reading of top-p fails: the index knows it is conditional."""
+    """§14.59's box says either way whether its reading of top-p holds: the index knows it is conditional."""
     got = s14_64.errata_index()
     assert set(got.section[got.conditional]) == {"14.59"}
+
+
+def test_a_box_whose_measurement_reads_either_way_is_conditional(tmp_path):
+    """A box whose measured paragraph is one claim with two wordings is an erratum only where the claim fails;
+    one that quotes a claim inside a longer paragraph is an erratum on every build."""
+    (tmp_path / "one.md").write_text(
+        "## First (§14.59)\n\n:::{erratum} It holds.\n{claim}`x: it holds ||\nit does not`\n\nWhy.\n:::\n\n"
+        "## Second (§14.60)\n\n:::{erratum} It is fast.\nIt is {claim}`y: fast || slow` here, {fact}`y.t`.\n:::\n",
+        encoding="utf-8")
+    assert list(s14_64.errata_index(tmp_path).conditional) == [True, False]
+    assert list(s14_64.errata_index(tmp_path, shown={"14.59": False}).section) == ["14.60"]
 
 
 def test_exercise_bound_is_required():

@@ -9,7 +9,7 @@ import pandas as pd
 import torch
 
 from ..analysis.params import count_parameters
-from ..claims import claim, claim_source, require, verdict
+from ..claims import claim_source, require, verdict
 from ..experiments.lm import CHAPTER_TRAIN, SWEEP_ITERS, chapter_gpt_config, chapter_lstm_config
 from ..nn import GPT, LSTMLanguageModel
 from ..text.training import make_optimizer
@@ -237,9 +237,12 @@ def run(ctx):
     summary = summary_frame(curves, tok.vocab_size)
     sweep_curves, _ = followups()["sweep"]
     sweep = sweep_frame(sweep_curves)
-    cross = pd.DataFrame([crossover(sweep, "seconds"), crossover(sweep, "steps")])
+    by_time, by_steps = crossover(sweep, "seconds"), crossover(sweep, "steps")
+    cross = pd.DataFrame([by_time, by_steps])
     s = summary.set_index("model")
     g, l_ = s.loc["GPT"], s.loc["LSTM"]
+    steps = step_summary(step_reference()["steps"])
+    ref = steps.set_index("model").median_seconds
     notes = [
         f"Results {mode} (artifact sets 'lm' and 'lm_sweep', seqlab {manifest['seqlab_version']}, every file's sha256 "
         "checked).",
@@ -254,21 +257,19 @@ def run(ctx):
         f"{CHAPTER_TRAIN.warmup_iters} warm-up steps and cosine decay over {CHAPTER_TRAIN.max_iters} steps, batch "
         f"{CHAPTER_TRAIN.batch_size} x {CHAPTER_TRAIN.block_size}, clipping at {CHAPTER_TRAIN.grad_clip}. Seconds "
         "count training steps only, not evaluations.",
-        "Compute sweep (table `compute_sweep`, one thread per run): the same recipe for "
-        + ", ".join(map(str, BUDGETS)) + " steps. " + " ".join(
-            (f"Against training {r.by} the curves cross at {r.at:.4g}: {r.ahead_at_start} is ahead before, "
-             f"{r.ahead_at_end} after." if not math.isnan(r.at) else
-             f"Against training {r.by} ({r.start:.4g} to {r.end:.4g}) they do not cross: the {r.ahead_at_end} is "
-             f"ahead (gap {r.gap_at_start_nats:.3f} -> {r.gap_at_end_nats:.3f} nats).") for r in cross.itertuples()),
+        "Compute sweep (tables `compute_sweep` and `crossover`, one thread per run): the same recipe for "
+        + ", ".join(map(str, BUDGETS)) + " steps.",
         "Sample (temperature 1.0): " + samples["temperature 1.0"][:160].replace("\n", " / "),
-        *budget_claims(summary, step_summary(step_reference()["steps"])),
+        *budget_claims(summary, steps),
+        *sweep_claims(sweep, by_steps, by_time, g.val_loss_nats, ref["GPT"] / ref["LSTM"],
+                      reference_seconds=ref.to_dict()),
     ]
     figs = []
     if ctx.figures:
         figs = ctx.save("lm_loss_curves", *curves_figure(curves))
         figs += ctx.save("lm_compute_sweep", *sweep_figure(sweep))
     tables = {"lm_summary": summary, "loss_curves": curves, "compute_sweep": sweep, "equal_time": equal_time(sweep),
-              "crossover": cross, "step_cost_reference": step_summary(step_reference()["steps"])}
+              "crossover": cross, "step_cost_reference": steps}
     return tables, figs, notes
 
 
@@ -328,68 +329,22 @@ def sweep_claims(sweep: pd.DataFrame, by_steps: dict, by_time: dict, chapter_gpt
     sweep_ratio = per_step["GPT"] / per_step["LSTM"]
     gains = all(g.sort_values("steps").val_loss_nats.is_monotonic_decreasing for _, g in sweep.groupby("model"))
     s, t = by_steps, by_time
-    crossed = not math.isnan(s["at"])
-    story = s["ahead_at_start"] == "GPT" and s["ahead_at_end"] == "LSTM"
-    dearer = "the Transformer's dearer steps move its curve to the right, and " if sweep_ratio > 1 else ""
-    # between a model's budgets its loss is read linearly in log-time (loss_at): the reader is told so
-    against_time = "Against training time (each model's loss read between its runs linearly in the logarithm of time),"
-    same_side = (sweep_ratio > 1) == (reference_ratio > 1)
     scale = []
     if reference_seconds is not None:
         ms = {m: (1e3 * per_step[m], 1e3 * reference_seconds[m]) for m in ("GPT", "LSTM")}
         level = all(abs(math.log(a / b)) <= math.log(1 + AGREE) for a, b in ms.values())
-        pair = (f"its GPT step took {ms['GPT'][0]:.0f} ms against {ms['GPT'][1]:.0f} ms in the reference, its LSTM "
-                f"step {ms['LSTM'][0]:.0f} against {ms['LSTM'][1]:.0f}")
-        scale = [claim("sw_ref_scale", level,
-                       f"The sweep's steps also cost what the reference's do, each within {AGREE:.0%}: {pair}.",
-                       f"The sweep's absolute times are not the reference's: {pair}. The sweep's cost per step is "
-                       "the fastest stretch of runs trained two at a time, and its artifact does not record the "
-                       "machine, so of its timings only the ratio between the two models is set beside the "
-                       "reference.", **{f"{m}_ms": v for m, v in ms.items()})]
+        scale = [verdict("sw_ref_scale", level, agree=AGREE, **{f"{m}_ms": v for m, v in ms.items()})]
     return scale + [
-        claim("sw_rerun", rerun_gap < 0.02,
-              f"The rerun of the chapter's budget reproduces the chapter's GPT loss to {rerun_gap:.1e} nats, so the "
-              "sweep and the chapter's run measure the same thing.",
-              f"The rerun of the chapter's budget misses the chapter's GPT loss by {rerun_gap:.3f} nats, so the "
-              "sweep and the chapter's run are not directly comparable.", gap=rerun_gap),
-        claim("sw_ref_order", same_side,
-              f"the timing reference, measured separately, puts the ratio at {reference_ratio:.3g}, on the same "
-              "side of one",
-              f"the timing reference, measured separately, puts the ratio at {reference_ratio:.3g}, on the other "
-              f"side of one: there the {'GPT' if reference_ratio < 1 else 'LSTM'} step is the cheaper, so which "
-              "model's step is the dearer depends on the machine and what else it runs, and the sweep's time axis "
-              "is its own", sweep=sweep_ratio, reference=reference_ratio),
-        claim("sw_steps", crossed,
-              (f"At equal steps the {s['ahead_at_start']} is ahead at the smallest budget, {low} steps, by "
-               f"{s['gap_at_start_nats']:.3f} nats, and the curves cross at about {s['at']:.0f} steps; from there "
-               f"the {s['ahead_at_end']} leads, still by {s['gap_at_end_nats']:.3f} nats at {top} steps "
-               f"({w.val_loss_nats['GPT', top]:.3f} for the GPT against {w.val_loss_nats['LSTM', top]:.3f})."
-               if crossed else "unused"),
-              f"At equal steps the curves do not cross between {low} and {top} steps: the {s['ahead_at_end']} is "
-              f"ahead throughout, by {s['gap_at_start_nats']:.3f} nats at the smallest budget and "
-              f"{s['gap_at_end_nats']:.3f} at the largest.", **s),
-        claim("sw_time", not math.isnan(t["at"]),
-              ((f"{against_time} {dearer}the {t['ahead_at_start']} leads only where the range both runs "
-                f"cover starts, at {t['start']:.3g} seconds, and there by {abs(t['gap_at_start_nats']):.1e} nats, "
-                f"level at the three decimals the tables print; at every longer time the {t['ahead_at_end']} leads, "
-                f"by {t['gap_at_end_nats']:.3f} nats at {t['end']:.3g} seconds."
-                if abs(t["gap_at_start_nats"]) < LEVEL_NATS else
-                f"{against_time} {dearer}the crossing moves to {t['at']:.3g} seconds (the range both runs "
-                f"cover starts at {t['start']:.3g}), and at every longer time the {t['ahead_at_end']} is ahead, by "
-                f"{t['gap_at_end_nats']:.3f} nats at {t['end']:.3g} seconds.")
-               if not math.isnan(t["at"]) else "unused"),
-              f"{against_time} the curves do not cross between {t['start']:.3g} and {t['end']:.3g} "
-              f"seconds: the {t['ahead_at_end']} is ahead throughout, by {t['gap_at_end_nats']:.3f} nats at the end.",
-              **t),
-        claim("sw_story", story,
-              "So the measured crossover runs the opposite way from the usual expectation: per step the "
-              f"Transformer learns faster up to about {s['at']:.0f} steps, and the recurrent model overtakes it and "
-              "keeps its lead up to the largest budget tried." if crossed else "unused",
-              f"So the sweep does not show the recurrent model overtaking the Transformer: the "
-              f"{s['ahead_at_start']} leads at the smallest budget and the {s['ahead_at_end']} at the largest.",
-              ahead_at_start=s["ahead_at_start"], ahead_at_end=s["ahead_at_end"]),
-        claim("sw_gains", gains,
-              "Both still gain from every doubling of compute, so neither has saturated;",
-              "Not every doubling of compute lowered the loss of both models;",
-              losses={m: g.sort_values("steps").val_loss_nats.tolist() for m, g in sweep.groupby("model")}),
+        verdict("sw_rerun", rerun_gap < 0.02, gap=rerun_gap),
+        verdict("sw_ref_order", (sweep_ratio > 1) == (reference_ratio > 1), sweep=sweep_ratio,
+                reference=reference_ratio, cheaper_reference="GPT" if reference_ratio < 1 else "LSTM"),
+        verdict("sw_steps", not math.isnan(s["at"]), **s, low=low, top=top, gpt_top=w.val_loss_nats["GPT", top],
+                lstm_top=w.val_loss_nats["LSTM", top]),
+        # between a model's budgets its loss is read linearly in log-time (loss_at): the page tells the reader so
+        verdict("sw_time", not math.isnan(t["at"]), **t, gpt_dearer=sweep_ratio > 1,
+                level_at_start=abs(t["gap_at_start_nats"]) < LEVEL_NATS),
+        verdict("sw_story", s["ahead_at_start"] == "GPT" and s["ahead_at_end"] == "LSTM",
+                ahead_at_start=s["ahead_at_start"], ahead_at_end=s["ahead_at_end"], at=s["at"]),
+        verdict("sw_gains", gains,
+                losses={m: g.sort_values("steps").val_loss_nats.tolist() for m, g in sweep.groupby("model")}),
     ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..claims import claim, claim_source, verdict
+from ..claims import claim_source, verdict
 from ..text.sampling import MinP, TopK, TopP, apply_processors, distribution_entropy
 from ._lm import followups, lm
 from .base import section
@@ -121,6 +121,8 @@ def run(ctx):
     t = summary[summary.knob == "temperature"].set_index("value")
     p = summary[summary.knob == "top_p"].set_index("value")
     best = matched.loc[matched.groupby("target").nll_judge.idxmin()]
+    vs_text, vs_draw = against(matched), against(matched_entropy)
+    old = tradeoff[tradeoff.knob == "top_p"].groupby("value").nll_lstm.mean()
     notes = [
         f"Chapter trade-off table {mode}: 4 samples of 300 characters per setting, scored for diversity (distinct-n, "
         "repetition of 8-grams) and quality (negative log-likelihood under the GPT itself and under the "
@@ -128,7 +130,7 @@ def run(ctx):
         f"Raising temperature from 0.5 to 1.5 raises distinct-3 from {t.distinct_3[0.5]:.3f} to {t.distinct_3[1.5]:.3f} "
         f"and the LSTM's NLL from {t.nll_lstm[0.5]:.2f} to {t.nll_lstm[1.5]:.2f} nats/char: diversity is bought with "
         "plausibility.",
-        "Top-p in the same table is not monotone: the LSTM's NLL is "
+        "Top-p in the same table: the LSTM's NLL is "
         + ", ".join(f"{v:.3f} at p = {k}" for k, v in p.nll_lstm.items()) + ".",
         "Kept sets (table `kept_by_context`): " + "; ".join(
             f"{r.strategy} keeps {r.tokens_kept} after {r.text!r}" for r in by_context[by_context.strategy != "full"]
@@ -138,6 +140,9 @@ def run(ctx):
         + ". At matched entropy (table `matched_entropy`): " + "; ".join(
             f"{r.knob} at {r.target:.3f} nats ({r.nll_judge:.3f})"
             for r in matched_entropy.loc[matched_entropy.groupby("target").nll_judge.idxmin()].itertuples()) + ".",
+        *kept_claims(by_context),
+        *matched_claims(vs_text, matched, matched_entropy),
+        *topp_claims(old, sweep[sweep.knob == "top_p"], vs_text, vs_draw),
     ]
     figs = []
     if ctx.figures:
@@ -191,109 +196,64 @@ def topp_claims(old: pd.Series, new: pd.DataFrame, vs_text: pd.DataFrame, vs_dra
     ``old``: the chapter's four-sample NLL by p; ``new``: the larger sweep's top-p rows (value, nll_judge,
     distinct_3); ``vs_text`` / ``vs_draw``: :func:`against` at matched distinct-3 and matched entropy.
     """
-    rev = _first_reversal(old)
+    rev = _first_reversal(old) or (None,) * 4
     n = new.sort_values("value")
     monotone = n.nll_judge.is_monotonic_increasing and n.distinct_3.is_monotonic_increasing
     m_text, m_draw = mean_difference(vs_text, "top_p"), mean_difference(vs_draw, "top_p")
-    same = not m_text["settled"] and not m_draw["settled"]
-    out = [
-        claim("s59_old_reversal", rev is not None,
-              (f"In the chapter's four-sample table the narrower nucleus scored worse: an NLL of {rev[1]:.3f} at "
-               f"p = {rev[0]:g} against {rev[3]:.3f} at p = {rev[2]:g}." if rev else "unused"),
-              "In the chapter's four-sample table the NLL rises with every step of p.",
-              old=old.to_dict()),
-        claim("s59_new_monotone", monotone,
-              "In the larger sweep, eight samples of 400 characters per setting, both the NLL and distinct-3 rise "
-              "with every step of p: along its own knob top-p does trade plausibility for diversity.",
-              "In the larger sweep, eight samples of 400 characters per setting, the NLL and distinct-3 do not both "
-              "rise with every step of p either.",
-              nll=n.nll_judge.tolist(), distinct_3=n.distinct_3.tolist()),
-        claim("s59_topp_like_temperature", same,
-              f"Held at equal diversity, top-p's NLL minus temperature's averages {m_text['mean']:+.3f} nats over "
-              f"the three distinct-3 levels and {m_draw['mean']:+.3f} over the three entropy levels, each less "
-              f"than two of its standard errors ({m_text['se']:.3f} and {m_draw['se']:.3f}) from zero: averaged "
-              "over the levels, neither rule's advantage over the other is told from zero (level by level, "
-              "see the table above), and the chapter's reading stands.",
-              f"Held at equal diversity, top-p's NLL minus temperature's averages {m_text['mean']:+.3f} nats over "
-              f"the three distinct-3 levels (standard error {m_text['se']:.3f}) and {m_draw['mean']:+.3f} over the "
-              f"three entropy levels ({m_draw['se']:.3f}); at least one exceeds two standard errors, so top-p does "
-              "not trade diversity for plausibility the way temperature does.",
-              text=m_text, draw=m_draw),
+    return [
+        verdict("s59_old_reversal", rev[0] is not None, old=old.to_dict(), narrow=rev[0], narrow_nll=rev[1],
+                wide=rev[2], wide_nll=rev[3]),
+        verdict("s59_new_monotone", monotone, nll=n.nll_judge.tolist(), distinct_3=n.distinct_3.tolist()),
+        verdict("s59_topp_like_temperature", not m_text["settled"] and not m_draw["settled"], text=m_text,
+                draw=m_draw),
     ]
-    return out
+
+
+def _level_claim(i: int, g: pd.DataFrame):
+    """One distinct-3 level of :func:`against` (``g`` indexed by knob): do both adaptive rules beat temperature?"""
+    rules = [dict(rule=KNOB_NAMES[k], nll=g.nll[k], lower=bool(g.difference[k] < 0), settled=bool(g.settled[k]))
+             for k in ("top_p", "min_p")]
+    return verdict(f"s59_adaptive_{i}", all(r["lower"] for r in rules), target=g.target.iloc[0],
+                   difference=g.difference.to_dict(), se=g.se.to_dict(), rules=rules, base=g.nll_base.iloc[0])
+
+
+def _adaptive_all(vs_text: pd.DataFrame, both_everywhere: bool):
+    """Every level at once: where each adaptive rule is ahead of temperature, and how many differences settle."""
+    adaptive = vs_text[vs_text.knob.isin(["top_p", "min_p"])]
+    ahead = adaptive.assign(ahead=adaptive.difference < 0).groupby("target").ahead.sum()
+    at = {k: g.target[g.difference < 0].tolist() for k, g in adaptive.groupby("knob")}
+    n_levels = vs_text.target.nunique()
+    return verdict("s59_adaptive_all", both_everywhere, levels=sorted(vs_text.target.unique()),
+                   ahead=ahead.to_dict(), settled=int(adaptive.settled.sum()), differences=len(adaptive),
+                   top_p_at=at.get("top_p", []), min_p_at=at.get("min_p", []),
+                   one_leads_all=any(len(v) == n_levels for v in at.values()))
+
+
+def _temperature_entropy(vs_text: pd.DataFrame, matched: pd.DataFrame, by_entropy: pd.DataFrame):
+    """At equal entropy does temperature lead, while it repeats more than the adaptive rules at equal distinct-3?"""
+    best = rank_rules(by_entropy).best
+    rep = matched.pivot(index="target", columns="knob", values="repetition_rate")
+    repeats_more = bool((rep.temperature >= rep[["top_p", "min_p"]].max(axis=1)).all())
+    vs_draw = against(by_entropy)
+    leads = vs_draw[vs_draw.knob.isin(["top_p", "min_p"])]
+    n_lead = int((leads.settled & (leads.difference > 0)).sum())
+    return verdict("s59_temperature_entropy", set(best) == {"temperature"} and repeats_more and n_lead > 0,
+                   best_at_equal_entropy=sorted(set(best)), settled_leads=n_lead, repetition=rep.to_dict(),
+                   best_by_level=[KNOB_NAMES[b] for b in best], settled_draw=int(leads.settled.sum()),
+                   comparisons=len(leads), repeats_more=repeats_more, middle=rep.iloc[len(rep) // 2].to_dict())
 
 
 @claim_source
 def matched_claims(vs_text: pd.DataFrame, matched: pd.DataFrame, by_entropy: pd.DataFrame):
     """At equal diversity: do the adaptive rules beat temperature at each level, which rule is last, and does
     temperature win at equal entropy while repeating more at equal distinct-3?"""
-    out = []
     levels = sorted(vs_text.target.unique())
-    both_everywhere = True
-    for i, target in enumerate(levels, start=1):
-        g = vs_text[vs_text.target == target].set_index("knob")
-        base = g.nll_base.iloc[0]
-
-        def part(knob, name):
-            d = g.difference[knob]
-            side = "lower" if d < 0 else "higher"
-            how = "by more than two standard errors" if g.settled[knob] else "within two standard errors"
-            return f"{name} {g.nll[knob]:.3f} ({side}, {how})"
-
-        both = bool((g.difference[["top_p", "min_p"]] < 0).all())
-        both_everywhere &= both
-        detail = f"{part('top_p', 'top-p')} and {part('min_p', 'min-p')} against temperature's {base:.3f}"
-        out.append(claim(f"s59_adaptive_{i}", both,
-                         f"At distinct-3 {target:.3f} both adaptive rules give more plausible text than temperature: "
-                         f"{detail}.",
-                         f"At distinct-3 {target:.3f} the adaptive rules do not both beat temperature: {detail}.",
-                         target=target, difference=g.difference.to_dict(), se=g.se.to_dict()))
-    adaptive = vs_text[vs_text.knob.isin(["top_p", "min_p"])]
-    ahead = adaptive.assign(ahead=adaptive.difference < 0).groupby("target").ahead.sum()
-    n_settled = int(adaptive.settled.sum())
-    by_rule = {KNOB_NAMES.get(k, k): [f"{t:.3f}" for t in g.target[g.difference < 0]]
-               for k, g in adaptive.groupby("knob", sort=True)}
-    where_ahead = "; ".join(f"{name} is ahead of temperature at distinct-3 {' and '.join(lv)}"
-                            for name, lv in by_rule.items() if lv) or "neither is ahead of temperature at any level"
-    if not any(len(lv) == len(levels) for lv in by_rule.values()):
-        where_ahead += ", so neither rule leads at every level"
-    out.append(claim("s59_adaptive_all", both_everywhere,
-                     "Measured on the text, the adaptive truncation rules give the more plausible samples at every "
-                     f"level; {n_settled} of the {len(adaptive)} differences from temperature exceed two standard "
-                     "errors.",
-                     "So measured on the text the adaptive truncation rules do not give the more plausible samples "
-                     f"at every level: {where_ahead}, and {n_settled} of the {len(adaptive)} differences from "
-                     "temperature exceed two standard errors.",
-                     levels=levels, ahead=ahead.to_dict(), settled=n_settled))
+    out = [_level_claim(i, vs_text[vs_text.target == target].set_index("knob"))
+           for i, target in enumerate(levels, start=1)]
+    out.append(_adaptive_all(vs_text, all(c.holds for c in out)))
     worst = set(rank_rules(matched).worst) | set(rank_rules(by_entropy).worst)
-    settled_k = int(vs_text[vs_text.knob == "top_k"].settled.sum())
-    out.append(claim("s59_topk_last", worst == {"top_k"},
-                     f"The least plausible rule in every comparison is top-k, at equal distinct-3 more than two "
-                     f"standard errors above temperature at {settled_k} of {len(levels)} levels: a fixed k is the "
-                     "worst way to cut the tail, as the kept sets above predicted.",
-                     "No single rule is the least plausible in every comparison: the least plausible is "
-                     + " or ".join(sorted(KNOB_NAMES[w] for w in worst)) + ".",
-                     worst=sorted(worst), settled=settled_k))
-    ent_best = set(rank_rules(by_entropy).best)
-    rep = matched.pivot(index="target", columns="knob", values="repetition_rate")
-    repeats_more = bool((rep.temperature >= rep[["top_p", "min_p"]].max(axis=1)).all())
-    mid = rep.index[len(rep) // 2]
-    vs_draw = against(by_entropy)
-    leads = vs_draw[vs_draw.knob.isin(["top_p", "min_p"])]
-    n_lead = int((leads.settled & (leads.difference > 0)).sum())
-    n_settled_draw = int(leads.settled.sum())
-    best_names = ", ".join(KNOB_NAMES[b] for b in rank_rules(by_entropy).best)
-    reps = (f"{rep.temperature[mid]:.4f} of its 8-grams repeat at the middle level, against "
-            f"{rep.top_p[mid]:.4f} for top-p and {rep.min_p[mid]:.4f} for min-p")
-    out.append(claim("s59_temperature_entropy", ent_best == {"temperature"} and repeats_more and n_lead > 0,
-                     "At equal entropy temperature has the lowest mean NLL at every level (by more than two "
-                     f"standard errors in {n_lead} of its {len(leads)} comparisons with the adaptive rules), yet at "
-                     f"equal distinct-3 it repeats more than either adaptive rule at every level ({reps}). Per "
-                     "draw, temperature spreads its entropy thinly over the whole vocabulary and so looks diverse "
-                     "while mostly picking the favourite: equal diversity is not one thing.",
-                     f"At equal entropy the lowest mean NLL belongs, level by level, to {best_names}, and "
-                     f"{n_settled_draw} of the {len(leads)} differences between temperature and the adaptive rules "
-                     f"there exceed two standard errors; at equal distinct-3 temperature repeats "
-                     f"{'more' if repeats_more else 'not always more'} than the adaptive rules ({reps}).",
-                     best_at_equal_entropy=sorted(ent_best), settled_leads=n_lead, repetition=rep.to_dict()))
+    out.append(verdict("s59_topk_last", worst == {"top_k"}, worst=sorted(worst), levels=len(levels),
+                       worst_names=sorted(KNOB_NAMES[w] for w in worst),
+                       settled=int(vs_text[vs_text.knob == "top_k"].settled.sum())))
+    out.append(_temperature_entropy(vs_text, matched, by_entropy))
     return out

@@ -210,65 +210,38 @@ def decoding_claims(leak_masked: float, leak_unmasked: float, matched: pd.DataFr
     ``against`` over all its levels) adds whether the best rule of that level leads across every level.
     ``kv`` is §14.60's ``kv_speedup()``: identical_tokens, step_speedup, cached_rise, context_lo, context_hi.
     """
-    from .s14_59 import KNOB_NAMES, SETTLED_SE, mean_difference
+    from .s14_59 import KNOB_NAMES
 
     nll = matched.set_index("knob").nll_judge
     best = nll.drop("temperature").idxmin()
     gain = float(nll["temperature"] - nll[best])
-    name = KNOB_NAMES.get(best, best)
-    lo, hi = fmt(kv["context_lo"], "d"), fmt(kv["context_hi"], ",")
-    speedup, rise = fmt(kv["step_speedup"], ".3g"), fmt(kv["cached_rise"], ".3g")
-    where = (f"Taken on its own, the middle of §14.59's diversity levels (distinct-3 "
-             f"{fmt(float(matched.target.iloc[0]), '.3f')}) has"
-             if "target" in matched else "At equal diversity of the text,")
-    across = []
+    at_level = "target" in matched
     # the error of the difference itself where §14.59's comparison gives it (two means' errors combined)
-    se_diff, of = se, "the typical standard error of one setting's NLL"
-    if levels is not None and "target" in matched:
+    se_diff, of_difference = se, False
+    if levels is not None and at_level:
         row = levels[(levels.target == matched.target.iloc[0]) & (levels.knob == best)]
         if len(row):
-            se_diff, of = float(row.se.iloc[0]), "the standard error of that difference"
-    if levels is not None:
-        m = mean_difference(levels, best)
-        two = fmt(SETTLED_SE, "g")
-        over = f"§14.59's {levels.target.nunique()} distinct-3 levels"
-        across.append(claim(
-            "s64_v_sampling_levels", not m["settled"],
-            f"Over {over}, {name}'s NLL minus temperature's averages {fmt(m['mean'], '+.3f')} "
-            f"nats (standard error {fmt(m['se'], '.3f')}), within {two} standard errors of zero: across the levels "
-            f"the sweep cannot tell {name} from temperature.",
-            f"Over {over} {name}'s NLL minus temperature's averages {fmt(m['mean'], '+.3f')} nats "
-            f"(standard error {fmt(m['se'], '.3f')}), more than {two} standard errors from zero: across the levels "
-            f"{name} is {'more' if m['mean'] < 0 else 'less'} plausible than temperature.",
-            **m))
+            se_diff, of_difference = float(row.se.iloc[0]), True
+    across = [] if levels is None else [_levels_claim(levels, best)]
     return across + [
-        claim("s64_v_causal", leak_masked < rounding < leak_unmasked,
-              f"With the causal mask, changing the later tokens changed the earlier outputs by "
-              f"{fmt(leak_masked, '.3g')}, and without it by {fmt(leak_unmasked, '.3g')}: the mask hides the future.",
-              f"With the causal mask, changing the later tokens changed the earlier outputs by "
-              f"{fmt(leak_masked, '.3g')} (without it {fmt(leak_unmasked, '.3g')}): this check does not show "
-              "the mask hiding the future.", masked=leak_masked, unmasked=leak_unmasked),
-        claim("s64_v_cache_tokens", kv["identical_tokens"],
-              "Generating with the key-value cache gave the same tokens as recomputing every step.",
-              "Generating with the key-value cache did not give the same tokens as recomputing every step.",
-              identical=kv["identical_tokens"]),
-        claim("s64_v_cache_cost", kv["step_speedup"] > 1 and kv["cached_rise"] > 1,
-              f"What the cache changes is the cost: at a context of {hi} tokens a cached step was {speedup} times "
-              f"faster than recomputing the context, yet it took {rise} times as long as at {lo} tokens, because "
-              "each new token still attends over every cached key.",
-              f"At a context of {hi} tokens a cached step was {speedup} times as fast as recomputing the context, "
-              f"and it took {rise} times as long as at {lo} tokens: this measurement does not show both a saving "
-              "and a cost that grows with the context.",
-              step_speedup=kv["step_speedup"], cached_rise=kv["cached_rise"]),
-        claim("s64_v_sampling", gain > n_se * se_diff,
-              f"{where} the best truncation rule there, {name}, ahead of temperature by {fmt(gain, '.4f')} nats "
-              f"of judge NLL, more than {fmt(n_se, 'g')} times {of} ({fmt(n_se, 'g')} × {fmt(se_diff, '.4f')} = "
-              f"{fmt(n_se * se_diff, '.4f')}); one level out of several is an example, not the verdict.",
-              f"{where} the best truncation rule there, {name}, within {fmt(n_se, 'g')} times {of} "
-              f"({fmt(n_se, 'g')} × {fmt(se_diff, '.4f')} = {fmt(n_se * se_diff, '.4f')}) of temperature "
-              f"({fmt(gain, '+.4f')} nats of judge NLL): this sweep does not separate them there either.",
-              best=best, gain=gain, se=se_diff),
+        verdict("s64_v_causal", leak_masked < rounding < leak_unmasked, masked=leak_masked, unmasked=leak_unmasked),
+        verdict("s64_v_cache_tokens", kv["identical_tokens"], identical=kv["identical_tokens"]),
+        verdict("s64_v_cache_cost", kv["step_speedup"] > 1 and kv["cached_rise"] > 1,
+                step_speedup=kv["step_speedup"], cached_rise=kv["cached_rise"], context_lo=kv["context_lo"],
+                context_hi=kv["context_hi"]),
+        verdict("s64_v_sampling", gain > n_se * se_diff, best=best, gain=gain, se=se_diff, rule=KNOB_NAMES.get(best, best),
+                n_se=n_se, threshold=n_se * se_diff, of_difference=of_difference, at_level=at_level,
+                target=float(matched.target.iloc[0]) if at_level else None),
     ]
+
+
+def _levels_claim(levels: pd.DataFrame, best: str):
+    """Over every level of §14.59's ``against``: is ``best`` told from temperature on average?"""
+    from .s14_59 import KNOB_NAMES, SETTLED_SE, mean_difference
+
+    m = mean_difference(levels, best)
+    return verdict("s64_v_sampling_levels", not m["settled"], **m, rule=KNOB_NAMES.get(best, best),
+                   levels=levels.target.nunique(), two=SETTLED_SE, lower=m["mean"] < 0)
 
 
 @claim_source
@@ -305,6 +278,8 @@ def exercise_bound_claims(rows: dict) -> list:
 _CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```\s*$", re.S | re.M)
 #: an erratum box in a page's Markdown (``:::{erratum} what the chapter says``; seqlab.book.errata renders it)
 _ERRATUM = re.compile(r"^:::\{erratum\}[ \t]*([^\n]*)$", re.M)
+#: a box's measured paragraph that is one ``{claim}`` role with a wording for each outcome
+_EITHER_WAY = re.compile(r"\{claim\}`[^`]*\|\|[^`]*`[ \t]*\n(?:[ \t]*\n|:::)")
 
 
 def errata_index(pages: Path | None = None, shown: dict[str, bool] | None = None) -> pd.DataFrame:
@@ -312,8 +287,10 @@ def errata_index(pages: Path | None = None, shown: dict[str, bool] | None = None
     the ``{erratum}`` boxes of their Markdown and the ``erratum(...)`` calls of their cells).
 
     An erratum whose chapter sentence is computed, not written out, is listed with an empty ``chapter_says``.
-    An erratum called under an ``if`` appears on its page only when its claim fails; ``conditional`` marks it.
-    With ``shown`` ({section: whether that section's conditional box appears in this build}) those rows are
+    An erratum called under an ``if`` appears on its page only when its claim fails; a box whose measured
+    paragraph is one claim with two wordings says on every build whether the chapter's reading holds, and is an
+    erratum only where the claim fails. ``conditional`` marks both.
+    With ``shown`` ({section: whether that section's conditional erratum stands in this build}) those rows are
     kept or dropped accordingly, and a conditional erratum of a section ``shown`` does not name raises
     ``ValueError``, so the list cannot silently disagree with the boxes on the pages.
     """
@@ -327,7 +304,8 @@ def errata_index(pages: Path | None = None, shown: dict[str, bool] | None = None
         heads = [(m.start(), m.group(1)) for m in re.finditer(r"^#{2,3} .*\(§(14\.[\d.]+)\)\s*$", text, re.M)]
         for box in _ERRATUM.finditer(text):  # the pages' erratum boxes, written in their Markdown
             sec = next((s for pos, s in reversed(heads) if pos < box.start()), None)
-            rows.append(dict(section=sec, page=path.stem, chapter_says=box.group(1).strip(), conditional=False))
+            either = bool(_EITHER_WAY.match(text, box.end() + 1))
+            rows.append(dict(section=sec, page=path.stem, chapter_says=box.group(1).strip(), conditional=either))
         for cell in _CELL.finditer(text):
             source = "\n".join(line for line in cell.group(1).splitlines() if not line.startswith(":"))
             sec = next((s for pos, s in reversed(heads) if pos < cell.start()), None)
