@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import gzip
 import time
+
 import pandas as pd
+
 from ...forecast.neural import NeuralConfig
 from ...store import artifact_dir, heavy_eval, read_artifact_csv, verify_artifacts, write_artifacts
 from .scoring import _score_sets

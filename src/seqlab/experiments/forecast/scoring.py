@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
 from ...forecast.evaluation import bootstrap_difference, evaluate, per_horizon, summarize, unit_mase
 from ...forecast.intervals import conformal_from_windows, interval_columns, min_calibration_size
 from ...forecast.origins import TrainingWindow

@@ -3,8 +3,10 @@ the series-length groups."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 import numpy as np
 import pandas as pd
+
 from ...forecast.data import air_passengers, competition
 from ...forecast.intervals import window_index as series_window_index
 from ...forecast.origins import training_windows

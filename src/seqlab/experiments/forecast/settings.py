@@ -3,7 +3,9 @@ the N-BEATS grid of each round and round 3's pre-registered recipe rule."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
+
 import pandas as pd
+
 from ...forecast.nbeats import GENERIC_MEMBER, INTERPRETABLE_MEMBER, NBeatsForecaster
 from ...forecast.neural import NeuralConfig
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+
 import numpy as np
 import pandas as pd
+
 from ...forecast.core import Forecaster
 from ...forecast.intervals import interval_columns
 from ...forecast.metrics import mase_by_row
@@ -16,7 +18,10 @@ from ...forecast.origins import TrainingWindow, training_windows
 from ...parallel import run_calls
 from .scoring import _attach, native_interval_models
 from .sets import DataSet, _load
-from .settings import ABLATIONS, CLASSICAL_MODELS, LEVELS, NBeatsPlan, NEURAL, ROUND_NAMES, min_train_length, recipe_plan, round3_recipe
+from .settings import (
+    ABLATIONS, CLASSICAL_MODELS, LEVELS, NBeatsPlan, NEURAL, ROUND_NAMES, min_train_length, recipe_plan,
+    round3_recipe,
+)
 
 
 # ---------------------------------------------------------------------------------------------------------------

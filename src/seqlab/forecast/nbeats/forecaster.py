@@ -1,15 +1,20 @@
 """The N-BEATS ensemble as a forecaster: one independent, seeded job per member (in worker processes), progress
 from every member, and the median of the members' forecasts."""
+
 from __future__ import annotations
 
 import itertools
 from dataclasses import asdict, replace
+
 from ...errors import InvalidParameterError
 from ...devices import resolve_device
 from ..engines import make_engine
 from ..panel import Panel
 from ..neural import NeuralForecaster
-from .training import LOSSES, MemberForecasts, NBeatsConfig, PRESET_MEMBERS, _forecast, build_model, ensemble_median, timed_member_forecasts, train_member
+from .training import (
+    LOSSES, MemberForecasts, NBeatsConfig, PRESET_MEMBERS, _forecast, build_model, ensemble_median,
+    timed_member_forecasts, train_member,
+)
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import torch
 import torch.nn as nn
+
 from ...errors import InvalidParameterError
 
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, replace
+
 import numpy as np
 import torch
 import torch.nn as nn
+
 from ...errors import InvalidParameterError
 from ...devices import resolve_device
 from ..panel import Panel
