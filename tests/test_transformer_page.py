@@ -346,21 +346,33 @@ def test_cost_reference_is_stored_and_complete():
 
 
 def test_quick_measurement_here_sits_beside_the_reference():
-    from seqlab.chapter import s14_55
+    from seqlab.chapter import s14_55, s14_55_claims
 
     here = s14_55.measure_here(lengths=(64, 128), repeats=1)
     grid = pd.DataFrame(dict(T=[64, 128], d=[64, 64], ratio_attention_to_lstm=[0.5, 2.0]))
     side = s14_55.here_beside_reference(here, grid)
     assert side.reference_ratio.tolist() == [0.5, 2.0] and (side.here_ratio > 0).all()
-    assert s14_55.here_claims(here, grid)[0].name == "s55_here_side"
+    assert s14_55_claims.here_claims(here, grid)[0].name == "s55_here_side"
 
 
-def test_listing_words():
-    from seqlab.chapter.s14_55 import listing, span
+def test_timing_loops_give_one_row_per_point_and_layer():
+    """The library's timing loops, on two tiny layers (a shape check, not a timing)."""
+    from seqlab.analysis.timing import forward_grid, thread_scaling, training_grid, training_step
 
-    assert listing([1, 2, 3], "d") == "1, 2 and 3" and listing([5.0], ".0f") == "5"
-    assert listing([1.0, float("nan")], never="beyond the grid") == "1 and beyond the grid"
-    assert span([3.0, 1.0, 2.0], ".2g") == "1 to 3"
+    def make(d):
+        return {"lin": torch.nn.Linear(d, d), "rnn": torch.nn.RNN(d, d, batch_first=True)}
+
+    fwd = forward_grid(make, (4, 8), (2, 3), batch=2, repeats=1, seed=0,
+                       flops=lambda T, d: {"lin": 2 * T * d * d, "rnn": 4 * T * d * d})
+    assert len(fwd) == 4 and {"lin_ms", "rnn_ms", "lin_flops", "rnn_gflops"} <= set(fwd.columns)
+    trn = training_grid(make, (4,), (2,), batch=2, repeats=1, seed=0)
+    assert list(trn.columns) == ["T", "d", "lin_train_ms", "rnn_train_ms"] and (trn.lin_train_ms > 0).all()
+    lin, x = torch.nn.Linear(3, 3), torch.randn(2, 4, 3)
+    cases = [({"layer": "lin", "mode": "forward"}, lambda: lin(x), False),
+             ({"layer": "lin", "mode": "training"}, training_step(lin, x), True)]
+    threads = thread_scaling(cases, repeats=1, min_seconds=0.0, quiet_share=1.0, quiet_tries=1)
+    assert threads.layer.tolist() == ["lin", "lin"] and (threads.speedup > 0).all()
+    assert {"one_thread_ms", "two_threads_ms", "calls", "others_share", "attempts"} <= set(threads.columns)
 
 
 def test_block_notes_carry_the_claims_verdicts():
@@ -399,12 +411,15 @@ def test_encoder_decoder_notes_carry_the_claims_verdicts():
 
 def test_crossover_at_the_shortest_length_is_read_as_an_upper_bound():
     """Attention already dearer at the shortest length timed: the sentence bounds T* instead of placing it there."""
-    from seqlab.chapter import s14_55
+    from seqlab.book.sentences import render, templates
+    from seqlab.chapter import s14_55_claims
 
     T = [32, 64, 128, 256]
     here = pd.DataFrame(dict(T=T, d=64, ratio_attention_to_lstm=[1.19, 1.5, 2.0, 3.0]))
     grid = pd.DataFrame(dict(T=T, d=64, ratio_attention_to_lstm=[0.5, 0.8, 1.2, 2.0]))
-    text = s14_55.here_claims(here, grid)[0].text
+    said = s14_55_claims.here_claims(here, grid)[0]
+    written = {t.name: t for t in templates(PAGE.read_text(encoding="utf-8"))}
+    text = render(written["s55_here_side"], {"holds": said.holds, "evidence": said.evidence})
     assert "at or below T = 32, the shortest length timed" in text
     assert "T* ≈ 32" not in text
     assert "reference (at T* ≈" in text or "reference's lies at T* ≈" in text

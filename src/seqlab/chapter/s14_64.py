@@ -9,8 +9,6 @@ numbers, with a sentence for each outcome.
 """
 from __future__ import annotations
 
-import dataclasses
-
 import ast
 import re
 from pathlib import Path
@@ -18,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..claims import claim, claim_source, fmt, join_and, require, verdict
+from ..claims import claim_source, require, verdict
 from .base import section
 from .s14_50 import SCALED, UNSCALED
 from .s14_55 import LEVEL as COST_LEVEL
@@ -172,33 +170,18 @@ def cost_claims(cross: pd.DataFrame, level: float = COST_LEVEL) -> list:
     A crossover within ``level`` of 2d counts as neither before nor after it (as in §14.55); none measured on the
     grid: after.
     """
-    head = "By operation count attention is the cheaper layer below T = 2d and the dearer one above it."
-    forward = _crossover_claim("s64_v_cost", cross, "measured_T_star", "Measured forward on one thread", level)
-    training = _crossover_claim("s64_v_cost_train", cross, "training_T_star", "For a training step (forward and "
-                                "backward)", level)
-    return [dataclasses.replace(forward, text=f"{head} {forward.text}"), training]
+    return [_crossover_claim("s64_v_cost", cross, "measured_T_star", level),
+            _crossover_claim("s64_v_cost_train", cross, "training_T_star", level)]
 
 
-def _crossover_claim(name: str, cross: pd.DataFrame, column: str, lead: str, level: float):
+def _crossover_claim(name: str, cross: pd.DataFrame, column: str, level: float):
     ratio = (cross[column].astype(float) / cross.flop_T_star).to_numpy()
     d = cross.d.astype(int).to_numpy()
     before, within = ratio < 1 - level, np.abs(ratio - 1) <= level
     after = ~(before | within)  # NaN: no crossover on the grid, so later than its longest length
-    d_lo, d_hi = int(d.min()), int(d.max())
-
-    def widths(mask) -> str:
-        return "d = " + join_and([str(x) for x in d[mask]])
-
-    parts = [f"its crossover came before T = 2d at {widths(before)}"] if before.any() else []
-    parts += [f"within {fmt(level, '.0%')} of it at {widths(within)}"] if within.any() else []
-    parts += [f"after it at {widths(after)}"] if after.any() else []
-    return claim(name, bool(after.all()),
-                 f"{lead}, attention stayed the cheaper layer beyond T = 2d at every width from {d_lo} to {d_hi}: "
-                 "per operation, it ran faster than the recurrence.",
-                 f"{lead}, {'; '.join(parts)}: the clock departs from the operation count"
-                 f"{' in both directions' if before.any() and after.any() else ''}.",
-                 early=int(before.sum()), near=int(within.sum()), widths=len(d),
-                 measured=cross[column].tolist(), flop=cross.flop_T_star.tolist())
+    return verdict(name, bool(after.all()), early=int(before.sum()), near=int(within.sum()), widths=len(d),
+                   measured=cross[column].tolist(), flop=cross.flop_T_star.tolist(), d=d, d_lo=d.min(),
+                   d_hi=d.max(), before_d=d[before], near_d=d[within], after_d=d[after], level=level)
 
 
 @claim_source

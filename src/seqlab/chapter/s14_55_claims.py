@@ -1,0 +1,209 @@
+"""§14.55's claim sources: the verdicts that interpret the timing reference, the memory measurement and the quick
+measurement on the reader's machine (``seqlab.chapter.s14_55`` imports each and gathers them in ``claims_for``).
+
+Each source returns verdicts with the numbers their wordings quote; the words stand in the
+page (``transformer.md``, and the summary for :func:`verdict_claims`). Where a sentence groups
+the widths by where their crossover falls against 2d, the evidence carries the groups as
+records (``before``, ``near``, ``widths``) and the page words each group.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..analysis.complexity import crossover, flop_crossover
+from ..analysis.timing import score_cost_fit, score_cost_split
+from ..claims import claim_source, require, verdict
+from .s14_55_settings import BATCH, GAUGE, LAYER_NAMES, LEVEL, QUIET_SHARE, QUIET_TRIES
+
+
+def _position(t_star, d) -> int:
+    """-1 before the FLOP crossover 2d, 0 within ``LEVEL`` of it, 1 after it (a missing crossover: after)."""
+    if t_star is None or np.isnan(t_star):
+        return 1
+    ratio = t_star / flop_crossover(int(d))
+    return -1 if ratio < 1 - LEVEL else 1 if ratio > 1 + LEVEL else 0
+
+
+def _groups(t_stars, ds) -> list[dict]:
+    """The widths grouped by :func:`_position`, before / near / after, as records for the page; empty groups left
+    out."""
+    pos = [_position(t, d) for t, d in zip(t_stars, ds)]
+    return [dict(before=p < 0, near=p == 0, widths=[int(d) for d, q in zip(ds, pos) if q == p])
+            for p in (-1, 0, 1) if p in pos]
+
+
+def _missing(cross: pd.DataFrame, *columns: str) -> list[int]:
+    """Widths at which any of ``columns`` has no crossover: attention stayed the cheaper layer over every length."""
+    gone = np.zeros(len(cross), bool)
+    for c in columns:
+        gone |= cross[c].isna().to_numpy()
+    return [int(d) for d in cross.d[gone]]
+
+
+@claim_source
+def crossover_claims(cross: pd.DataFrame) -> list:
+    """Where the measured crossovers fall against the FLOP crossover 2d, and what that says about the usual story."""
+    fwd = [_position(t, d) for t, d in zip(cross.measured_T_star, cross.d)]
+    trn = [_position(t, d) for t, d in zip(cross.training_T_star, cross.d)]
+    n, kf, kt = len(cross), fwd.count(-1), trn.count(-1)
+    all_early, all_late = kf == n and kt == n, kf == 0 and kt == 0
+    evidence = dict(d=cross.d, forward=cross.measured_T_star, training=cross.training_T_star, flop=cross.flop_T_star,
+                    all_late=all_late, never=_missing(cross, "measured_T_star", "training_T_star"),
+                    forward_groups=_groups(cross.measured_T_star, cross.d),
+                    training_groups=_groups(cross.training_T_star, cross.d),
+                    earlier=-1 in fwd + trn, later=1 in fwd + trn, level=LEVEL)
+    return [verdict("s55_cross_side", all_early, **evidence), verdict("s55_usual_story", all_early, **evidence)]
+
+
+@claim_source
+def equal_work_claims(same_flops: pd.DataFrame) -> list:
+    """At T = 2d the time ratio is the ratio of achieved rates: which layer did its arithmetic faster."""
+    r, ds = same_flops.ratio_attention_to_lstm, same_flops.d.tolist()
+    slower = [bool(v > 1 + LEVEL) for v in r]
+    faster = [bool(v < 1 - LEVEL) for v in r]
+    level = [not (a or b) for a, b in zip(slower, faster)]
+    groups = [dict(lstm_higher=k == 0, attention_higher=k == 1, widths=[int(d) for d, x in zip(ds, mask) if x])
+              for k, mask in enumerate((slower, faster, level)) if any(mask)]
+    return [verdict("s55_equal_work", all(slower), d=ds, ratio=r, lstm_gflops=same_flops.lstm_gflops,
+                    attention_gflops=same_flops.attention_gflops, all_faster=all(faster), groups=groups,
+                    level=LEVEL)]
+
+
+@claim_source
+def parts_claims(parts: pd.DataFrame) -> list:
+    """The recurrent kernels (fused, generic, plain RNN) and attention's core against its projections."""
+    p = parts.sort_values("d").reset_index(drop=True)
+    gain = p.lstm_gflops / p.lstm_generic_gflops
+    lo, hi = p.iloc[0], p.iloc[-1]
+    rel = p.core_gflops / p.projections_gflops
+    return [
+        verdict("s55_fused_gain", gain.min() >= 2, d=p.d, fused_over_generic=gain, gain_lo=gain.min(),
+                gain_hi=gain.max(), generic_lo=p.lstm_generic_gflops.min(), generic_hi=p.lstm_generic_gflops.max(),
+                lstm_lo=p.lstm_gflops.min(), lstm_hi=p.lstm_gflops.max()),
+        verdict("s55_rnn_step", lo.rnn_us_per_step > lo.lstm_us_per_step, d=lo.d, rnn_us=lo.rnn_us_per_step,
+                lstm_us=lo.lstm_us_per_step, generic_us=lo.lstm_generic_us_per_step),
+        verdict("s55_core_rate", bool((rel < 0.8).all()), d=p.d, core_over_projections=rel,
+                keeps_pace=bool((rel >= 0.8).all() and (rel <= 1.25).all()), faster=bool((rel > 1.25).all()),
+                core_lo=lo.core_gflops, core_hi=hi.core_gflops, dk_lo=lo.d_k, dk_hi=hi.d_k, rel_lo=rel.min(),
+                rel_hi=rel.max(), projections_lo=p.projections_gflops.min(),
+                projections_hi=p.projections_gflops.max()),
+    ]
+
+
+@claim_source
+def score_claims(parts: pd.DataFrame) -> list:
+    """How the core's cost per score grows with d_k: a least-squares line through every width, and how well it fits."""
+    p = parts.sort_values("d_k").reset_index(drop=True)
+    fit = score_cost_fit(p)
+    split = score_cost_split(p)
+    lo, hi = p.iloc[0], p.iloc[-1]
+    dk_ratio, ns_ratio = hi.d_k / lo.d_k, hi.core_ns_per_score / lo.core_ns_per_score
+    good = fit["max_rel_residual"] <= 0.10
+    return [
+        verdict("s55_score_sublinear", ns_ratio < 0.5 * dk_ratio, dk_ratio=dk_ratio, ns_ratio=ns_ratio),
+        verdict("s55_score_line", good and fit["a"] > 0, **fit, fits=good, dk_lo=lo.d_k, dk_hi=hi.d_k,
+                share_lo=split.fixed_share.iloc[0], share_hi=split.fixed_share.iloc[-1]),
+    ]
+
+
+@claim_source
+def growth_claims(grid: pd.DataFrame) -> list:
+    """At the smallest width: does the time ratio grow faster than the FLOP ratio from the shortest to the longest T?"""
+    d = grid.d.min()
+    narrow = grid[grid.d == d].set_index("T").sort_index()
+    a, b = narrow.index.min(), narrow.index.max()
+    fg = narrow.flop_ratio_attention_to_lstm[b] / narrow.flop_ratio_attention_to_lstm[a]
+    tg = narrow.ratio_attention_to_lstm[b] / narrow.ratio_attention_to_lstm[a]
+    return [verdict("s55_ratio_growth", tg > fg, d=d, flop_growth=fg, time_growth=tg, T_short=a, T_long=b,
+                    ratio_short=narrow.ratio_attention_to_lstm[a], ratio_long=narrow.ratio_attention_to_lstm[b])]
+
+
+def _margin_grows(grid: pd.DataFrame, cross: pd.DataFrame) -> bool:
+    """Beyond each width's forward crossover, is attention's time ratio at the longest T the largest seen?"""
+    for d, t_star in zip(cross.d, cross.measured_T_star):
+        if t_star is None or np.isnan(t_star):
+            continue
+        after = grid[(grid.d == d) & (grid["T"] >= t_star)].sort_values("T").ratio_attention_to_lstm
+        if len(after) >= 2 and after.iloc[-1] < after.max():
+            return False
+    return True
+
+
+@claim_source
+def verdict_claims(cross: pd.DataFrame, parts: pd.DataFrame, grid: pd.DataFrame) -> list:
+    """What places the crossover on one core, and where each layer wins."""
+    fwd = [_position(t, d) for t, d in zip(cross.measured_T_star, cross.d)]
+    trn = [_position(t, d) for t, d in zip(cross.training_T_star, cross.d)]
+    all_early = all(p < 0 for p in fwd + trn)
+    all_late = not any(p < 0 for p in fwd + trn)
+    core_slow = bool((parts.core_gflops / parts.projections_gflops < 0.8).all())
+    return [
+        verdict("s55_what_places", all_early and core_slow, all_early=all_early, all_late=all_late,
+                core_slow=core_slow),
+        verdict("s55_where_each_wins", all(p < 0 for p in fwd), forward_T_star=cross.measured_T_star,
+                flop_T_star=cross.flop_T_star, margin_grows=_margin_grows(grid, cross),
+                all_after=all(p > 0 for p in fwd), groups=_groups(cross.measured_T_star, cross.d),
+                never=_missing(cross, "measured_T_star"), level=LEVEL),
+    ]
+
+
+@claim_source
+def thread_claims(threads: pd.DataFrame, batch: int = BATCH) -> list:
+    """What a second thread did on the reference machine: the gauge, attention against the LSTM."""
+    g = threads[threads.layer == GAUGE].speedup.median()
+    a = threads[threads.layer == LAYER_NAMES["attention"]].speedup.median()
+    lstm = threads[threads.layer == LAYER_NAMES["lstm"]].speedup.median()
+    k = int((threads.layer == GAUGE).sum())
+    share = threads.others_share if "others_share" in threads else pd.Series([np.nan] * len(threads))
+    noisy = int((share > QUIET_SHARE).sum())
+    return [
+        verdict("s55_threads_quiet", noisy == 0, noisy_rows=noisy, largest_share=share.max(), threshold=QUIET_SHARE,
+                rows=len(threads), tries=QUIET_TRIES),
+        verdict("s55_threads_gauge", g >= 1.3, gauge_speedup=g, points=k, not_slower=bool(g >= 0.9)),
+        verdict("s55_threads_attention", a > lstm, attention=a, lstm=lstm),
+        verdict("s55_threads_lstm", lstm >= 1.1, lstm=lstm, batch=batch),
+    ]
+
+
+@claim_source
+def memory_claims(memory: pd.DataFrame) -> list:
+    """Peak memory against T: quadratic for explicit attention, not for the fused kernel."""
+    d = memory.d.min()
+    peak = memory[memory.d == d].pivot_table(index="path", columns="T", values="peak_mb")
+    t_lo, t_hi = peak.columns.min(), peak.columns.max()
+    r = t_hi / t_lo
+    ge = peak.loc["explicit", t_hi] / peak.loc["explicit", t_lo]
+    gf = peak.loc["fused", t_hi] / peak.loc["fused", t_lo]
+    weights = memory[(memory.d == d) & (memory["T"] == t_hi)].weights_matrix_mb.max()
+    quadratic, linear = ge >= 0.5 * r ** 2, gf <= 1.5 * r
+    return [
+        verdict("s55_mem_explicit", quadratic, growth=ge, length_ratio=r, squared=r ** 2, T_short=t_lo, T_long=t_hi),
+        require("s55_mem_fused_below_weights", peak.loc["fused", t_hi] < weights,
+                fused_mb=peak.loc["fused", t_hi], weights_mb=weights),
+        verdict("s55_mem_fused", linear, growth=gf, length_ratio=r),
+        verdict("s55_mem_verdict", quadratic and linear, explicit_growth=ge, fused_growth=gf, length_ratio=r),
+    ]
+
+
+def _where(frame: pd.DataFrame, prefix: str, d: int) -> dict:
+    """Where one measurement's crossover at width ``d`` lies, as facts for the page (keys start with ``prefix``)."""
+    f = frame.sort_values("T")
+    t = crossover(f["T"], f.ratio_attention_to_lstm, last=True)
+    t = np.nan if t is None else t
+    pos = _position(t, d)
+    # attention already the dearer layer at the shortest length: the crossing lies somewhere below it
+    shortest = bool(not np.isnan(t) and t == f["T"].min() and f.ratio_attention_to_lstm.iloc[0] >= 1)
+    return {f"{prefix}_T_star": t, f"{prefix}_found": bool(not np.isnan(t)), f"{prefix}_at_shortest": shortest,
+            f"{prefix}_T_min": f["T"].min(), f"{prefix}_T_max": f["T"].max(), f"{prefix}_before": pos < 0,
+            f"{prefix}_near": pos == 0, f"{prefix}_position": pos}
+
+
+@claim_source
+def here_claims(here: pd.DataFrame, grid: pd.DataFrame) -> list:
+    """The quick measurement on this machine beside the reference: is the crossover on the same side of 2d?"""
+    d = int(here.d.iloc[0])
+    h, ref = _where(here, "here", d), _where(grid[grid.d == d], "reference", d)
+    return [verdict("s55_here_side", h["here_position"] == ref["reference_position"], d=d, flop_T_star=2 * d,
+                    level=LEVEL, **h, **ref)]
+
