@@ -95,16 +95,16 @@ def tiny():
 
 
 def test_bits_per_char_is_per_token_loss_over_characters(tiny):
-    from seqlab.experiments import lm
+    from seqlab.experiments import lm, lm_followups
     from seqlab.text import BPETokenizer
 
     train, text = tiny
     model, tok, _ = tiny_char_model(text, train)
-    ev = lm.bits_per_char(model, tok, text[:1000])
+    ev = lm_followups.bits_per_char(model, tok, text[:1000])
     assert ev["chars_per_token"] == 1.0 and math.isclose(ev["bits_per_char"], ev["nats_per_token"] / math.log(2))
     bpe = BPETokenizer().train(text, 300)
     gpt = lm.GPT(lm.chapter_gpt_config(bpe.vocab_size))
-    ev = lm.bits_per_char(gpt, bpe, text[:2000])
+    ev = lm_followups.bits_per_char(gpt, bpe, text[:2000])
     assert ev["chars_per_token"] > 1
     assert math.isclose(ev["bits_per_char"], ev["nats_per_token"] / ev["chars_per_token"] / math.log(2))
     assert ev["eval_chars"] == round(ev["eval_tokens"] * ev["chars_per_token"])
@@ -123,31 +123,31 @@ def test_entropy_probe_records_without_changing():
 
 
 def test_sweep_config_reproduces_the_chapter_recipe():
-    from seqlab.experiments import lm
+    from seqlab.experiments import lm, lm_followups
 
-    assert lm.sweep_train_config(lm.CHAPTER_TRAIN.max_iters) == lm.CHAPTER_TRAIN
-    assert lm.sweep_train_config(1500).lr_decay_iters == 1500
+    assert lm_followups.sweep_train_config(lm.CHAPTER_TRAIN.max_iters) == lm.CHAPTER_TRAIN
+    assert lm_followups.sweep_train_config(1500).lr_decay_iters == 1500
 
 
 def test_followup_experiments_tiny(tmp_path, tiny):
-    from seqlab.experiments import lm
+    from seqlab.experiments import lm_followups
     from seqlab.store import verify_artifacts
 
     train, text = tiny
-    judge, tok = lm.run_lm_sweep(tmp_path, log=lambda *_: None, iters=(4, 6), train=train, text=text)
-    curves = pd.read_csv(tmp_path / lm.SWEEP_NAME / "curves.csv")
+    judge, tok = lm_followups.run_lm_sweep(tmp_path, log=lambda *_: None, iters=(4, 6), train=train, text=text)
+    curves = pd.read_csv(tmp_path / lm_followups.SWEEP_NAME / "curves.csv")
     assert set(curves.model) == {"GPT", "LSTM"} and set(curves.budget_iters) == {4, 6}
     with pytest.raises(Exception, match="stale"):
-        lm.load_sweep_artifacts(tmp_path)
+        lm_followups.load_sweep_artifacts(tmp_path)
     char = tiny_char_model(text, train)
-    lm.run_lm_bpe(tmp_path, log=lambda *_: None, vocabs=(270,), train=train, text=text, char_model=char)
-    res = pd.read_csv(tmp_path / lm.BPE_NAME / "results.csv").set_index("tokenizer")
+    lm_followups.run_lm_bpe(tmp_path, log=lambda *_: None, vocabs=(270,), train=train, text=text, char_model=char)
+    res = pd.read_csv(tmp_path / lm_followups.BPE_NAME / "results.csv").set_index("tokenizer")
     assert list(res.index) == ["character", "byte BPE (270)"]
     assert res.eval_chars.nunique() <= 2 and res.iterations.nunique() == 1
-    lm.run_lm_decoding(tmp_path, log=lambda *_: None, gpt=char[0], tok=char[1], judge=judge,
+    lm_followups.run_lm_decoding(tmp_path, log=lambda *_: None, gpt=char[0], tok=char[1], judge=judge,
                        grid={"temperature": (0.5, 1.0), "top_p": (1.0,)}, samples=2, tokens=12)
-    verify_artifacts(lm.DECODING_NAME, root=tmp_path)
-    scores = pd.read_csv(tmp_path / lm.DECODING_NAME / "samples.csv")
+    verify_artifacts(lm_followups.DECODING_NAME, root=tmp_path)
+    scores = pd.read_csv(tmp_path / lm_followups.DECODING_NAME / "samples.csv")
     assert len(scores) == 6
     same = scores.set_index(["knob", "value", "sample"])
     # top-p 1.0 filters nothing and draws with the same seed: the same samples as temperature 1.0
@@ -157,23 +157,23 @@ def test_followup_experiments_tiny(tmp_path, tiny):
 # --- the committed follow-up sets ------------------------------------------------------------------------------
 
 def test_committed_followups_load_and_refuse_changes(tmp_path):
-    from seqlab.experiments import lm
+    from seqlab.experiments import lm_followups
     from seqlab.store import ROOT, ArtifactError
 
-    curves, _ = lm.load_sweep_artifacts()
-    assert set(curves.budget_iters) == set(lm.SWEEP_ITERS)
-    results, _, samples, _ = lm.load_bpe_artifacts()
-    assert list(results.tokenizer) == ["character"] + [f"byte BPE ({v})" for v in lm.BPE_VOCABS]
+    curves, _ = lm_followups.load_sweep_artifacts()
+    assert set(curves.budget_iters) == set(lm_followups.SWEEP_ITERS)
+    results, _, samples, _ = lm_followups.load_bpe_artifacts()
+    assert list(results.tokenizer) == ["character"] + [f"byte BPE ({v})" for v in lm_followups.BPE_VOCABS]
     assert results.eval_chars.max() / results.eval_chars.min() < 1.01  # the same validation text for all
-    scores, texts, _ = lm.load_decoding_artifacts()
-    assert set(scores.knob) == set(lm.DECODING_GRID) and set(texts) == set(lm.DECODING_GRID)
+    scores, texts, _ = lm_followups.load_decoding_artifacts()
+    assert set(scores.knob) == set(lm_followups.DECODING_GRID) and set(texts) == set(lm_followups.DECODING_GRID)
     root = tmp_path / "artifacts"
-    for name in ("lm", lm.DECODING_NAME):
+    for name in ("lm", lm_followups.DECODING_NAME):
         shutil.copytree(ROOT / name, root / name)
-    with open(root / lm.DECODING_NAME / "samples.csv", "a") as f:
+    with open(root / lm_followups.DECODING_NAME / "samples.csv", "a") as f:
         f.write("temperature,9,0,0,0,0,0,0,0,0,0,0\n")
     with pytest.raises(ArtifactError, match="does not match its manifest"):
-        lm.load_decoding_artifacts(root)
+        lm_followups.load_decoding_artifacts(root)
 
 
 # --- §14.57-§14.60 steps ------------------------------------------------------------------------------------------

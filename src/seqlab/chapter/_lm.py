@@ -30,7 +30,7 @@ def _lm(heavy: bool):
 
 @functools.cache
 def _followups(heavy: bool) -> dict:
-    from ..experiments.lm import followup_results
+    from ..experiments.lm_followups import followup_results
 
     if heavy:
         lm()  # the follow-ups read the chapter's model: train it first

@@ -10,7 +10,8 @@ import torch
 
 from ..analysis.params import count_parameters
 from ..claims import claim_source, require, verdict
-from ..experiments.lm import CHAPTER_TRAIN, SWEEP_ITERS, chapter_gpt_config, chapter_lstm_config
+from ..experiments.lm import CHAPTER_TRAIN, chapter_gpt_config, chapter_lstm_config
+from ..experiments.lm_followups import SWEEP_ITERS
 from ..nn import GPT, LSTMLanguageModel
 from ..text.training import make_optimizer
 from ..threads import single_threaded
