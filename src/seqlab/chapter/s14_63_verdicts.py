@@ -7,7 +7,7 @@ import pandas as pd
 
 from ..claims import claim_source, require, verdict
 from ..experiments.forecast import CLASSICAL_MODELS
-from .s14_63 import entry_tests, horizon_ends
+from .s14_63_comparison import entry_tests, horizon_ends
 
 
 HO, ALL = "official hold-out", "all windows"

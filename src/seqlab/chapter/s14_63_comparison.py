@@ -1,0 +1,107 @@
+"""§14.63's comparison itself: the stored results, the verdict per set and scope, the head-to-head against the
+best classical entry, the residual check and the errors by horizon."""
+from __future__ import annotations
+
+import pandas as pd
+
+from ..experiments.forecast import (
+    CLASSICAL_ENTRIES,
+    CLASSICAL_MODELS,
+    NEURAL,
+    forecast_results,
+    nbeats_results,
+    validation_units,
+)
+
+
+def results():
+    """``(summary, per_horizon, significance, timings, unit_mase, nbeats, mode)``: the comparison and its evidence."""
+    summary, horizon, sig, timings, units, mode = forecast_results()
+    return summary, horizon, sig, timings, units, nbeats_results(), mode
+
+
+def verdict(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per data set and scope: the best classical entry (model or combination) and the best neural model, and both
+    against SeasonalNaive."""
+    rows = []
+    for (d, scope), g in summary.groupby(["dataset", "scope"], sort=False):
+        g = g.set_index("model")
+        best_c = g.loc[[m for m in CLASSICAL_ENTRIES if m in g.index]].mase.idxmin()
+        best_n = g.loc[[m for m in NEURAL if m in g.index]].mase.idxmin()
+        rows.append(dict(dataset=d, scope=scope, series=int(g.series.max()), units=int(g.units.max()),
+                         best_classical=best_c, best_classical_mase=g.mase[best_c], best_neural=best_n,
+                         best_neural_mase=g.mase[best_n], neural_vs_best_classical=g.mase[best_n] / g.mase[best_c] - 1,
+                         seasonal_naive_mase=g.mase["SeasonalNaive"],
+                         neural_beats_seasonal_naive=bool(g.mase[best_n] < g.mase["SeasonalNaive"]),
+                         neural_beats_best_classical=bool(g.mase[best_n] < g.mase[best_c])))
+    return pd.DataFrame(rows)
+
+
+def entry_tests(sig: pd.DataFrame) -> pd.DataFrame:
+    """The bootstrap tests against each set's best classical entry (model or combination): the verdict's."""
+    return sig[sig.baseline == "best classical entry"].drop(columns="baseline").reset_index(drop=True)
+
+
+def head_to_head(summary: pd.DataFrame, sig: pd.DataFrame, scope: str = "official hold-out") -> pd.DataFrame:
+    """Per set: the best classical entry and its rivals (the best single model, both combinations, N-BEATS, and
+    N-BEATS with the classical combination), each neural entry with its bootstrap interval against that entry."""
+    S = summary[summary.scope == scope]
+    T = entry_tests(sig)
+    T = T[T.scope == scope].set_index(["dataset", "model"])
+    rows = []
+    for d, g in S.groupby("dataset", sort=False):
+        g = g.set_index("model").mase
+        entry = g[[m for m in CLASSICAL_ENTRIES if m in g.index]].idxmin()
+        single = g[[m for m in CLASSICAL_MODELS if m in g.index]].idxmin()
+        row = dict(dataset=d, best_entry=entry, best_entry_mase=g[entry], best_single=single,
+                   best_single_mase=g[single], combination_mase=g["Combination"], m4_comb_mase=g["M4 Comb"])
+        for key, m in (("nbeats", "N-BEATS"), ("both", "N-BEATS + Combination")):
+            t = T.loc[(d, m)]
+            row |= {f"{key}_mase": g[m], f"{key}_difference": t.mean_difference, f"{key}_ci_low": t.ci_low,
+                    f"{key}_ci_high": t.ci_high, f"{key}_significant": bool(t.significant),
+                    f"{key}_share_won": t.share_of_units_better, f"{key}_testable": bool(t.testable)}
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def validation_scores(units: pd.DataFrame) -> pd.DataFrame:
+    """Mean MASE of every model over the validation windows (those before each series' last), per data set.
+
+    For N-BEATS these windows also chose its step count and ensemble size, so its
+    score here is the best of the grid: a selection score, not a test score.
+    """
+    v = validation_units(units)
+    out = v.groupby(["dataset", "model"], sort=False).mase.mean().rename("validation_mase").reset_index()
+    out["units"] = v.groupby(["dataset", "model"], sort=False).mase.count().to_numpy()
+    return out
+
+
+def residual_check(nbeats: dict, summary: pd.DataFrame, scope: str = "official hold-out") -> pd.DataFrame:
+    """Bias of the best classical and the best neural model (and of N-BEATS where another neural model leads): mean
+    signed scaled error over all steps and at the last.
+
+    (forecast - actual) / MASE scale: above 0 over-forecasts. The share of
+    over-forecasts is averaged over the steps.
+    """
+    r = nbeats["residuals"]
+    v = verdict(summary)
+    rows = []
+    for x in v[v.scope == scope].itertuples():
+        roles = [("best classical", x.best_classical), ("best neural", x.best_neural)]
+        if x.best_neural != "N-BEATS":  # the prose reads N-BEATS on every set, so it always has its row
+            roles.append(("N-BEATS", "N-BEATS"))
+        for role, m in roles + [("SeasonalNaive", "SeasonalNaive")]:
+            g = r[(r.dataset == x.dataset) & (r.scope == scope) & (r.model == m)].sort_values("step")
+            rows.append(dict(dataset=x.dataset, role=role, model=m, mean_scaled_error=g.mean_scaled_error.mean(),
+                             last_step_error=g.mean_scaled_error.iloc[-1], share_over=g.share_over.mean()))
+    return pd.DataFrame(rows)
+
+
+def horizon_ends(horizon: pd.DataFrame, scope: str = "official hold-out") -> pd.DataFrame:
+    """Last-step MASE over first-step MASE, one row per model and one column per competition set."""
+    ho = horizon[horizon.scope == scope].sort_values("step")
+    g = ho.groupby(["dataset", "model"], sort=False).mase
+    ratio = (g.last() / g.first()).rename("ratio").reset_index()
+    out = ratio.pivot(index="model", columns="dataset", values="ratio")
+    out.columns.name = None
+    return out.reset_index()
