@@ -103,32 +103,34 @@ def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str
     """Lines of ``y`` against ``x`` per ``color`` group. An integer ``x`` gets whole-number ticks (``x_breaks``
     sets them), a date ``x`` January ticks spaced by the panel's width, a log axis the data's own values.
     ``hline`` draws a dashed reference line, named on the plot by ``hline_label``."""
-    import plotly.express as px
-    from plotnine import (
-        aes,
-        facet_wrap,
-        geom_hline,
-        geom_line,
-        geom_point,
-        ggplot,
-        labs,
-        scale_color_manual,
-        scale_x_continuous,
-        scale_x_datetime,
-        scale_x_log10,
-        scale_x_reverse,
-        scale_y_continuous,
-        scale_y_log10,
-    )
-
     if color and not colors:
         colors = default_colors(df[color])
+    panels = df[facet].nunique() if facet else 1
+    columns = int(np.ceil(np.sqrt(panels)))  # facet_wrap's layout
+    if x_breaks is None and integer_valued(df[x]) and not log_x:
+        x_breaks = integer_breaks(df[x].min(), df[x].max(), n=max(3, 7 - columns))
+    axes = dict(x_breaks=x_breaks, columns=columns, panels=panels,
+                x_dates=pd.api.types.is_datetime64_any_dtype(df[x]),
+                y_int=integer_valued(df[y]) and not facet and not log_y,
+                log_breaks=spaced_log_breaks(df[x].unique(), 0.06 if columns == 1 else 0.08 * columns)
+                if log_x else None)
+    opts = dict(title=title, subtitle=subtitle, xlab=xlab, ylab=ylab, log_y=log_y, log_x=log_x,
+                reverse_x=reverse_x, colors=colors, points=points, hline=hline, facet=facet,
+                hline_label=hline_label)
+    return _line_static(df, x, y, color, axes, **opts), _line_interactive(df, x, y, color, axes, **opts)
+
+
+def _line_static(df, x, y, color, axes, *, title, subtitle, xlab, ylab, log_y, log_x, reverse_x, colors, points,
+                 hline, facet, hline_label):
+    """:func:`line_pair`'s plotnine figure."""
+    from plotnine import (annotate, aes, facet_wrap, geom_hline, geom_line, geom_point, ggplot, labs,
+                          scale_color_manual, scale_x_continuous, scale_x_datetime, scale_x_log10, scale_x_reverse,
+                          scale_y_continuous, scale_y_log10)
+
     g = ggplot(df, aes(x, y, color=color) if color else aes(x, y))
     if hline is not None:
         g += geom_hline(yintercept=hline, linetype="dashed", color="#737373")
         if hline_label:
-            from plotnine import annotate
-
             g += annotate("text", x=df[x].min(), y=hline, label=hline_label, ha="left", va="top", size=9,
                           color="#525252")
     g += geom_line(size=0.9)
@@ -137,32 +139,32 @@ def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str
     g += labs(**static_labels(title, subtitle), x=xlab, y=wrap(ylab, 40), color="")
     if color:
         g += scale_color_manual(values=colors)
-    panels = df[facet].nunique() if facet else 1
-    columns = int(np.ceil(np.sqrt(panels)))  # facet_wrap's layout
-    x_int = integer_valued(df[x]) and not log_x
-    if x_breaks is None and x_int:
-        x_breaks = integer_breaks(df[x].min(), df[x].max(), n=max(3, 7 - columns))
-    x_dates = pd.api.types.is_datetime64_any_dtype(df[x])
+    x_breaks = axes["x_breaks"]
     if log_y:
         g += scale_y_log10(labels=_plain_numbers)
-    elif integer_valued(df[y]) and not facet:
+    elif axes["y_int"]:
         g += scale_y_continuous(breaks=integer_breaks(df[y].min(), df[y].max()))
-    log_breaks = spaced_log_breaks(df[x].unique(), 0.06 if columns == 1 else 0.08 * columns) if log_x else None
     if log_x:
-        g += scale_x_log10(breaks=log_breaks, labels=_plain_numbers)
+        g += scale_x_log10(breaks=axes["log_breaks"], labels=_plain_numbers)
     elif reverse_x:
         g += scale_x_reverse(breaks=x_breaks) if x_breaks else scale_x_reverse()
     elif x_breaks:
         g += scale_x_continuous(breaks=x_breaks)
-    elif x_dates:
-        breaks, label = date_breaks(df[x], n=max(2, 6 - 2 * (columns - 1)))
+    elif axes["x_dates"]:
+        breaks, label = date_breaks(df[x], n=max(2, 6 - 2 * (axes["columns"] - 1)))
         g += scale_x_datetime(breaks=breaks, date_labels=label)
     if facet:
         g += facet_wrap(facet, scales="free_y")
-    g += theme_seqlab()
+    return g + theme_seqlab()
+
+
+def _line_interactive(df, x, y, color, axes, *, title, subtitle, xlab, ylab, log_y, log_x, reverse_x, colors,
+                      points, hline, facet, hline_label):
+    """:func:`line_pair`'s plotly figure, with the static figure's ticks."""
+    import plotly.express as px
 
     fig = px.line(df, x=x, y=y, color=color, markers=points, log_y=log_y, log_x=log_x, facet_col=facet,
-                  facet_col_wrap=columns if facet else 0, facet_row_spacing=0.16 if facet else None,
+                  facet_col_wrap=axes["columns"] if facet else 0, facet_row_spacing=0.16 if facet else None,
                   facet_col_spacing=0.08 if facet else None, color_discrete_map=colors or {},
                   labels={x: xlab, y: ylab})
     fig.update_layout(legend_title_text="")
@@ -171,38 +173,49 @@ def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str
         fig.add_hline(y=hline, line_dash="dash", line_color="#737373", **label)
     if reverse_x:
         fig.update_xaxes(autorange="reversed")
+    x_breaks = axes["x_breaks"]
     if x_breaks:
         fig.update_xaxes(tick0=x_breaks[0], dtick=x_breaks[1] - x_breaks[0] if len(x_breaks) > 1 else 1)
     if log_x:
-        fig.update_xaxes(tickmode="array", tickvals=log_breaks, ticktext=_plain_numbers(log_breaks))
-    if log_y:  # plotly labels every digit of a short log range ("6 7 8 9"): 2 and 5 only, or powers of ten only
-        positive = df[y][df[y] > 0]
-        decades = np.log10(positive.max() / positive.min()) if len(positive) else 0
-        if decades > 3:  # a tick every k decades, about six in all, written as powers of ten
-            fig.update_yaxes(dtick=int(np.ceil(decades / 6)), exponentformat="power")
-        else:
-            fig.update_yaxes(dtick="D2")
-    if x_dates:
+        fig.update_xaxes(tickmode="array", tickvals=axes["log_breaks"], ticktext=_plain_numbers(axes["log_breaks"]))
+    if log_y:
+        _log_y_ticks(fig, df[y])
+    if axes["x_dates"]:
         fig.update_xaxes(tickformat="%Y", dtick=f"M{12 * _year_step(date_breaks(df[x])[0])}")
-    if not log_y and integer_valued(df[y]) and not facet:
+    if axes["y_int"]:
         ticks = integer_breaks(df[y].min(), df[y].max())
         fig.update_yaxes(tick0=ticks[0], dtick=ticks[1] - ticks[0] if len(ticks) > 1 else 1)
     fig.update_layout(**plotly_layout(title, subtitle))
     if facet:
-        fig.update_yaxes(matches=None, showticklabels=True)
-        fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))  # "window 1", not "window=window 1"
-        # one axis title per figure, as in the static figure, not one per panel
-        fig.for_each_xaxis(lambda ax: ax.update(title_text=""))
-        fig.for_each_yaxis(lambda ax: ax.update(title_text=""))
-        fig.add_annotation(text=xlab, x=0.5, xref="paper", y=0, yref="paper", yshift=-34, yanchor="top",
-                           showarrow=False, font=dict(size=14))
-        if ylab:
-            fig.add_annotation(text=wrap(ylab, 40, "<br>"), x=0, xref="paper", y=0.5, yref="paper", xshift=-58,
-                               xanchor="right", textangle=-90, showarrow=False, font=dict(size=14))
-        fig.update_layout(margin=dict(l=90, b=110), height=320 + 170 * int(np.ceil(panels / columns)))
+        _facet_titles(fig, xlab, ylab, axes["panels"], axes["columns"])
     else:
         fig.update_yaxes(title_text=wrap(ylab, 40, "<br>"))
-    return g, fig
+    return fig
+
+
+def _log_y_ticks(fig, values: pd.Series) -> None:
+    """Plotly labels every digit of a short log range ("6 7 8 9"): 2 and 5 only, or powers of ten only."""
+    positive = values[values > 0]
+    decades = np.log10(positive.max() / positive.min()) if len(positive) else 0
+    if decades > 3:  # a tick every k decades, about six in all, written as powers of ten
+        fig.update_yaxes(dtick=int(np.ceil(decades / 6)), exponentformat="power")
+    else:
+        fig.update_yaxes(dtick="D2")
+
+
+def _facet_titles(fig, xlab: str, ylab: str, panels: int, columns: int) -> None:
+    """Panels titled by their value ("window 1", not "window=window 1") and one axis title per figure, as in the
+    static figure, not one per panel."""
+    fig.update_yaxes(matches=None, showticklabels=True)
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
+    fig.for_each_xaxis(lambda ax: ax.update(title_text=""))
+    fig.for_each_yaxis(lambda ax: ax.update(title_text=""))
+    fig.add_annotation(text=xlab, x=0.5, xref="paper", y=0, yref="paper", yshift=-34, yanchor="top",
+                       showarrow=False, font=dict(size=14))
+    if ylab:
+        fig.add_annotation(text=wrap(ylab, 40, "<br>"), x=0, xref="paper", y=0.5, yref="paper", xshift=-58,
+                           xanchor="right", textangle=-90, showarrow=False, font=dict(size=14))
+    fig.update_layout(margin=dict(l=90, b=110), height=320 + 170 * int(np.ceil(panels / columns)))
 
 
 def _year_step(breaks) -> int:
@@ -213,8 +226,6 @@ def heatmap_pair(df: pd.DataFrame, x: str, y: str, fill: str, *, title: str, sub
                  ylab: str = "", facet: str | None = None, cmap: str = "inferno", diverging: bool = False,
                  antidiagonal: int | None = None):
     """A raster of ``fill`` over (``x``, ``y``), y reversed so row 1 is on top (matrix orientation)."""
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
     from plotnine import (
         aes,
         coord_fixed,
@@ -260,6 +271,14 @@ def heatmap_pair(df: pd.DataFrame, x: str, y: str, fill: str, *, title: str, sub
     g += theme_seqlab()
     if size:
         g += theme(figure_size=size)
+    return g, _heatmap_interactive(df, x, y, fill, title=title, subtitle=subtitle, facet=facet, cmap=cmap,
+                                   diverging=diverging)
+
+
+def _heatmap_interactive(df, x, y, fill, *, title, subtitle, facet, cmap, diverging):
+    """:func:`heatmap_pair`'s plotly figure: one heatmap per panel, row 1 on top."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
 
     groups = list(df[facet].unique()) if facet else [None]
     fig = make_subplots(rows=1, cols=len(groups), subplot_titles=[str(gr) for gr in groups] if facet else None)
@@ -271,7 +290,7 @@ def heatmap_pair(df: pd.DataFrame, x: str, y: str, fill: str, *, title: str, sub
                                  showscale=i == len(groups), zmid=0 if diverging else None), row=1, col=i)
         fig.update_yaxes(autorange="reversed", row=1, col=i)
     fig.update_layout(**plotly_layout(title, subtitle))
-    return g, fig
+    return fig
 
 
 def surface_figure(surfaces: list[dict], *, title: str, xlab: str, ylab: str, zlab: str, log_x: bool = False,
