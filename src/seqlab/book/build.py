@@ -249,6 +249,37 @@ def _stage(cache: Path, out: Path) -> Path:
     return cache / "sites" / hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:12] / "html"
 
 
+def _make_folders(out: Path, cache: Path) -> None:
+    for folder, option in ((out, "--out"), (cache, "--cache")):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise BookError(f"{option} {folder}: cannot create it ({e.strerror or e})") from None
+
+
+def _run_sphinx(names: list[str], stage: Path, cache: Path, jupyter_cache: Path, env: dict) -> int:
+    """Execute the pages (the slow ones in parallel lanes first, where there are cores for them) and build the
+    site into ``stage``; returns Sphinx's exit code (1 when a lane failed)."""
+    estimates = lanes.FIRST_ESTIMATES | json.loads(env["SEQLAB_BOOK_ESTIMATES"])
+    plan = lanes.plan_lanes(lanes.uncached(lanes.lane_pages(names), PAGES, jupyter_cache), estimates,
+                            lanes.lane_count())
+    scratch = cache / "lanes"
+    if len(plan) > 1:
+        shutil.rmtree(scratch, ignore_errors=True)
+        if not lanes.run_lanes(plan, PAGES, scratch, env):
+            return 1
+        lanes.merge_lane_times(scratch, Path(env["SEQLAB_BOOK_TIMINGS"]))
+        # the lanes' pages are in the cache now: the full build below reads them and runs the summary
+        env = dict(env, SEQLAB_BOOK_ESTIMATES="{}", SEQLAB_BOOK_TIMINGS=str(jupyter_cache / "seqlab-seconds.json"))
+    p = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(PAGES),
+                        str(stage)], env=env)
+    if len(plan) > 1:
+        # the notebooks as the lanes' kernels ran them (the cache keeps outputs, not execution counts)
+        lanes.keep_executed(scratch, stage.parent / "jupyter_execute")
+        shutil.rmtree(scratch, ignore_errors=True)
+    return p.returncode
+
+
 def build(out=DEFAULT_OUT, pages: str | None = None, cache=None) -> int:
     """Build the chapter into ``out``; ``pages`` limits it to some pages. Bad input raises :class:`BookError`."""
     from ..files import OutputSet
@@ -260,11 +291,7 @@ def build(out=DEFAULT_OUT, pages: str | None = None, cache=None) -> int:
     out, cache = out.resolve(), cache.resolve()  # Sphinx and the kernels run in other folders
     if not heavy:
         verify_all_artifacts()
-    for folder, option in ((out, "--out"), (cache, "--cache")):
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise BookError(f"{option} {folder}: cannot create it ({e.strerror or e})") from None
+    _make_folders(out, cache)
     vendor_assets(cache / "vendor", cache / "npm")
     # jupyter-cache keys on the cell source only; one cache per HEAVY_EVAL value and per version of seqlab's
     # code makes either change re-execute, while a prose-only edit reuses the outputs
@@ -279,27 +306,10 @@ def build(out=DEFAULT_OUT, pages: str | None = None, cache=None) -> int:
     # Sphinx builds into the cache (myst-nb writes its executed notebooks beside the output folder, and the
     # doctrees are only for the next incremental build); the finished site is copied into --out
     stage = _stage(cache, out)
-    estimates = lanes.FIRST_ESTIMATES | json.loads(env["SEQLAB_BOOK_ESTIMATES"])
-    plan = lanes.plan_lanes(lanes.uncached(lanes.lane_pages(names), PAGES, jupyter_cache), estimates,
-                            lanes.lane_count())
-    if len(plan) > 1:
-        scratch = cache / "lanes"
-        shutil.rmtree(scratch, ignore_errors=True)
-        if not lanes.run_lanes(plan, PAGES, scratch, env):
-            print(_FAILED, file=sys.stderr)
-            return 1
-        lanes.merge_lane_times(scratch, Path(env["SEQLAB_BOOK_TIMINGS"]))
-        # the lanes' pages are in the cache now: the full build below reads them and runs the summary
-        env = dict(env, SEQLAB_BOOK_ESTIMATES="{}", SEQLAB_BOOK_TIMINGS=str(jupyter_cache / "seqlab-seconds.json"))
-    p = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(PAGES),
-                        str(stage)], env=env)
-    if len(plan) > 1:
-        # the notebooks as the lanes' kernels ran them (the cache keeps outputs, not execution counts)
-        lanes.keep_executed(scratch, stage.parent / "jupyter_execute")
-        shutil.rmtree(scratch, ignore_errors=True)
-    if p.returncode != 0:
+    code = _run_sphinx(names, stage, cache, jupyter_cache, env)
+    if code:
         print(_FAILED, file=sys.stderr)
-        return p.returncode
+        return code
     times = {page: secs for page, secs in page_times(jupyter_cache).items() if page in names}
     # the site, its notebooks and its report appear in --out together (an interrupted copy leaves the last site)
     with OutputSet(out, "seqlab chapter build" + (f" --pages {pages}" if pages else "")) as site:

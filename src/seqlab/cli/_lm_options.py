@@ -42,6 +42,12 @@ def add_train_options(t) -> None:
                    help="model width (the LSTM: embedding width, and half its hidden size)")
     t.add_argument("--positional", choices=("rotary", "learned", "sinusoidal"), default=None,
                    help=f"position information of the GPT (default {GPT_DEFAULTS.positional})")
+    _add_optimizer_options(t)
+
+
+def _add_optimizer_options(t) -> None:
+    """The optimizer, its rates and schedule, and where and how the run executes."""
+    c = CHAPTER_TRAIN
     t.add_argument("--optimizer", choices=("muon", "adamw"), default=c.optimizer,
                    help="muon: Muon for hidden matrices, AdamW for the rest; adamw: AdamW for all")
     t.add_argument("--lr", type=_LR, default=c.learning_rate, help="peak AdamW learning rate")
