@@ -45,6 +45,14 @@ def test_an_erratum_reads_as_a_quoted_block():
                    "1.9,\n> as printed.\n>\n> Saturation damps it.")
 
 
+def test_a_conditional_erratum_reads_as_the_chapter_beside_the_measurement():
+    """A box drawn only when its claim fails: in the notebook its measured sentence says which way it went, so the
+    quote does not call it an erratum, and the ``:unless:`` line is not shown."""
+    box = ":::{erratum} It is monotone.\n:unless: s_x\nIt is {glue:text}`how` here.\n:::\n"
+    out = resolve_markdown(box, {"how": "monotone"}, {}, {})
+    assert out == "> **The chapter says:** It is monotone.\n>\n> **Measured here:** It is monotone here."
+
+
 def test_glue_texts_unquote_strings_and_keep_other_values(tmp_path):
     f = tmp_path / "p.glue.json"
     f.write_text(json.dumps({

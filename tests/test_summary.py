@@ -80,12 +80,12 @@ def test_errata_index_marks_the_conditional_top_p_box():
     assert set(got.section[got.conditional]) == {"14.59"}
 
 
-def test_a_box_whose_measurement_reads_either_way_is_conditional(tmp_path):
-    """A box whose measured paragraph is one claim with two wordings is an erratum only where the claim fails;
-    one that quotes a claim inside a longer paragraph is an erratum on every build."""
+def test_a_box_drawn_unless_its_claim_holds_is_conditional(tmp_path):
+    """A box with ``:unless: claim`` is an erratum only where the claim fails; one that quotes a claim without it
+    is an erratum on every build."""
     (tmp_path / "one.md").write_text(
-        "## First (§14.59)\n\n:::{erratum} It holds.\n{claim}`x: it holds ||\nit does not`\n\nWhy.\n:::\n\n"
-        "## Second (§14.60)\n\n:::{erratum} It is fast.\nIt is {claim}`y: fast || slow` here, {fact}`y.t`.\n:::\n",
+        "## First (§14.59)\n\n:::{erratum} It holds.\n:unless: x\n{claim}`x: it holds ||\nit does not`\n\nWhy.\n"
+        ":::\n\n## Second (§14.60)\n\n:::{erratum} It is fast.\n{claim}`y: fast || slow`\n:::\n",
         encoding="utf-8")
     assert list(s14_64.errata_index(tmp_path).conditional) == [True, False]
     assert list(s14_64.errata_index(tmp_path, shown={"14.59": False}).section) == ["14.60"]

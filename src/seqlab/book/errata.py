@@ -13,20 +13,33 @@ The argument is what the chapter says, quoted; the first paragraph is what was m
 numbers glued or quoted from a claim's evidence, like any sentence of the page); the paragraphs
 after it say why the two differ. The box reads "The chapter says: … Measured here: …", as the
 summary's list of errata (``seqlab.chapter.s14_64.errata_index``) finds it in the page source.
+
+Where the measurement may or may not contradict the chapter, depending on the build's numbers, the
+``:unless:`` option names the claim that says the chapter's reading holds::
+
+    :::{erratum} Top-p trades diversity for plausibility the same way as temperature.
+    :unless: s59_topp_like_temperature
+    {claim}`s59_topp_like_temperature: ... the chapter's reading stands. || ... it does not.`
+    :::
+
+The box is drawn only when that claim is false; when it holds, the paragraphs stand in the page
+as plain text, so the sentence that says so is still read.
 """
 from __future__ import annotations
 
 import re
 
-__all__ = ["ERRATUM", "setup"]
+__all__ = ["ERRATUM", "UNLESS", "setup"]
 
 #: an erratum in a page's Markdown: what the chapter says (the argument) and the body
 ERRATUM = re.compile(r"^:::\{erratum\}[ \t]*([^\n]*)\n(.*?)^:::[ \t]*$", re.M | re.S)
+#: the first line of an erratum's body that makes it conditional: the claim whose failure draws the box
+UNLESS = re.compile(r"^[ \t]*:unless:[ \t]*([A-Za-z_]\w*)[ \t]*$", re.M)
 
 
 def _directive():
     from docutils import nodes
-    from docutils.parsers.rst import Directive
+    from docutils.parsers.rst import Directive, directives
 
     class Erratum(Directive):
         """``:::{erratum} what the chapter says`` with the measurement (first paragraph) and the reason."""
@@ -34,8 +47,18 @@ def _directive():
         required_arguments = 1
         final_argument_whitespace = True
         has_content = True
+        option_spec = {"unless": directives.unchanged_required}
 
         def run(self):
+            if "unless" in self.options:
+                holds = self._holds(self.options["unless"].strip())
+                if holds is None:
+                    return [self.state.document.reporter.warning(
+                        f"erratum :unless: {self.options['unless']}: no such claim on this page", line=self.lineno)]
+                if holds:  # the chapter's reading stands: its sentence is prose, not an erratum
+                    body = nodes.container()
+                    self.state.nested_parse(self.content, self.content_offset, body)
+                    return list(body.children)
             box = nodes.admonition(classes=["warning", "seqlab-erratum"])
             box += nodes.title(text="Erratum")
             said = nodes.paragraph()
@@ -51,6 +74,20 @@ def _directive():
             paragraphs[0].insert(0, nodes.strong(text="Measured here: "))
             box += body.children
             return [box]
+
+        def _holds(self, name: str):
+            """The verdict of the page's claim ``name``, or None where the page recorded none."""
+            from myst_nb.core.variables import RetrievalError
+            from myst_nb.ext.glue.utils import retrieve_glue_data
+
+            from ..claims import CLAIM_PREFIX
+            from .sentences import record_of
+
+            try:
+                plain = retrieve_glue_data(self.state.document, CLAIM_PREFIX + name).data.get("text/plain", "")
+            except RetrievalError:
+                return None
+            return bool(record_of("".join(plain) if isinstance(plain, list) else plain)["holds"])
 
     return Erratum
 

@@ -25,7 +25,7 @@ import re
 from pathlib import Path
 
 from ..claims import CLAIM_PREFIX
-from .errata import ERRATUM
+from .errata import ERRATUM, UNLESS
 from .sentences import FACT, ROLE, fact_text, parse, record_of, render
 
 __all__ = ["reader_notebook", "reader_cells", "resolve_markdown", "resolve_roles", "resolve_static", "to_template",
@@ -121,8 +121,13 @@ def resolve_static(text: str, equations: dict[str, str], titles: dict[str, str])
     text = _ADMONITION.sub(details, text)
 
     def erratum(m):
-        measured, _, why = m.group(2).strip().partition("\n\n")
-        lines = [f"**Erratum.** The chapter says: {m.group(1).strip()}", f"**Measured here:** {measured}"]
+        body = m.group(2)
+        conditional = UNLESS.match(body)
+        if conditional:  # the measured sentence itself says whether the chapter's reading stands
+            body = body[conditional.end():]
+        measured, _, why = body.strip().partition("\n\n")
+        head = "**The chapter says:**" if conditional else "**Erratum.** The chapter says:"
+        lines = [f"{head} {m.group(1).strip()}", f"**Measured here:** {measured}"]
         lines += [why.strip()] if why.strip() else []
         return "\n>\n".join("> " + line.replace("\n", "\n> ") for line in lines)
 

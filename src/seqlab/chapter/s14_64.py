@@ -261,8 +261,8 @@ def exercise_bound_claims(rows: dict) -> list:
 _CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```\s*$", re.S | re.M)
 #: an erratum box in a page's Markdown (``:::{erratum} what the chapter says``; seqlab.book.errata renders it)
 _ERRATUM = re.compile(r"^:::\{erratum\}[ \t]*([^\n]*)$", re.M)
-#: a box's measured paragraph that is one ``{claim}`` role with a wording for each outcome
-_EITHER_WAY = re.compile(r"\{claim\}`[^`]*\|\|[^`]*`[ \t]*\n(?:[ \t]*\n|:::)")
+#: a box drawn only when a claim fails (``:unless: claim``, see seqlab.book.errata)
+_UNLESS = re.compile(r"[ \t]*:unless:[ \t]*\w+")
 
 
 def errata_index(pages: Path | None = None, shown: dict[str, bool] | None = None) -> pd.DataFrame:
@@ -270,9 +270,8 @@ def errata_index(pages: Path | None = None, shown: dict[str, bool] | None = None
     the ``{erratum}`` boxes of their Markdown and the ``erratum(...)`` calls of their cells).
 
     An erratum whose chapter sentence is computed, not written out, is listed with an empty ``chapter_says``.
-    An erratum called under an ``if`` appears on its page only when its claim fails; a box whose measured
-    paragraph is one claim with two wordings says on every build whether the chapter's reading holds, and is an
-    erratum only where the claim fails. ``conditional`` marks both.
+    An erratum called under an ``if``, and a box with ``:unless: claim``, appear on their page only when the
+    claim fails; ``conditional`` marks both.
     With ``shown`` ({section: whether that section's conditional erratum stands in this build}) those rows are
     kept or dropped accordingly, and a conditional erratum of a section ``shown`` does not name raises
     ``ValueError``, so the list cannot silently disagree with the boxes on the pages.
@@ -287,8 +286,8 @@ def errata_index(pages: Path | None = None, shown: dict[str, bool] | None = None
         heads = [(m.start(), m.group(1)) for m in re.finditer(r"^#{2,3} .*\(§(14\.[\d.]+)\)\s*$", text, re.M)]
         for box in _ERRATUM.finditer(text):  # the pages' erratum boxes, written in their Markdown
             sec = next((s for pos, s in reversed(heads) if pos < box.start()), None)
-            either = bool(_EITHER_WAY.match(text, box.end() + 1))
-            rows.append(dict(section=sec, page=path.stem, chapter_says=box.group(1).strip(), conditional=either))
+            unless = bool(_UNLESS.match(text, box.end() + 1))
+            rows.append(dict(section=sec, page=path.stem, chapter_says=box.group(1).strip(), conditional=unless))
         for cell in _CELL.finditer(text):
             source = "\n".join(line for line in cell.group(1).splitlines() if not line.startswith(":"))
             sec = next((s for pos, s in reversed(heads) if pos < cell.start()), None)
