@@ -10,7 +10,6 @@ into reader-facing output:
 - :func:`table` shows a frame with reader headings and display rounding (the
   frame itself keeps full precision);
 - :func:`figure` shows a static figure with its interactive twin one click away;
-- :func:`erratum` sets the chapter's claim beside what was measured;
 - :func:`say` glues the sentences of :mod:`seqlab.claims` (the variant that holds for
   the numbers measured) and records each claim for the build report;
 - :func:`glue_all` binds a whole row of numbers in one call;
@@ -28,7 +27,7 @@ from pathlib import Path
 
 from ..claims import CLAIM_PREFIX, fmt  # numbers in sentences are formatted one way, in claims and glue alike
 
-__all__ = ["glue", "glue_all", "say", "prose", "KNOWN", "table", "figure", "erratum", "show", "FIGURE_DIR", "fmt", "CLAIM_PREFIX"]
+__all__ = ["glue", "glue_all", "say", "prose", "KNOWN", "table", "figure", "show", "FIGURE_DIR", "fmt", "CLAIM_PREFIX"]
 
 #: where pages write figures; the build copies this folder into the site as ``figures/``
 FIGURE_DIR = Path(os.environ.get("SEQLAB_BOOK_FIGURES", "_figures/figures"))
@@ -172,16 +171,6 @@ def figure(name: str, gg=None, fig=None):
     display(Image(filename=str(png), alt=alt_text(gg, name)))
     if div:
         display(HTML(f"<details class='seqlab-interactive'><summary>Interactive version</summary>{div}</details>"))
-
-
-def erratum(chapter_says: str, measured: str, why: str = ""):
-    """A warning callout: the chapter's claim, the measurement beside it, and the reason they differ."""
-    from IPython.display import HTML, display
-
-    extra = f"<p>{html.escape(why)}</p>" if why else ""
-    display(HTML("<div class='admonition warning'><p class='admonition-title'>Erratum</p>"
-                 f"<p><b>The chapter says:</b> {html.escape(chapter_says)}</p>"
-                 f"<p><b>Measured here:</b> {html.escape(measured)}</p>{extra}</div>"))
 
 
 def _table_html(name: str, df, max_rows: int = 14) -> str:

@@ -9,7 +9,6 @@ numbers, with a sentence for each outcome.
 """
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 
@@ -258,7 +257,6 @@ def exercise_bound_claims(rows: dict) -> list:
 # --------------------------------------------------------------------------------------------------------------
 # the errata, found where they are shown
 
-_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```\s*$", re.S | re.M)
 #: an erratum box in a page's Markdown (``:::{erratum} what the chapter says``; seqlab.book.errata renders it)
 _ERRATUM = re.compile(r"^:::\{erratum\}[ \t]*([^\n]*)$", re.M)
 #: a box drawn only when a claim fails (``:unless: claim``, see seqlab.book.errata)
@@ -266,12 +264,10 @@ _UNLESS = re.compile(r"[ \t]*:unless:[ \t]*\w+")
 
 
 def errata_index(pages: Path | None = None, shown: dict[str, bool] | None = None) -> pd.DataFrame:
-    """Every Erratum box of the chapter's pages: section, page and what the chapter says (from the page sources:
-    the ``{erratum}`` boxes of their Markdown and the ``erratum(...)`` calls of their cells).
+    """Every Erratum box of the chapter's pages: section, page and what the chapter says (the ``{erratum}`` boxes
+    of the page sources' Markdown).
 
-    An erratum whose chapter sentence is computed, not written out, is listed with an empty ``chapter_says``.
-    An erratum called under an ``if``, and a box with ``:unless: claim``, appear on their page only when the
-    claim fails; ``conditional`` marks both.
+    A box with ``:unless: claim`` appears on its page only when the claim fails; ``conditional`` marks it.
     With ``shown`` ({section: whether that section's conditional erratum stands in this build}) those rows are
     kept or dropped accordingly, and a conditional erratum of a section ``shown`` does not name raises
     ``ValueError``, so the list cannot silently disagree with the boxes on the pages.
@@ -288,15 +284,6 @@ def errata_index(pages: Path | None = None, shown: dict[str, bool] | None = None
             sec = next((s for pos, s in reversed(heads) if pos < box.start()), None)
             unless = bool(_UNLESS.match(text, box.end() + 1))
             rows.append(dict(section=sec, page=path.stem, chapter_says=box.group(1).strip(), conditional=unless))
-        for cell in _CELL.finditer(text):
-            source = "\n".join(line for line in cell.group(1).splitlines() if not line.startswith(":"))
-            sec = next((s for pos, s in reversed(heads) if pos < cell.start()), None)
-            for node, conditional in sorted(_calls(ast.parse(source)), key=lambda nc: nc[0].lineno):
-                if getattr(node.func, "id", None) == "erratum":
-                    kw = {k.arg: k.value for k in node.keywords}
-                    first = node.args[0] if node.args else kw.get("chapter_says")
-                    says = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else ""
-                    rows.append(dict(section=sec, page=path.stem, chapter_says=says, conditional=conditional))
     rows.sort(key=lambda r: tuple(int(x) for x in (r["section"] or "0").split(".")))
     out = pd.DataFrame(rows, columns=["section", "page", "chapter_says", "conditional"])
     if shown is None:
@@ -306,15 +293,6 @@ def errata_index(pages: Path | None = None, shown: dict[str, bool] | None = None
         raise ValueError(f"conditional errata in §{', §'.join(missing)}: say whether each box appears (shown=...)")
     keep = ~out.conditional | out.section.map(lambda s: bool(shown.get(s, True)))
     return out[keep].reset_index(drop=True)
-
-
-def _calls(tree, conditional: bool = False):
-    """Every call in ``tree`` with whether it sits under an ``if`` (or a loop or a ``try``)."""
-    for child in ast.iter_child_nodes(tree):
-        under = conditional or isinstance(tree, (ast.If, ast.IfExp, ast.For, ast.While, ast.Try))
-        if isinstance(child, ast.Call):
-            yield child, under
-        yield from _calls(child, under)
 
 
 # --------------------------------------------------------------------------------------------------------------
