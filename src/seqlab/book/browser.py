@@ -6,7 +6,8 @@ left in the text); every plotly figure has drawn its SVG; every image loaded; ev
 explorer's slider is clicked, which must move it and change what is drawn; and every plotly figure's
 text (title, axis titles, tick labels, legend, annotations, colour bar, slider labels) lies inside
 its frame, clear of the toolbar, of the legend and of other text (:data:`_LAYOUT_PROBE`); and in a narrower
-window every display equation and every table fits the text column (:data:`_FIT_PROBE`).
+window every display equation, every table, every code cell a reader sees and every printed output fits the
+text column (:data:`_FIT_PROBE`). :func:`page_problems` gathers a page's findings into one list.
 :func:`figure_layout_problems` runs the same layout check on plotly figures outside the book.
 """
 from __future__ import annotations
@@ -15,7 +16,7 @@ import json
 import time
 from pathlib import Path
 
-__all__ = ["check_site", "chromium_available", "figure_layout_problems", "LAYOUT_WIDTHS"]
+__all__ = ["check_site", "chromium_available", "figure_layout_problems", "page_problems", "LAYOUT_WIDTHS"]
 
 CHROMIUM = "/usr/bin/chromium"
 DRIVER = "/usr/bin/chromedriver"
@@ -41,15 +42,21 @@ return JSON.stringify({
 #: the window width (px) of every check but the fit check below
 WINDOW = 1280
 
-#: the window width (px) at which equations and tables are checked to fit the text column: the chapter's column is
-#: 612 px wide there, narrower than at the 1280-px window of the other checks
+#: the window width (px) at which equations, tables and code are checked to fit the text column: the chapter's
+#: column is 612 px wide there, narrower than at the 1280-px window of the other checks; a code cell's box holds
+#: 68 characters of its monospace font
 FIT_WINDOW = 1200
 
-# Display equations wider than the text column (their end is cut off) or run into by their number, and tables
-# wider than their box (a reader has to scroll sideways to see their last columns).
+# Display equations wider than the text column (their end is cut off) or run into by their number, tables
+# wider than their box (a reader has to scroll sideways to see their last columns), and code boxes (`pre`) that
+# scroll sideways: a cell's input or any other code shown on the page (code_scrolled) and a cell's printed
+# output (outputs_scrolled), each named by the page and its widest line. A `hide-input` cell's source is
+# folded away for a reader, so it does not count, although check_site opens every <details> to draw it.
 _FIT_PROBE = r"""
 const box = e => e.getBoundingClientRect();
-const equations = [], tables = [];
+const equations = [], tables = [], code = [], outputs = [];
+const page = decodeURIComponent(location.pathname.split('/').pop().replace(/\.html$/, ''));
+const ruler = document.createElement('canvas').getContext('2d');
 for (const div of document.querySelectorAll('div.math')) {
   const mj = div.querySelector('mjx-container[display="true"] mjx-math');
   if (!mj) continue;
@@ -69,7 +76,22 @@ for (const wrap of document.querySelectorAll('.seqlab-table-wrap')) {
     tables.push(`[${head.slice(0, 60)}] is ${wrap.scrollWidth} px wide in ${wrap.clientWidth} px`);
   }
 }
-return JSON.stringify({equations_cut: equations, tables_scrolled: tables});
+for (const pre of document.querySelectorAll('main pre')) {
+  if (pre.closest('.tag_hide-input .cell_input, .tag_remove-input .cell_input') || !pre.getClientRects().length
+      || pre.scrollWidth <= pre.clientWidth + 1) continue;
+  const s = getComputedStyle(pre);
+  ruler.font = s.font;
+  const room = pre.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+  const lines = pre.textContent.replace(/\n$/, '').split('\n').map(t => ({t, w: ruler.measureText(t).width}));
+  const over = lines.filter(l => l.w > room + 1);
+  const first = over.length ? over[0] : lines.reduce((a, b) => b.w > a.w ? b : a);
+  const more = over.length > 1 ? ` (and ${over.length - 1} more line${over.length > 2 ? 's' : ''})` : '';
+  (pre.closest('.cell_output') ? outputs : code).push(
+    `${page}: ${JSON.stringify(first.t.slice(0, 60))} (${first.t.length} characters)${more} scrolls: ` +
+    `${pre.scrollWidth} px wide in ${pre.clientWidth} px`);
+}
+return JSON.stringify({equations_cut: equations, tables_scrolled: tables, code_scrolled: code,
+                       outputs_scrolled: outputs});
 """
 
 
@@ -238,10 +260,29 @@ def check_site(site: Path, shots: Path, settle_s: float = 2.0) -> dict[str, dict
             time.sleep(0.5)  # MathJax and the theme lay out again
             info.update(json.loads(drv.execute_script(_FIT_PROBE)))
             drv.set_window_size(WINDOW, 1600)
+            info["problems"] = page_problems(info)
             findings[page.stem] = info
     finally:
         drv.quit()
     return findings
+
+
+def page_problems(info: dict) -> list[str]:
+    """Every finding of one page of :func:`check_site` that a reader would notice, as one line each."""
+    problems = [f"request leaves the machine: {r}" for r in info["external_requests"]]
+    problems += [f"image not loaded: {src}" for src in info["broken_images"]]
+    if info["raw_math"]:
+        problems.append(f"{info['raw_math']} math delimiters left untypeset")
+    if info["plots_drawn"] != info["plots"]:
+        problems.append(f"{info['plots'] - info['plots_drawn']} of {info['plots']} figures not drawn")
+    problems += [f"figure {fig}: {p}" for fig, found in info["figure_layout"].items() for p in found]
+    problems += [f"slider of {s['id']} " + ("did not change the figure" if s["moved"] else "did not move")
+                 for s in info["sliders"] if not (s["moved"] and s["changed"])]
+    problems += [f"equation cut: {e}" for e in info["equations_cut"]]
+    problems += [f"table scrolls: {t}" for t in info["tables_scrolled"]]
+    problems += [f"code scrolls: {c}" for c in info["code_scrolled"]]
+    problems += [f"output scrolls: {o}" for o in info["outputs_scrolled"]]
+    return problems
 
 
 _SLIDER_STATE = """
@@ -284,7 +325,4 @@ if __name__ == "__main__":
     site = Path(sys.argv[1] if len(sys.argv) > 1 else "build/chapter")
     out = check_site(site, site.parent / "screenshots")
     print(json.dumps(out, indent=1))
-    bad = {p: f for p, f in out.items() if f["external_requests"] or f["broken_images"] or f["raw_math"]
-           or f["equations_cut"] or f["tables_scrolled"]
-           or f["plots_drawn"] != f["plots"] or f["figure_layout"] or not all(s["moved"] and s["changed"] for s in f["sliders"])}
-    sys.exit(1 if bad else 0)
+    sys.exit(1 if any(f["problems"] for f in out.values()) else 0)

@@ -3,6 +3,7 @@
 A reader who downloads a page as a notebook, or copies one cell, has only what the visible
 cells define. :func:`undefined_names` lists every name a visible cell uses that no visible
 cell before it (or the cell itself) imports or assigns, and that Python does not provide.
+:func:`long_lines` lists the lines of visible cells wider than the page's code column.
 """
 from __future__ import annotations
 
@@ -12,20 +13,32 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Cell", "code_cells", "undefined_names", "glue_share"]
+__all__ = ["Cell", "code_cells", "undefined_names", "glue_share", "long_lines", "CODE_COLUMN", "FOLDED_COLUMN"]
 
 _CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```\s*$", re.S | re.M)
 _HIDDEN = ("hide-input", "remove-input", "remove-cell")
+
+#: characters a code cell's box holds without scrolling sideways in a 1200-px window (the browser check's
+#: FIT_WINDOW): a 608-px box with 16 px of padding each side, in a 14-px monospace font
+CODE_COLUMN = 68
+#: the same for a ``hide-cell`` cell: a reader unfolds it inside a frame that takes two characters of the box
+FOLDED_COLUMN = 66
 
 
 @dataclass(frozen=True)
 class Cell:
     source: str  # the code, without its option lines
     tags: tuple[str, ...]
+    line: int = 0  # the page's line number of the first line of ``source``
 
     @property
     def visible(self) -> bool:
         return not any(t in self.tags for t in _HIDDEN)
+
+    @property
+    def column(self) -> int:
+        """How many characters a line of this cell may hold on the page."""
+        return FOLDED_COLUMN if "hide-cell" in self.tags else CODE_COLUMN
 
 
 def code_cells(page: Path | str) -> list[Cell]:
@@ -34,13 +47,21 @@ def code_cells(page: Path | str) -> list[Cell]:
     cells = []
     for m in _CELL.finditer(text):
         lines = m.group(1).splitlines()
+        line = text.count("\n", 0, m.start(1)) + 1
         tags: tuple[str, ...] = ()
         while lines and lines[0].startswith(":"):
             opt = lines.pop(0)
+            line += 1
             if opt.startswith(":tags:"):
                 tags = tuple(t.strip(" '\"") for t in opt.split(":", 2)[2].strip(" []").split(","))
-        cells.append(Cell("\n".join(lines), tags))
+        cells.append(Cell("\n".join(lines), tags, line))
     return cells
+
+
+def long_lines(cells: list[Cell]) -> list[tuple[int, int, str]]:
+    """``(cell number, page line, line)`` for each line of a visible cell longer than the cell's column."""
+    return [(i, cell.line + k, text) for i, cell in enumerate(cells, 1) if cell.visible
+            for k, text in enumerate(cell.source.splitlines()) if len(text) > cell.column]
 
 
 class _Names(ast.NodeVisitor):

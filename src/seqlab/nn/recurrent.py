@@ -1,4 +1,8 @@
-"""Recurrent cells written from their gate equations, checked against PyTorch's, and the forget-gate bias."""
+"""Recurrent cells written from their gate equations, checked against PyTorch's, and the forget-gate bias.
+
+The recurrence page prints the bodies of these functions: their lines stay within the 68 characters of
+the page's code column.
+"""
 from __future__ import annotations
 
 import torch
@@ -20,9 +24,13 @@ def set_forget_bias(lstm: nn.LSTM, value: float) -> nn.LSTM:
     sum. Returns ``lstm``, changed in place.
     """
     if not isinstance(lstm, nn.LSTM):
-        raise InvalidParameterError(f"set_forget_bias needs a torch.nn.LSTM, got {type(lstm).__name__}")
+        raise InvalidParameterError(
+            "set_forget_bias needs a torch.nn.LSTM, "
+            f"got {type(lstm).__name__}")
     if not lstm.bias:
-        raise InvalidParameterError("this LSTM was built with bias=False; it has no forget bias to set")
+        raise InvalidParameterError(
+            "this LSTM was built with bias=False; "
+            "it has no forget bias to set")
     h = lstm.hidden_size
     for name, p in lstm.named_parameters():
         if name.startswith("bias_ih"):
@@ -41,7 +49,8 @@ def lstm_cell(x: torch.Tensor, h: torch.Tensor, c: torch.Tensor, W_ih: torch.Ten
     """
     z = x @ W_ih.T + b_ih + h @ W_hh.T + b_hh  # (B, 4d)
     i, f, g, o = z.chunk(4, dim=-1)  # each (B, d)
-    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)  # the additive cell path
+    # the additive cell path
+    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
     h = torch.sigmoid(o) * torch.tanh(c)
     return h, c
 
