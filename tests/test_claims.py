@@ -14,7 +14,7 @@ import pkgutil
 import pytest
 
 import seqlab.chapter
-from seqlab.claims import SOURCES, ClaimError, claim, require
+from seqlab.claims import SOURCES, ClaimError, require, verdict
 
 # import every section module so that every claim source is registered
 for _m in pkgutil.iter_modules(seqlab.chapter.__path__):
@@ -24,17 +24,12 @@ from claim_cases import CASES
 from test_sentences import WRITTEN
 
 
-def test_claim_picks_the_true_text():
-    assert claim("x", 3 > 2, "three exceeds two", "three does not exceed two").text == "three exceeds two"
-    c = claim("x", 1 > 2, "one exceeds two", "one does not exceed two", a=1.0, b=2)
-    assert (c.holds, c.text, c.evidence) == (False, "one does not exceed two", {"a": 1.0, "b": 2})
-
-
-def test_claim_needs_two_texts_and_a_name():
-    with pytest.raises(ValueError, match="two different texts"):
-        claim("x", True, "same", "same")
+def test_a_verdict_keeps_its_value_and_evidence():
+    c = verdict("x", 1 > 2, a=1.0, b=2)
+    assert (c.holds, c.evidence, c.required) == (False, {"a": 1.0, "b": 2}, False)
+    assert c.record() == {"name": "x", "holds": False, "required": False, "evidence": {"a": 1.0, "b": 2}}
     with pytest.raises(ValueError, match="non-empty name"):
-        claim("", True, "a", "b")
+        verdict("", True)
 
 
 def test_required_claim_raises_when_false():
@@ -64,7 +59,7 @@ def test_claim_source_is_seen_in_both_outcomes(source):
             continue
         for c in claims:
             # a verdict's wordings stand in a page: test_sentences.py renders them for each outcome
-            assert c.text or c.required or c.name in WRITTEN, f"{source}: claim {c.name!r} has no sentence"
+            assert c.required or c.name in WRITTEN, f"{source}: claim {c.name!r} has no sentence in any page"
             outcomes.setdefault(c.name, set()).add(c.holds)
             if c.required:
                 required.add(c.name)

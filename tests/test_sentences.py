@@ -110,7 +110,7 @@ def test_a_fact_is_one_number_of_the_evidence():
 
 def test_a_verdict_carries_no_sentence():
     v = verdict("s_x", 2 > 1, gap=0.5)
-    assert (v.holds, v.text, v.evidence, v.required) == (True, "", {"gap": 0.5}, False)
+    assert (v.holds, v.evidence, v.required) == (True, {"gap": 0.5}, False)
     with pytest.raises(ValueError, match="non-empty name"):
         verdict("", True)
 
@@ -148,7 +148,7 @@ def _records(source):
         except ClaimError:
             continue
         for c in claims:
-            yield c.name, {"holds": c.holds, "required": c.required, "evidence": c.evidence, "text": c.text}
+            yield c.name, {"holds": c.holds, "required": c.required, "evidence": c.evidence}
 
 
 @pytest.mark.parametrize("source", sorted(CASES))
@@ -157,12 +157,11 @@ def test_every_wording_in_the_pages_renders_for_each_outcome(source):
     seen: dict[str, set] = {}
     for name, record in _records(source):
         if name in WRITTEN:
-            assert not record["text"], f"{name!r} has a sentence in Python as well as in {WRITTEN[name][0]}"
             text = render(WRITTEN[name][1], record)
             assert text and not re.search(r"\{\w", text), f"{name!r} rendered {text!r}"
             seen.setdefault(name, set()).add(record["holds"])
         else:
-            assert record["text"] or record["required"], (
+            assert record["required"], (
                 f"{source}: verdict {name!r} has no wording in any page (write a {{claim}} role for it)")
         for key, joined, spec in FACTS.get(name, []):
             assert fact_text(record, name, key, joined, spec)

@@ -1,15 +1,17 @@
-"""Sentences that interpret a number, as predicates the build evaluates.
+"""Verdicts on measured numbers: the predicates a page's sentences rest on, evaluated on every build.
 
-A page never states an interpretation of a measured number as fixed text. It asks a
-*claim source*, a function in the section's module that takes the numbers and returns
-:class:`Claim` objects: each holds the predicate's value, the sentence that is true for
-those numbers, and the numbers themselves. The page glues the sentence (``say``), so the
-prose reads the variant that holds on this build; a *required* claim that is false stops
-the build with :class:`ClaimError` instead of printing a false sentence.
+A page never states an interpretation of a measured number as fixed text. Its Markdown writes
+both wordings of the sentence (a ``{claim}`` role, :mod:`seqlab.book.sentences`), and the
+section's *claim source*, a function in its module, takes the numbers and returns :class:`Claim`
+verdicts: the predicate's value and the numbers, labels and yes/no facts the wordings quote
+(:func:`verdict`). The page reads the wording that holds on this build; a *required* claim
+(:func:`require`) that is false stops the build with :class:`ClaimError` instead of printing a
+false sentence. ``seqlab run`` prints the same verdicts, and ``--json`` carries them.
 
 Every claim source is registered with :func:`claim_source`; the test suite feeds each one
-numbers for both outcomes of every claim it makes, so no paragraph is written for one
-outcome only. The build report lists every claim a page made, its value and its evidence.
+numbers for both outcomes of every claim it makes and renders the page's wordings for each, so
+no paragraph is written for one outcome only. The build report lists every claim a page made,
+its value, its evidence and the sentence the page read.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from typing import Any, Callable
 
 from .errors import SeqlabError
 
-__all__ = ["CLAIM_PREFIX", "join_and", "Claim", "ClaimError", "claim", "verdict", "require", "claim_source", "SOURCES", "jsonable", "fmt"]
+__all__ = ["CLAIM_PREFIX", "join_and", "Claim", "ClaimError", "verdict", "require", "claim_source", "SOURCES", "jsonable", "fmt"]
 
 #: the glue names under which a page keeps each claim's record (its verdict and evidence) for the build report
 CLAIM_PREFIX = "seqlab-claim:"
@@ -51,19 +53,16 @@ class ClaimError(SeqlabError, AssertionError):
 
 @dataclass(frozen=True)
 class Claim:
-    """One predicate over measured numbers, with the sentence that is true for them."""
+    """One predicate over measured numbers, with the numbers its sentences quote."""
 
     name: str
     holds: bool
-    text: str
     evidence: dict[str, Any] = field(default_factory=dict)
     required: bool = False
 
     def record(self) -> dict:
-        """The verdict as plain data (what ``seqlab run --json`` carries): name, holds, required, evidence, and the
-        sentence where a claim source still writes one."""
-        out = {"name": self.name, "holds": self.holds, "required": self.required, "evidence": self.evidence}
-        return {**out, "text": self.text} if self.text else out
+        """The verdict as plain data (what ``seqlab run --json`` carries): name, holds, required, evidence."""
+        return {"name": self.name, "holds": self.holds, "required": self.required, "evidence": self.evidence}
 
 
 def jsonable(value):
@@ -83,31 +82,21 @@ def jsonable(value):
     return str(value)
 
 
-def claim(name: str, holds, if_true: str, if_false: str, **evidence) -> Claim:
-    """A two-outcome claim: ``if_true`` when ``holds``, else ``if_false``; both must be real sentences."""
-    if not name or not isinstance(name, str):
-        raise ValueError("a claim needs a non-empty name")
-    if not if_true or not if_false or if_true == if_false:
-        raise ValueError(f"claim {name!r} needs two different texts, one for each outcome")
-    holds = bool(holds)
-    return Claim(name, holds, if_true if holds else if_false, jsonable(evidence))
-
-
 def verdict(name: str, holds, **evidence) -> Claim:
     """A two-outcome claim whose wordings stand in the page (a ``{claim}`` role, see :mod:`seqlab.book.sentences`):
     the verdict and the numbers the wordings quote, by name."""
     if not name or not isinstance(name, str):
         raise ValueError("a claim needs a non-empty name")
-    return Claim(name, bool(holds), "", jsonable(evidence))
+    return Claim(name, bool(holds), jsonable(evidence))
 
 
-def require(name: str, holds, text: str = "", **evidence) -> Claim:
+def require(name: str, holds, **evidence) -> Claim:
     """A claim the prose states unconditionally: false raises :class:`ClaimError` (the build fails)."""
     holds = bool(holds)
     if not holds:
         shown = ", ".join(f"{k}={v!r}" for k, v in jsonable(evidence).items())
         raise ClaimError(f"claim {name!r} is false for the numbers measured ({shown})")
-    return Claim(name, True, text, jsonable(evidence), required=True)
+    return Claim(name, True, jsonable(evidence), required=True)
 
 
 #: every registered claim source, by ``module.qualname``

@@ -10,8 +10,8 @@ into reader-facing output:
 - :func:`table` shows a frame with reader headings and display rounding (the
   frame itself keeps full precision);
 - :func:`figure` shows a static figure with its interactive twin one click away;
-- :func:`say` glues the sentences of :mod:`seqlab.claims` (the variant that holds for
-  the numbers measured) and records each claim for the build report;
+- :func:`say` records the verdicts of :mod:`seqlab.claims` that the page's ``{claim}`` roles
+  read, and the build report lists;
 - :func:`glue_all` binds a whole row of numbers in one call;
 - :func:`prose` shows a paragraph of the page with the numbers of the kernel it runs in (the
   downloaded notebook's sentence cells).
@@ -65,26 +65,23 @@ def glue_all(values: dict, spec: str = ".3g") -> None:
 
 
 def say(*claims) -> None:
-    """Glue each claim's sentence under its name and keep its record (value, evidence) for the build report.
+    """Record each claim's verdict and evidence under :data:`CLAIM_PREFIX` + its name, where the page's ``{claim}``
+    and ``{fact}`` roles read them and the build report lists them.
 
     Accepts :class:`~seqlab.claims.Claim` objects or lists of them.
     """
     import json
 
     flat = [c for item in claims for c in (item if isinstance(item, (list, tuple)) else [item])]
-    records = {c.name: json.dumps({"holds": c.holds, "required": c.required, "text": c.text,
-                                   "evidence": c.evidence}) for c in flat}
+    records = {c.name: json.dumps({"holds": c.holds, "required": c.required, "evidence": c.evidence})
+               for c in flat}
     for c in flat:
         KNOWN[CLAIM_PREFIX + c.name] = records[c.name]
-        if c.text:
-            KNOWN[c.name] = c.text
     try:
         from myst_nb import glue as nb_glue
     except ImportError:  # pragma: no cover - the book extra is not installed
         return
     for c in flat:
-        if c.text:
-            nb_glue(c.name, c.text, display=False)
         nb_glue(CLAIM_PREFIX + c.name, records[c.name], display=False)
 
 

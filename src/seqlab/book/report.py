@@ -84,7 +84,7 @@ def collect(exec_dir: Path, pages: list[str], sources: Path | None = None) -> di
         written = page_templates(sources, page)
         for name, text in values.items():
             if name.startswith(CLAIM_PREFIX):
-                record = json.loads(text)
+                record = {"text": "", **json.loads(text)}  # no sentence where the page writes none
                 name = name[len(CLAIM_PREFIX):]
                 if name in written:
                     record = {**record, "text": render(written[name], record), "text_from": "page"}
