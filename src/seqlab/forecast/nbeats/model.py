@@ -123,9 +123,12 @@ class NBeats(nn.Module):
         self.blocks = nn.ModuleList(mods)
         self.input_size, self.h, self.level = input_size, h, level
 
-    def forward(self, x, mask):  # x, mask: (B, input_size), the oldest value first
+    # the forecasting page prints this method: its lines fit the page's 68-character code column
+    def forward(self, x, mask):
+        # x, mask: (B, input_size), the oldest value first
         residual = x * mask
-        forecast = x[:, -1:].expand(-1, self.h) if self.level else x.new_zeros(x.shape[0], self.h)
+        forecast = (x[:, -1:].expand(-1, self.h) if self.level
+                    else x.new_zeros(x.shape[0], self.h))
         for block in self.blocks:
             backcast, f = block(residual)
             residual = (residual - backcast) * mask
