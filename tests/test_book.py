@@ -3,8 +3,8 @@
 README's first command (`seqlab chapter build`) is what this runs, from a folder outside the checkout, writing
 only under the test's temporary folders (site, cache, screenshots). Every page is checked in the
 browser (no external request, math typeset, figures drawn, images loaded, every explorer's slider
-clicked and redrawn, no figure text clipped by its frame or covered), and numbers the prose quotes are
-compared with `seqlab run`.
+clicked and redrawn, no figure text clipped by its frame or covered, no equation, table, code cell or
+printed output wider than its column), and numbers the prose quotes are compared with `seqlab run`.
 """
 import json
 import subprocess
@@ -156,6 +156,9 @@ def test_pages_in_a_browser(site, tmp_path):
         assert page["figure_layout"] == {}, (name, page["figure_layout"])  # no figure text clipped or covered
         assert page["equations_cut"] == [], (name, page["equations_cut"])  # every equation whole, clear of its number
         assert page["tables_scrolled"] == [], (name, page["tables_scrolled"])  # every column in view
+        assert page["code_scrolled"] == [], page["code_scrolled"]  # every visible code line in its box
+        assert page["outputs_scrolled"] == [], page["outputs_scrolled"]  # every printed line in its box
+        assert page["problems"] == [], (name, page["problems"])  # and nothing else a reader would notice
         assert all(s["moved"] and s["changed"] for s in page["sliders"]), (name, page["sliders"])
     sliders = sum(len(p["sliders"]) for p in found.values())
     assert sliders >= 3, f"only {sliders} explorers in the chapter"
