@@ -15,6 +15,8 @@ its value, its evidence and the sentence the page read.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import math
 from dataclasses import dataclass, field
@@ -22,7 +24,8 @@ from typing import Any, Callable
 
 from .errors import SeqlabError
 
-__all__ = ["CLAIM_PREFIX", "join_and", "Claim", "ClaimError", "verdict", "require", "claim_source", "SOURCES", "jsonable", "fmt"]
+__all__ = ["CLAIM_PREFIX", "join_and", "Claim", "ClaimError", "verdict", "require", "reporting", "claim_source",
+           "SOURCES", "jsonable", "fmt"]
 
 #: the glue names under which a page keeps each claim's record (its verdict and evidence) for the build report
 CLAIM_PREFIX = "seqlab-claim:"
@@ -90,9 +93,30 @@ def verdict(name: str, holds, **evidence) -> Claim:
     return Claim(name, bool(holds), jsonable(evidence))
 
 
+#: set inside :func:`reporting`: a false required claim is returned as a verdict rather than raised
+_REPORTING = contextvars.ContextVar("seqlab_claims_reporting", default=False)
+
+
+@contextlib.contextmanager
+def reporting():
+    """Within the block a false :func:`require` claim is returned (holds false, required true) instead of raising.
+
+    For numbers the pages do not state: ``seqlab run --seed N`` measures at other seeds than the chapter's, where a
+    premise of the chapter's prose may not hold; the run reports that verdict beside its tables.
+    """
+    token = _REPORTING.set(True)
+    try:
+        yield
+    finally:
+        _REPORTING.reset(token)
+
+
 def require(name: str, holds, **evidence) -> Claim:
-    """A claim the prose states unconditionally: false raises :class:`ClaimError` (the build fails)."""
+    """A claim the prose states unconditionally: false raises :class:`ClaimError` (the build fails), or within
+    :func:`reporting` is returned as a false required verdict."""
     holds = bool(holds)
+    if not holds and _REPORTING.get():
+        return Claim(name, False, jsonable(evidence), required=True)
     if not holds:
         shown = ", ".join(f"{k}={v!r}" for k, v in jsonable(evidence).items())
         raise ClaimError(f"claim {name!r} is false for the numbers measured ({shown})")
