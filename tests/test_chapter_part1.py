@@ -45,7 +45,14 @@ def test_14_46_1_claims(section_results):
     # erratum pinned: not below 1e-8 at lag 40 (the text says it is), and rho = 1.15 does not explode
     assert g.loc[40, 0.7] > 1e-8
     assert g[1.15].max() < 10 and g[1.15].min() > 0.1
-    assert any("Erratum (rho = 1.15)" in n for n in section_results("14.46.1").notes)
+    # the erratum's premises are the section's required claims, whose evidence is the table's own numbers
+    claims = {c["name"]: c for c in section_results("14.46.1").claims}
+    boom = claims["s461_erratum_no_explosion"]
+    assert boom["holds"] and boom["required"]
+    assert boom["evidence"] == {"max_g": g[1.15].max(), "g_lag0": g.loc[0, 1.15]}
+    lag40 = claims["s461_erratum_lag40"]
+    assert lag40["holds"] and lag40["evidence"]["g_lag40"] == g.loc[40, 0.7]
+    assert lag40["evidence"]["first_below"] == int(g.index[g[0.7] < 1e-8].min())
     c = table(section_results, "14.46.1", "clipping").iloc[0]
     assert c.norm_after == pytest.approx(1.0, rel=1e-4) and c.cosine_between_directions == pytest.approx(1.0, abs=1e-6)
 

@@ -33,8 +33,6 @@ def run(ctx):
     params = count_parameters(rnn)
     shapes = pd.DataFrame([dict(output_shape=shape_str(out), final_hidden_shape=shape_str(h_n), parameters=params,
                                 formula_parameters=recurrent_parameters("rnn", 16, 4),
-                                note="parameter count does not depend on sequence length")])
+                                one_bias_parameters=recurrent_parameters("rnn", 16, 4, bias_vectors=1))])
     length_check = pd.DataFrame(lengths, columns=["length", "output_shape"])
-    notes = [f"352 = 16*(16+4) + 2*16: PyTorch keeps two bias vectors (b_ih and b_hh); the boxed equation's single "
-             f"b would give {16 * 20 + 16}."]
-    return {"rnn_shapes": shapes, "length_check": length_check}, [], notes
+    return {"rnn_shapes": shapes, "length_check": length_check}, [], count_claims(params, 16, 4)

@@ -10,7 +10,9 @@ import torch.nn as nn
 from ..analysis.params import GATE_BLOCKS, count_parameters, recurrent_parameters
 from ..claims import claim_source, require, verdict
 from ..threads import single_threaded
+from ._util import machine_table, provenance
 from .base import section
+from .s14_47 import match_claims, unroll_difference
 
 D_H, D_IN = 128, 64
 #: the training-step timing: batch, sequence length, steps per repeat, repeats, seed (one torch thread)
@@ -106,11 +108,8 @@ def step_time_claims(summary: pd.DataFrame) -> list:
 @section("14.47.1", "The GRU")
 def run(ctx):
     df = parameter_formulas()
-    gru, lstm = df.set_index("cell").parameters["GRU"], df.set_index("cell").parameters["LSTM"]
-    notes = [
-        "Erratum: the chapter's formulas count one bias vector per gate block; PyTorch (and R torch) keep two, "
-        "b_ih and b_hh, so the count is g d(d+m) + 2 g d. The column `formula` equals the counted parameters; "
-        "`chapter_formula_value` shows the single-bias form for comparison.",
-        f"GRU/LSTM = {gru}/{lstm} = {gru / lstm:.3f}: the GRU saves exactly 25% (3 blocks instead of 4), as stated.",
-    ]
-    return {"param_formulas": df}, [], notes
+    ref = step_reference()
+    steps = step_time_summary(ref["step_times"])
+    verdicts = [*match_claims(unroll_difference("gru"), "gru"), *count_claims(df), *step_time_claims(steps)]
+    tables = {"param_formulas": df, "step_time_reference": steps, "timing_machines": machine_table(ref)}
+    return tables, [], [provenance("timing_gru_lstm_step"), *verdicts]

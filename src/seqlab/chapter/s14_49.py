@@ -149,30 +149,11 @@ def run(ctx):
     controls = alignment_controls({"trained": r["heldout_alpha"], "untrained": r["heldout_alpha_untrained"],
                                    "uniform": None})
     above = sequences_above(r["heldout_alpha"], r["heldout_alpha_untrained"])
-    c = controls.set_index("weights")
-    near = c.weight_within_one_of_antidiagonal
-    notes = [
-        f"Reversal: final loss {r['final_loss']:.4g} and teacher-forced token accuracy {r['token_accuracy']:.4f} "
-        "(chapter: 0.06029 and 0.9908). The data and initial weights come from torch's generator in the chapter's "
-        "order; the loss differs because the chapter's digits come from R torch's own training arithmetic.",
-        f"Held-out reversal: teacher-forced token accuracy {r['heldout_teacher_forced']:.4f}, free-running "
-        f"{r['heldout_free_running']:.4f} (chance 0.1). The chapter's 0.99 is teacher-forced on its own 500 "
-        "training sequences.",
-        f"Alignment with controls (table alignment_controls, teacher-forced weights averaged over the "
-        f"{int(c.sequences['trained'])} held-out sequences): {near['trained']:.0%} of the weight lies within one step "
-        f"of the anti-diagonal after training, {near['untrained']:.0%} for the same initial weights before training, "
-        f"{near['uniform']:.0%} for uniform weights; the trained weights put more there than the untrained ones on "
-        f"{above:.0%} of the sequences.",
-        f"Erratum (alignment): the chapter says the model discovers the anti-diagonal. On the held-out sequences the "
-        f"arg-max input of {c.argmax_on_antidiagonal['trained']:.0%} of the output steps is the mirrored position "
-        f"and for {c.argmax_one_step_later['trained']:.0%} of output steps 2..{A.shape[0]} the position one step "
-        "later (output t attends input T - t + 2). The encoder is a forward GRU, so its state h_(j+1) still "
-        "carries x_j: attending one step late retrieves the right token.",
-    ]
+    verdicts = reversal_claims(r, controls, above)
     figs = []
     if ctx.figures:
         with ctx.step("drawing the reversal-attention figure"):
             figs = ctx.save("reversal_attention", *figure(A))
     tables = {"dot_attention_check": check, "additive_attention_check": additive_check, "reversal": reversal,
               "reversal_alignment": summary, "alignment_controls": controls, "reversal_attention": alignment}
-    return tables, figs, notes
+    return tables, figs, verdicts
