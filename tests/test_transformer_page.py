@@ -385,9 +385,10 @@ def test_block_notes_carry_the_claims_verdicts():
     _, summary, _ = s14_53.warmup_study()
     ln, params = s14_53.layer_norm_check(block.norm1, x), s14_53.parameter_table(block)
     same = s14_53.torch_equality(s14_53.SEED, x)
-    notes = s14_53._notes(grads, summary, ln, params, same)
-    said = {c.name: c for c in notes if isinstance(c, Claim)}
-    assert {"s53_spread", "s53_classical", "s53_narrow", "s53_same_as_torch"} <= set(said)
+    notes = s14_53.claims_for(shapes, grads, summary, ln, params, same)
+    assert all(isinstance(c, Claim) for c in notes)
+    said = {c.name: c for c in notes}
+    assert {"s53_steps_match", "s53_spread", "s53_classical", "s53_narrow", "s53_same_as_torch"} <= set(said)
     chance = 1 / s14_53.PROTOCOL["vocab"]
     expected = s14_53.warmup_claims(summary, s14_53.WARMUP_STUDY["warmup_steps"], chance)
     assert all(said[c.name].holds == c.holds and said[c.name].evidence == c.evidence for c in expected)
@@ -403,10 +404,15 @@ def test_encoder_decoder_notes_carry_the_claims_verdicts():
     batch, lengths = s14_54.padded_batch(s14_54.SEED)
     masks = s14_54.mask_checks(s14_54.demo_model(s14_54.SEED), batch, lengths, s14_54.SEED)
     comparison, maps = s14_54.task_comparison(), s14_54.cross_attention_maps()
-    said = {c.name: c for c in s14_54._notes(checks, comparison, masks, maps) if isinstance(c, Claim)}
+    # a stand-in for the cell retrained now (rerun_one trains; its claim is checked by its own test)
+    rerun = pd.DataFrame(dict(run=["stored artifact", "trained now"], final_loss=[0.5, 0.5]))
+    notes = s14_54.claims_for(checks, comparison, masks, maps, rerun)
+    assert all(isinstance(c, Claim) for c in notes)
+    said = {c.name: c for c in notes}
     expected = [*s14_54.task_claims(comparison, 1 / s14_54.PROTOCOL["vocab"]),
-                *s14_54.alignment_claims(s14_54.alignment_share(maps))]
+                *s14_54.alignment_claims(s14_54.alignment_share(maps)), *s14_54.mask_claims(checks, masks)]
     assert all(said[c.name].holds == c.holds and said[c.name].evidence == c.evidence for c in expected)
+    assert said["s54_rerun_agreement"].holds and said["s54_rerun_agreement"].evidence["figures"] == 16
 
 
 def test_crossover_at_the_shortest_length_is_read_as_an_upper_bound():

@@ -184,34 +184,14 @@ def run(ctx):
         Z = entropy_grid(seed=ctx.seed(SURFACE_SEED))  # (divisor, d_k)
         ridge_tbl = ridge_table(seed=ctx.seed(SURFACE_SEED))
 
-        ratio = spread.sd_unscaled / spread.sqrt_d_k
-        u = sat[sat.scaled == UNSCALED].set_index("d_k")
-        s = sat[sat.scaled != UNSCALED].set_index("d_k")
-        lo, hi = min(D_GRID), max(D_GRID)
-        notes = [
-            f"The unscaled spread tracks sqrt(d_k) (ratio {ratio.min():.3f} to {ratio.max():.3f}); "
-            "scaled it stays near 1.",
-            "Erratum (saturation table): the chapter backpropagates sum(alpha). Every softmax row sums to 1, so "
-            "that loss is the constant T and its true gradient is exactly zero; the `gradient_norm` column is float "
-            f"rounding (at most {sat.gradient_norm.max():.3g}) and cannot show saturation. The column "
-            "`logit_gradient_norm` backpropagates sum(alpha * G) for a fixed random G to the logits, i.e. through "
-            f"the softmax Jacobian: unscaled it falls from {u.logit_gradient_norm[lo]:.3g} (d_k = {lo}) to "
-            f"{u.logit_gradient_norm[hi]:.3g} (d_k = {hi}) while the max weight reaches "
-            f"{u.max_attention_weight[hi]:.3g}; scaled it stays within "
-            f"{s.logit_gradient_norm.min():.3g}-{s.logit_gradient_norm.max():.3g}. With respect to Q "
-            f"(`query_gradient_norm`) the unscaled gradient grows instead ({u.query_gradient_norm[lo]:.3g} -> "
-            f"{u.query_gradient_norm[hi]:.3g}), because dL/dQ = J^T G K carries the sqrt(d_k)-sized keys: "
-            "saturation shows in the rows that go one-hot, not in a smaller overall norm.",
-            f"Along tau = sqrt(d_k) the entropy stays between {ridge_tbl.entropy.min():.3f} and "
-            f"{ridge_tbl.entropy.max():.3f} nats (log 32 = {math.log(32):.3f} is uniform) across d_k = 4..512: "
-            "the ridge the text describes.",
-        ]
+        verdicts = [*spread_claims(spread, n=N_PAIRS), *saturation_claims(sat, T=T),
+                    *temperature_claims(ridge_tbl, Z, T=T)]
         figs = []
         if ctx.figures:
             figs = ctx.save("saturation", *saturation_figure(sat))
             figs += ctx.save_plotly("entropy_surface_3d", surface_3d(Z, ridge_tbl))
             figs += ctx.save_plotly("softmax_explorer", softmax_explorer(explorer_frame(seed=ctx.seed(SURFACE_SEED))))
-        return {"logit_spread": spread, "saturation": sat, "entropy_ridge": ridge_tbl}, figs, notes
+        return {"logit_spread": spread, "saturation": sat, "entropy_ridge": ridge_tbl}, figs, verdicts
 
 
 # ----------------------------------------------------------------------------------------------- claims

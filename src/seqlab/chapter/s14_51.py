@@ -58,8 +58,7 @@ def head_parameter_table(d_model: int = PARAM_D_MODEL, heads=PARAM_HEADS) -> pd.
     """Parameters of :class:`MultiHeadAttention` for each head count, beside 4 d_model^2."""
     return pd.DataFrame([dict(n_heads=h, d_per_head=d_model // h,
                               parameters=count_parameters(MultiHeadAttention(d_model, h)),
-                              formula_4_d_model_sq=multihead_parameters(d_model),
-                              note="identical: 4 * d_model^2 regardless of head count") for h in heads])
+                              formula_4_d_model_sq=multihead_parameters(d_model)) for h in heads])
 
 
 def initial_head_weights(seed: int = INIT_SEED, d_model: int = INIT_D_MODEL, heads: int = INIT_HEADS,
@@ -76,8 +75,7 @@ def initial_head_weights(seed: int = INIT_SEED, d_model: int = INIT_D_MODEL, hea
 def head_diversity(W: np.ndarray) -> pd.DataFrame:
     """Mean and largest correlation between the flattened weight matrices of every pair of heads."""
     pw = [np.corrcoef(W[i].ravel(), W[j].ravel())[0, 1] for i, j in itertools.combinations(range(W.shape[0]), 2)]
-    return pd.DataFrame([dict(mean_pairwise_correlation=float(np.mean(pw)), max_pairwise_correlation=float(np.max(pw)),
-                              interpretation="low correlation = heads are attending to different things")])
+    return pd.DataFrame([dict(mean_pairwise_correlation=float(np.mean(pw)), max_pairwise_correlation=float(np.max(pw)))])
 
 
 def head_weights_long(W: np.ndarray) -> pd.DataFrame:
@@ -313,17 +311,9 @@ def run(ctx):
             share(head_accuracy, summary)  # §14.64 quotes this training instead of running it again
         by_offset = offset_attention_table(models, data)
 
-        one, many = summary.set_index("n_heads").mean_accuracy_both[min(TASK_HEADS)], \
-            summary.set_index("n_heads").mean_accuracy_both[max(TASK_HEADS)]
-        notes = [f"Weights are initialized exactly as the chapter's nn_linear layers (Wq, Wk, Wv, Wo drawn in that "
-                 f"order after seed {INIT_SEED}), so the head correlations match its printed 0.0618 / 0.202.",
-                 "These heads are untrained: the differences come from random projections. The offset task "
-                 "(tables offset_*) measures trained heads; on real text many heads can be pruned "
-                 "(Michel et al., 2019).",
-                 f"Offset task (target at t = the tokens at t-{OFFSETS[0]} and t-{OFFSETS[1]}), "
-                 f"d_model = {TASK_D_MODEL}, {int(summary.parameters.iloc[0])} parameters for every head count: "
-                 f"both targets right in {one:.3g} of held-out positions with {min(TASK_HEADS)} head, {many:.3g} "
-                 f"with {max(TASK_HEADS)} heads (mean over {len(TRAIN_SEEDS)} seeds)."]
+        split = one_head_split(by_offset, acc, OFFSETS)
+        roles = head_roles(by_offset, seed=seeds[0])
+        verdicts = [*parameter_claims(heads, diversity), *heads_claims(summary, split, roles, offsets=OFFSETS)]
         figs = []
         if ctx.figures:
             figs = ctx.save("head_patterns", *head_patterns_figure(long))
@@ -331,7 +321,8 @@ def run(ctx):
             figs += ctx.save_plotly("head_explorer", head_explorer(attention_maps(models, data,
                                                                                   seed=ctx.seed(TRAIN_SEEDS[0]))))
         return {"head_parameters": heads, "head_diversity": diversity, "head_weights": long,
-                "offset_accuracy": acc, "offset_accuracy_summary": summary, "offset_attention": by_offset}, figs, notes
+                "offset_accuracy": acc, "offset_accuracy_summary": summary, "offset_attention": by_offset,
+                "one_head_split": split, "head_roles": roles}, figs, verdicts
 
 
 # ----------------------------------------------------------------------------------------------- claims

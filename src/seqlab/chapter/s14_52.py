@@ -57,8 +57,7 @@ def permutation_gap(mh: MultiHeadAttention, X: torch.Tensor, perm: torch.Tensor)
 
 def equivariance_table(mh, X, perm) -> pd.DataFrame:
     return pd.DataFrame([dict(max_abs_difference=permutation_gap(mh, X, perm),
-                              permutation=" ".join(str(int(i) + 1) for i in perm),
-                              conclusion="Attention(PX) = P.Attention(X): the operation cannot see order")])
+                              permutation=" ".join(str(int(i) + 1) for i in perm))])
 
 
 def order_sensitivity(mh, X, perm) -> pd.DataFrame:
@@ -96,8 +95,7 @@ def rotation_error(pe: torch.Tensor, k: int, n_pos: int = ROT_POSITIONS) -> floa
 
 
 def rotation_table(PE: torch.Tensor, k: int = ROT_OFFSET) -> pd.DataFrame:
-    return pd.DataFrame([dict(max_rotation_error=float(rotation_error(PE, k)), offset=k,
-                              interpretation="PE[pos+k] = R(k) PE[pos], a fixed rotation per frequency pair")])
+    return pd.DataFrame([dict(max_rotation_error=float(rotation_error(PE, k)), offset=k)])
 
 
 def similarity_by_offset(PE: torch.Tensor) -> pd.DataFrame:
@@ -208,16 +206,7 @@ def run(ctx):
         ablation = ablation_table(ablated, data)
         ablation_positions = ablation_by_position(ablated, data)
         spread = rope_tbl.groupby("offset").dot.agg(lambda s: s.max() - s.min()).max()
-        notes = [
-            "The permutation is drawn with torch.randperm (the chapter uses R's sample()); the difference is float "
-            "rounding of the same order as the chapter's 8.94e-08, never a structural error.",
-            f"With sinusoidal positions added the same layer is no longer equivariant: the gap grows to "
-            f"{order.max_abs_difference[1]:.3g}.",
-            f"RoPE: the rotated dot product depends only on the offset; the same offset at different absolute "
-            f"positions agrees to {spread:.2g}.",
-            f"Offset task without positions: both targets right in {ablation.accuracy_both[1]:.3g} of held-out "
-            f"positions (with learned positions: {ablation.accuracy_both[0]:.3g}).",
-        ]
+        verdicts = [*order_claims(order, rot, sim, spread), *ablation_claims(ablation, ablation_positions)]
         figs = []
         if ctx.figures:
             figs = ctx.save("positional_encoding", *encoding_figure(PE))
@@ -225,7 +214,7 @@ def run(ctx):
             figs += ctx.save_plotly("position_similarity_explorer", similarity_explorer(PE))
         return {"permutation_equivariance": equiv, "pe_rotation": rot, "rope_offsets": rope_tbl,
                 "order_sensitivity": order, "pe_similarity_by_offset": sim, "position_ablation": ablation,
-                "position_ablation_by_position": ablation_positions}, figs, notes
+                "position_ablation_by_position": ablation_positions}, figs, verdicts
 
 
 # ----------------------------------------------------------------------------------------------- claims

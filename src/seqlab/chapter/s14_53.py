@@ -8,7 +8,7 @@ import torch.nn as nn
 from ..analysis.params import count_parameters, encoder_layer_parameters
 from ..experiments.transformer_tasks import PROTOCOL, WARMUP_STUDY, transformer_task_results
 from ..nn.transformer import EncoderLayer
-from ._util import shape_str
+from ._util import provenance, shape_str
 from ..claims import claim_source, require, verdict
 from .base import section
 
@@ -273,31 +273,12 @@ def warmup_figure(curves: pd.DataFrame):
     return gg, fig
 
 
-def _notes(grads: pd.DataFrame, summary: pd.DataFrame, ln: pd.DataFrame, params: pd.DataFrame,
-           same: pd.DataFrame) -> list:
-    """The CLI's notes: the numbers; then the verdicts of the claim sources the page reads."""
-    hi = summary[summary.lr == summary.lr.max()].set_index(["norm", "warmup_steps"])
-    w = WARMUP_STUDY["warmup_steps"]
-    n = int(hi.seeds.iloc[0])
-    chance = 1 / PROTOCOL["vocab"]
-    verdicts = [*block_claims(ln, params, same), *spread_claims(gradient_spread(grads)),
-                *warmup_claims(summary, w, chance)]  # a false required claim raises here
-    return [
-        "A block is two residual sub-layers: h = x + Attention(LN x), then y = h + FFN(LN h) (pre-LN). Each residual "
-        "adds an identity path with derivative 1, the depth-wise twin of the LSTM's additive cell path.",
-        f"Gradients at initialization, {DEPTH} blocks (table `gradient_spread`). Xiong et al. (2020) blame an "
-        "imbalance between the blocks for post-LN's need of warm-up; a ratio at initialization alone does not show "
-        "that training fails.",
-        f"Trained (table `ln_warmup_summary`): at learning rate {summary.lr.max():g}, post-LN solved "
-        f"{int(hi.loc[('post-LN', 0), 'seeds_solved'])} of {n} seeds without warm-up and "
-        f"{int(hi.loc[('post-LN', w), 'seeds_solved'])} of {n} with {w} warm-up steps; pre-LN solved "
-        f"{int(hi.loc[('pre-LN', 0), 'seeds_solved'])} and {int(hi.loc[('pre-LN', w), 'seeds_solved'])}. At "
-        f"{summary.lr.min():g} every configuration solved "
-        f"{int(summary[summary.lr == summary.lr.min()].seeds_solved.min())} or more of {n}.",
-        "seqlab's EncoderLayer is compared with torch.nn.TransformerEncoderLayer given the same weights (table "
-        "`torch_equality`).",
-        *verdicts,
-    ]
+def claims_for(steps: pd.DataFrame, grads: pd.DataFrame, summary: pd.DataFrame, ln: pd.DataFrame,
+               params: pd.DataFrame, same: pd.DataFrame) -> list:
+    """Every claim §14.53 makes, from the walkthrough, the block's checks, the gradient probe and the warm-up study
+    (a false required claim raises here)."""
+    return [*walkthrough_claims(steps), *block_claims(ln, params, same), *spread_claims(gradient_spread(grads)),
+            *warmup_claims(summary, WARMUP_STUDY["warmup_steps"], 1 / PROTOCOL["vocab"])]
 
 
 @section("14.53", "The Transformer block")
@@ -315,4 +296,5 @@ def run(ctx):
               "torch_equality": same, "ln_gradients": grads,
               "layer_norm_check": ln, "gradient_spread": gradient_spread(grads),
               "ln_warmup": runs, "ln_warmup_summary": summary}
-    return tables, figs, _notes(grads, summary, ln, params, same)
+    return tables, figs, [provenance("transformer_tasks", heavy="trained now"),
+                          *claims_for(shapes, grads, summary, ln, params, same)]

@@ -11,7 +11,6 @@ from ..analysis.params import (
 )
 from ..experiments.transformer_tasks import (
     ATTENTION_T,
-    LENGTHS,
     MODELS,
     PROTOCOL,
     task_experiment,
@@ -22,7 +21,7 @@ from ..nn.seq2seq_transformer import Seq2SeqTransformer, shift_right
 from ..nn.transformer import DecoderLayer, EncoderLayer
 from ..tasks.seq2seq import random_tokens
 from ..threads import single_threaded
-from ._util import shape_str
+from ._util import provenance, shape_str
 from ..claims import claim_source, require, verdict
 from .base import section
 
@@ -129,6 +128,13 @@ def demo_model(seed: int = SEED, vocab: int = DEMO_VOCAB) -> Seq2SeqTransformer:
     return Seq2SeqTransformer(vocab + 2, **DEMO_MODEL).eval()
 
 
+#: the rows of :func:`mask_checks`: what is changed and what must (not) move, and the change it should make
+MASK_CHECKS = (("padded source tokens replaced (padding mask on)", "0"),
+               ("the same, padding mask off (control)", "> 0"),
+               ("target token y_{k} replaced: logits at positions 1..{k}", "0"),
+               ("the same: logits at positions {after}.. (control)", "> 0"))
+
+
 @torch.no_grad()
 def mask_checks(model: Seq2SeqTransformer, src: torch.Tensor, lengths: torch.Tensor, seed: int = SEED) -> pd.DataFrame:
     """Largest change of the logits when something the model must not see is changed, and two controls."""
@@ -150,14 +156,9 @@ def mask_checks(model: Seq2SeqTransformer, src: torch.Tensor, lengths: torch.Ten
     changed = model(src, tgt2, lengths)[0]
     past = (changed[:, :k] - base[:, :k]).abs().max().item()
     later = (changed[:, k:] - base[:, k:]).abs().max().item()
-    return pd.DataFrame([
-        dict(check="padded source tokens replaced (padding mask on)", max_abs_logit_change=padded, should_be="0"),
-        dict(check="the same, padding mask off (control)", max_abs_logit_change=unmasked, should_be="> 0"),
-        dict(check=f"target token y_{k} replaced: logits at positions 1..{k}", max_abs_logit_change=past,
-             should_be="0"),
-        dict(check=f"the same: logits at positions {k + 1}.. (control)", max_abs_logit_change=later,
-             should_be="> 0"),
-    ])
+    changes = (padded, unmasked, past, later)
+    return pd.DataFrame([dict(check=label.format(k=k, after=k + 1), max_abs_logit_change=change, should_be=should)
+                         for (label, should), change in zip(MASK_CHECKS, changes)])
 
 
 def task_comparison() -> pd.DataFrame:
@@ -295,25 +296,12 @@ def alignment_claims(share: pd.DataFrame) -> list:
                     positions=int(round(1 / s.uniform.iloc[0])))]
 
 
-def _notes(checks: pd.DataFrame, comparison: pd.DataFrame, masks: pd.DataFrame, maps: pd.DataFrame) -> list:
-    """The CLI's notes: the numbers; then the verdicts of the claim sources the page reads."""
-    verdicts = [*mask_claims(checks, masks), *task_claims(comparison, 1 / PROTOCOL["vocab"]),
-                *alignment_claims(alignment_share(maps))]  # a false required claim raises here
-    leak = checks.future_leak_max_abs.iloc[0]
-    acc = comparison.set_index(["task", "model", "sequence_length"]).heldout_free_running
-    T = max(LENGTHS)
-    return [
-        "Self-attention is T_src x T_src, causal self-attention T_tgt x T_tgt with the upper triangle zero, "
-        "cross-attention T_tgt x T_src: queries from the decoder, keys and values from the encoder.",
-        f"Changing the last target position moves earlier decoder outputs by {leak:.3g}: the causal mask holds "
-        "through the whole decoder layer, cross-attention and FFN included.",
-        f"Padding: replacing padded source tokens changes the logits by {masks.max_abs_logit_change.iloc[0]:.3g} "
-        f"with the mask and by {masks.max_abs_logit_change.iloc[1]:.3g} without it.",
-        f"Held-out free-running accuracy at T = {T} (copy / reversal): "
-        + "; ".join(f"{m} {acc[('copy', m, T)]:.3f} / {acc[('reverse', m, T)]:.3f}" for m in MODELS)
-        + f". Every model had the same {PROTOCOL['n_train']} training sequences and {PROTOCOL['epochs']} steps.",
-        *verdicts,
-    ]
+def claims_for(checks: pd.DataFrame, comparison: pd.DataFrame, masks: pd.DataFrame, maps: pd.DataFrame,
+               rerun: pd.DataFrame) -> list:
+    """Every claim §14.54 makes, from the mask checks, the trained comparison, its cross-attention and the cell
+    retrained now (a false required claim raises here)."""
+    return [*mask_claims(checks, masks), *task_claims(comparison, 1 / PROTOCOL["vocab"]),
+            *alignment_claims(alignment_share(maps)), *rerun_claims(rerun)]
 
 
 @section("14.54", "Encoder, decoder, and the three attention patterns")
@@ -340,4 +328,6 @@ def run(ctx):
               "shifted_targets": shifted_view(batch[:1], model.start_token), "mask_checks": masks,
               "task_comparison": comparison.assign(model=comparison.model.astype(str)),
               "heldout_accuracy": accuracy_table(comparison), "cross_attention": maps, "rerun_check": rerun}
-    return tables, figs, _notes(checks, comparison, masks, maps)
+    notes = [provenance("transformer_tasks", heavy="trained now"),
+             *claims_for(checks, comparison, masks, maps, rerun)]
+    return tables, figs, notes

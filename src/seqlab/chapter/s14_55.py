@@ -28,6 +28,7 @@ from ..analysis.timing import (
 )
 from ..nn.multihead import MultiHeadAttention
 from ..threads import single_threaded
+from ._util import machine_table, provenance
 from .base import section
 from .s14_55_claims import (
     crossover_claims,
@@ -317,8 +318,6 @@ def ratio_surface(grid: pd.DataFrame):
 
 @section("14.55", "Cost: attention vs recurrence")
 def run(ctx):
-    from ..machine import describe
-
     seed = ctx.seed(SEED)
     ref = cost_reference()
     grid, training, parts, threads = ref["grid"], ref["training"], ref["parts"], ref["threads"]
@@ -333,11 +332,7 @@ def run(ctx):
     tables = {"cost_grid": grid, "crossover": cross, "attention_memory": memory, "sequential_steps": SEQUENTIAL_STEPS,
               "training_grid": training, "attention_parts": parts, "thread_scaling": threads,
               "thread_summary": thread_summary(threads), "equal_flops": equal_flops(grid),
-              "score_cost_split": score_cost_split(parts), "here_beside_reference": here_beside_reference(here, grid)}
-    m = describe()
-    notes = [f"Timings: the stored reference, measured on {ref.machine_line()}, medians of {REPEATS} calls; the "
-             f"quick measurement at d = {HERE_D} (table `here_beside_reference`) ran on {m['cpu']}, {m['cores']} "
-             f"cores, torch {m['torch']}.",
-             "FLOPs: one attention layer costs 8 T d^2 + 4 T^2 d, one LSTM layer 16 T d^2; they are equal at T = 2d.",
-             *claims_for(ref, memory, here)]
+              "score_cost_split": score_cost_split(parts), "here_beside_reference": here_beside_reference(here, grid),
+              "timing_machines": machine_table(ref, here=True)}
+    notes = [provenance(f"timing_{REFERENCE}", heavy="measured now"), *claims_for(ref, memory, here)]
     return tables, figs, notes
