@@ -10,12 +10,16 @@ from ..claims import claim_source, verdict
 from ..text import BPETokenizer, CharTokenizer, WordTokenizer
 from ..text.corpus import load_tinyshakespeare
 from ..text.tokenizers import PRE_SPLIT
+from ._lm import followups
+from ._util import provenance
 from .base import section
 
 D_MODEL = 128
 #: the sentence BPE is walked through, and how many merges the walk shows
 SENTENCE = "the king, the queen and the king's men then thank thee"
 MERGES = 8
+#: the second text the page cuts with the tokenizer of the walk (the first is SENTENCE)
+REPLAYED = "then the queen thanks the men"
 #: a text with characters that tinyshakespeare never uses (curly apostrophe, accents, a dash, the euro sign)
 UNSEEN = "Juliet’s café — 3 €, said the nurse"
 #: the corpus-wide comparison of tokenizers
@@ -150,33 +154,21 @@ def bpe_figure(results: pd.DataFrame, curves: pd.DataFrame):
 @section("14.56", "Tokenization")
 def run(ctx):
     df = tokenizer_table()
-    ch = df[df.family == "char"].iloc[0]
-    w1 = df[df.tokenizer == "word (min_freq 1)"].iloc[0]
-    b512 = df[df.tokenizer == "byte BPE (512)"].iloc[0]
-    b1024 = df[df.tokenizer == "byte BPE (1024)"].iloc[0]
-    results, curves, _, manifest = bpe_model_results()
-    r = results.set_index("tokenizer")
-    best = r.bits_per_char.idxmin()
-    notes = [
-        f"Characters: {ch.vocab_size} symbols, {ch.tokens:,} tokens. Words: {w1.vocab_size:,} types cut the sequence to "
-        f"{w1.tokens:,} tokens but the embedding table grows to {w1.embedding_params:,} parameters at d = {D_MODEL}.",
-        f"Byte-level BPE sits between: at 512 tokens it averages {b512.bytes_per_token:.2f} bytes per token, never "
-        "needs an unknown token (every byte is in the vocabulary) and decodes losslessly. At 1 024 it is already "
-        f"shorter than the word tokenization ({b1024.tokens:,} vs {w1.tokens:,} tokens) with a "
-        f"{w1.vocab_size / b1024.vocab_size:.0f}x smaller vocabulary: the word tokenizer spends a token on every "
-        "space, while BPE folds the leading space into the word.",
-        "Word tokenizers with a frequency cut-off map rare words to <unk> (column `unk_rate`) and cannot round-trip.",
-        "The chapter's GPT trained with the same steps, batch and context on each tokenization (table `bpe_vs_char`, "
-        "artifact set 'lm_bpe', verified): validation bits per character "
-        + ", ".join(f"{k} {v:.4f}" for k, v in r.bits_per_char.items()) + f"; lowest: {best}.",
-    ]
+    trace = merge_trace()
+    walked = BPETokenizer().train(SENTENCE, vocab_size=256 + MERGES)
+    corpus = load_tinyshakespeare()
+    rt = round_trip({"character": CharTokenizer().train(corpus),
+                     "word (min_freq 10)": WordTokenizer(min_freq=10).train(corpus),
+                     "byte BPE (512)": BPETokenizer().train(corpus, 512)})
+    results, curves, _, _ = bpe_model_results()
+    notes = [provenance("lm_bpe", followups()["mode"]),
+             *merge_claims(trace, split_into_tokens(walked, REPLAYED)), *tokenizer_claims(rt, df),
+             *bpe_model_claims(results)]
     figs = []
     if ctx.figures:
         figs = ctx.save("tokenization", *tokenizer_figure(df))
         figs += ctx.save("bpe_vs_char", *bpe_figure(results, curves))
-    tables = {"tokenizers": df, "bpe_merges": merge_trace(), "bpe_vs_char": results,
-              "round_trip": round_trip({"character": CharTokenizer().train(load_tinyshakespeare()),
-                                        "byte BPE (512)": BPETokenizer().train(load_tinyshakespeare(), 512)})}
+    tables = {"tokenizers": df, "bpe_merges": trace, "bpe_vs_char": results, "round_trip": rt}
     return tables, figs, notes
 
 

@@ -16,7 +16,9 @@ from ..nn import GPT, LSTMLanguageModel
 from ..text.training import make_optimizer
 from ..threads import single_threaded
 from ._lm import followups, lm
+from ._util import machine_table, provenance
 from .base import section
+from .s14_57_cpu import long_facts, long_results, marks_frame
 
 #: steps of the chapter's own run (the ``lm`` set) and the budgets of the sweep (the chapter's among them)
 CHAPTER_ITERS = CHAPTER_TRAIN.max_iters
@@ -241,36 +243,31 @@ def run(ctx):
     by_time, by_steps = crossover(sweep, "seconds"), crossover(sweep, "steps")
     cross = pd.DataFrame([by_time, by_steps])
     s = summary.set_index("model")
-    g, l_ = s.loc["GPT"], s.loc["LSTM"]
-    steps = step_summary(step_reference()["steps"])
+    step_ref, cpu = step_reference(), long_results()
+    steps = step_summary(step_ref["steps"])
     ref = steps.set_index("model").median_seconds
+    runs = cpu["runs"]
+    c = CHAPTER_TRAIN
+    recipe = pd.DataFrame([dict(vocab_size=tok.vocab_size, optimizer=c.optimizer, muon_lr=c.muon_lr,
+                                muon_momentum=c.muon_momentum, adamw_lr=c.learning_rate, warmup_iters=c.warmup_iters,
+                                max_iters=c.max_iters, batch_size=c.batch_size, block_size=c.block_size,
+                                grad_clip=c.grad_clip, trained_with_seqlab=manifest["seqlab_version"])])
     notes = [
-        f"Results {mode} (artifact sets 'lm' and 'lm_sweep', seqlab {manifest['seqlab_version']}, every file's sha256 "
-        "checked).",
-        f"90/10 split of tinyshakespeare, {tok.vocab_size - 1} characters + <unk>. Same loop, data order and steps: "
-        f"the Transformer ({int(g.parameters):,} parameters) reaches {g.val_loss_nats:.3f} nats ({g.val_bits_per_char:.3f} "
-        f"bits/char) in {g.seconds:.1f} s, the LSTM ({int(l_.parameters):,}) {l_.val_loss_nats:.3f} "
-        f"({l_.val_bits_per_char:.3f}) in {l_.seconds:.1f} s; uniform guessing is {math.log(tok.vocab_size):.3f} nats.",
-        f"Both ran {int(g.iterations)} steps (the training log's seconds above are wall-clock on the machine that "
-        "trained them).",
-        f"Training recipe: Muon (lr {CHAPTER_TRAIN.muon_lr}, momentum {CHAPTER_TRAIN.muon_momentum}) for hidden "
-        f"matrices and AdamW (lr {CHAPTER_TRAIN.learning_rate}, decay on embedding and output matrices) for the rest, "
-        f"{CHAPTER_TRAIN.warmup_iters} warm-up steps and cosine decay over {CHAPTER_TRAIN.max_iters} steps, batch "
-        f"{CHAPTER_TRAIN.batch_size} x {CHAPTER_TRAIN.block_size}, clipping at {CHAPTER_TRAIN.grad_clip}. Seconds "
-        "count training steps only, not evaluations.",
-        "Compute sweep (tables `compute_sweep` and `crossover`, one thread per run): the same recipe for "
-        + ", ".join(map(str, BUDGETS)) + " steps.",
-        "Sample (temperature 1.0): " + samples["temperature 1.0"][:160].replace("\n", " / "),
+        provenance(["lm", "lm_sweep", "timing_lm_steps", "timing_lm_long"], mode),
         *budget_claims(summary, steps),
-        *sweep_claims(sweep, by_steps, by_time, g.val_loss_nats, ref["GPT"] / ref["LSTM"],
+        *sweep_claims(sweep, by_steps, by_time, s.val_loss_nats["GPT"], ref["GPT"] / ref["LSTM"],
                       reference_seconds=ref.to_dict()),
+        *long_facts(runs),
     ]
     figs = []
     if ctx.figures:
         figs = ctx.save("lm_loss_curves", *curves_figure(curves))
         figs += ctx.save("lm_compute_sweep", *sweep_figure(sweep))
     tables = {"lm_summary": summary, "loss_curves": curves, "compute_sweep": sweep, "equal_time": equal_time(sweep),
-              "crossover": cross, "step_cost_reference": steps}
+              "crossover": cross, "step_cost_reference": steps, "training_recipe": recipe,
+              "samples": pd.DataFrame(dict(strategy=list(samples), text=list(samples.values()))),
+              "cpu_ten_minutes": marks_frame(runs),
+              "timing_machines": machine_table({"step cost": step_ref, "ten minutes on a CPU": cpu})}
     return tables, figs, notes
 
 

@@ -9,6 +9,7 @@ from ..claims import claim_source, require, verdict
 from ..text.metrics import repetition_rate
 from ..text.sampling import Temperature, apply_processors, build_processors, distribution_entropy
 from ._lm import followups, lm
+from ._util import provenance
 from .base import section
 
 CONTEXT = "ROMEO:\nI will "
@@ -151,15 +152,8 @@ def run(ctx):
     table = chapter_samples(samples, tok)
     scores, texts, _ = followups()["decoding"]
     sweep = temperature_samples(scores, texts)
-    g = table.set_index("strategy").repetition_rate
-    notes = [f"Samples {mode}; the distributions are computed now from the verified weights.",
-             "Greedy decoding always takes the arg-max, so it is deterministic and falls into loops: "
-             f"{g['greedy']:.0%} of its 8-character windows repeat an earlier one, against "
-             f"{g['temperature 1.0']:.0%} when sampling at T = 1.",
-             "Temperature divides the logits before the softmax: entropy rises monotonically with T "
-             f"({ent.entropy_nats.iloc[0]:.2f} nats at T = 0.25, {ent.entropy_nats.iloc[-1]:.2f} at T = 2).",
-             "Decoding sweep (table `temperature_sweep`, artifact set 'lm_decoding'): 8 samples of 400 characters "
-             "per temperature, scored for diversity and by an independently trained LSTM."]
+    notes = [provenance(["lm", "lm_decoding"], mode),
+             *temperature_claims(ent, table.set_index("strategy").repetition_rate.to_dict(), sweep)]
     figs = []
     if ctx.figures:
         figs = ctx.save("temperature", *distribution_figure(dist))

@@ -7,6 +7,7 @@ import pandas as pd
 from ..claims import claim_source, verdict
 from ..text.sampling import MinP, TopK, TopP, apply_processors, distribution_entropy
 from ._lm import followups, lm
+from ._util import provenance
 from .base import section
 from .s14_58 import knob_summary, next_char_table, next_logits
 
@@ -118,28 +119,10 @@ def run(ctx):
     sweep = knob_summary(scores)
     matched = at_matched_diversity(sweep, MATCH_ON[0])
     matched_entropy = at_matched_diversity(sweep, MATCH_ON[1])
-    t = summary[summary.knob == "temperature"].set_index("value")
-    p = summary[summary.knob == "top_p"].set_index("value")
-    best = matched.loc[matched.groupby("target").nll_judge.idxmin()]
     vs_text, vs_draw = against(matched), against(matched_entropy)
     old = tradeoff[tradeoff.knob == "top_p"].groupby("value").nll_lstm.mean()
     notes = [
-        f"Chapter trade-off table {mode}: 4 samples of 300 characters per setting, scored for diversity (distinct-n, "
-        "repetition of 8-grams) and quality (negative log-likelihood under the GPT itself and under the "
-        "independently trained LSTM; lower = more plausible text).",
-        f"Raising temperature from 0.5 to 1.5 raises distinct-3 from {t.distinct_3[0.5]:.3f} to {t.distinct_3[1.5]:.3f} "
-        f"and the LSTM's NLL from {t.nll_lstm[0.5]:.2f} to {t.nll_lstm[1.5]:.2f} nats/char: diversity is bought with "
-        "plausibility.",
-        "Top-p in the same table: the LSTM's NLL is "
-        + ", ".join(f"{v:.3f} at p = {k}" for k, v in p.nll_lstm.items()) + ".",
-        "Kept sets (table `kept_by_context`): " + "; ".join(
-            f"{r.strategy} keeps {r.tokens_kept} after {r.text!r}" for r in by_context[by_context.strategy != "full"]
-            .itertuples()) + ".",
-        f"At matched {MATCH_ON[0]} (table `matched_diversity`, artifact set 'lm_decoding'): lowest NLL under the "
-        "judge " + "; ".join(f"{r.knob} at {r.target:.3f} ({r.nll_judge:.3f})" for r in best.itertuples())
-        + ". At matched entropy (table `matched_entropy`): " + "; ".join(
-            f"{r.knob} at {r.target:.3f} nats ({r.nll_judge:.3f})"
-            for r in matched_entropy.loc[matched_entropy.groupby("target").nll_judge.idxmin()].itertuples()) + ".",
+        provenance(["lm", "lm_decoding"], mode),
         *kept_claims(by_context),
         *matched_claims(vs_text, matched, matched_entropy),
         *topp_claims(old, sweep[sweep.knob == "top_p"], vs_text, vs_draw),

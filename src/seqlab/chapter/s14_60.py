@@ -11,6 +11,7 @@ from ..claims import claim_source, verdict
 from ..nn import GPT, GPTConfig, KVCache
 from ..text.generation import generate
 from ..threads import single_threaded
+from ._util import machine_table, provenance
 from .base import section
 
 PROMPT_LEN = 64
@@ -181,28 +182,13 @@ def run(ctx):
     d, L = D_MODEL, LAYERS
     flops = pd.DataFrame([dict(step_context=T, attention_flops_per_step_without_cache=L * (8 * T * d * d + 4 * T * T * d),
                                attention_flops_per_step_with_cache=L * (8 * d * d + 4 * T * d)) for T in (64, 256, 1024)])
-    last = cost.iloc[-1]
-    s = steps.set_index("context")
-    lo, hi = min(STEP_CONTEXTS), max(STEP_CONTEXTS)
-    notes = [
-        "Without a cache every new token re-runs the whole prefix: step t costs O(t d^2 + t^2 d) per layer. With the "
-        "cache the prefix's keys and values are kept and each step projects one token and attends over the cache: "
-        "O(d^2 + t d) per layer. Generating n tokens costs O(n^2 d^2 + n^3 d) without and O(n d^2 + n^2 d) with it: "
-        "the d^2 part becomes linear in n, the attention part stays quadratic.",
-        f"Timing reference ({ref.machine_line()}), medians of {REFERENCE_REPEATS} repeats.",
-        f"Per step (table `step_cost`, one thread): from t = {lo} to t = {hi} the cached step goes from "
-        f"{1e3 * s.seconds_with_cache[lo]:.2f} to {1e3 * s.seconds_with_cache[hi]:.2f} ms and the recomputed one from "
-        f"{1e3 * s.seconds_without_cache[lo]:.2f} to {1e3 * s.seconds_without_cache[hi]:.2f} ms.",
-        f"End to end (untrained model of the chapter's width): {last.new_tokens} tokens after a "
-        f"{PROMPT_LEN}-token prompt take {last.seconds_with_cache:.2f} s with the cache and "
-        f"{last.seconds_without_cache:.2f} s without ({last.speedup:.1f}x).",
-        "The cache costs memory instead: 2 x layers x t x d floats per sequence (keys and values).",
-        *kv_claims(steps, cost),
-    ]
+    notes = [provenance("timing_kv_cache", heavy="measured now"), *kv_claims(steps, cost)]
     figs = []
     if ctx.figures:
         figs = ctx.save("kv_cache_step_cost", *step_cost_figure(steps))
-    return {"generation_cost": cost, "flops_per_step": flops, "step_cost": steps}, figs, notes
+    tables = {"generation_cost": cost, "flops_per_step": flops, "step_cost": steps,
+              "timing_machines": machine_table(ref)}
+    return tables, figs, notes
 
 
 # --- claims: the sentences of §14.60 that interpret its numbers ---------------------------------------------------
