@@ -25,6 +25,9 @@ GRU_STEPS, GRU_BATCH, SEED = 600, 64, 1
 NBEATS = NBeatsConfig(width=256, layers=2, blocks=3, batch_size=512, max_steps=250, ema=0.999, history=5.0)
 NBEATS_INPUTS = (2.0, 3.0, 4.0)
 LEVELS = (80, 95)
+#: the masking check (the page's cell): the first MASK_SHORT months as a history shorter than the input, fed to a
+#: small untrained N-BEATS (width, layers, blocks) with the masked positions at zero and then at MASK_PUSH
+MASK_SHORT, MASK_WIDTH, MASK_LAYERS, MASK_BLOCKS, MASK_PUSH = 9, 64, 2, 3, 1e3
 MODELS = ("SeasonalNaive", "AutoETS", "GRU", "N-BEATS")
 COLORS = {"observed": "#737373", "SeasonalNaive": "#D8433B", "AutoETS": "#7FB069", "GRU": "#3B7DD8",
           "N-BEATS": "#8E44AD"}
@@ -80,6 +83,22 @@ def masked_window(y: np.ndarray, input_size: int) -> pd.DataFrame:
     Xp, _ = Panel([np.asarray(y, float)], input_size, short="pad").last(input_size)
     return pd.DataFrame({"position": np.arange(-input_size, 0), "value": X[0], "mask": M[0].astype(int),
                          "padded_instead": Xp[0]})
+
+
+def masked_change(y: np.ndarray, seed: int = SEED, input_size: int = 2 * H) -> pd.DataFrame:
+    """The largest change of an untrained N-BEATS's forecast when the masked positions of ``y``'s input window
+    hold ``MASK_PUSH`` instead of zero (the ``moved`` of :func:`mask_claims`)."""
+    import torch
+
+    window = masked_window(y, input_size=input_size)
+    torch.manual_seed(seed)
+    net = NBeats(input_size, H, width=MASK_WIDTH, layers=MASK_LAYERS, blocks=MASK_BLOCKS)
+    x = torch.tensor(window.value.to_numpy(), dtype=torch.float32)[None]
+    m = torch.tensor(window["mask"].to_numpy(), dtype=torch.float32)[None]
+    with torch.no_grad():
+        moved = (net(x, m) - net(x + (1 - m) * MASK_PUSH, m)).abs().max().item()
+    return pd.DataFrame([dict(history=len(y), input_size=input_size, masked=int((window["mask"] == 0).sum()),
+                              pushed_to=MASK_PUSH, max_forecast_change=moved)])
 
 
 def forecasts(train: pd.DataFrame, seed: int = SEED, levels=LEVELS) -> pd.DataFrame:
@@ -201,22 +220,12 @@ def run(ctx):
     scores = holdout_scores(fc, train, test)
     resid = residual_table(fc, test)
     anatomy = nbeats_anatomy()
-    w = windows.iloc[0]
-    notes = [
-        f"Windowing turns one series of {w.series_length} months into {w.windows} supervised examples: "
-        f"{w.input_size} past values in, the next {H} out (all horizons at once).",
-        f"Scaling: each window is divided by the mean |y| of its input, from {w.scale_first:.0f} for the first "
-        f"window to {w.scale_last:.0f} for the last; the network sees shapes, not levels, so one model serves series "
-        "of any size. A global model pools the windows of every series in a collection (M3 monthly: tens of "
-        "thousands); a local model such as ETS is fitted to each series alone.",
-        f"N-BEATS: {anatomy.parameters.iloc[-1]:,} parameters per member (three blocks of fully connected layers, "
-        "each returning a backcast that is taken off its input and a forecast that is added up).",
-        "On one short series a network has few examples; §14.63 compares the models where global models have data.",
-        "Hold-out MASE (last 12 months): " + ", ".join(f"{r.model} {r.mase:.3f}" for r in scores.itertuples()),
-    ]
+    masking = masked_change(train.y.to_numpy()[:MASK_SHORT], seed=ctx.seed(SEED))
+    notes = [*windows_claims(windows), *mask_claims(float(masking.max_forecast_change.iloc[0])),
+             *residual_claims(resid)]
     figs = []
     if ctx.figures:
         gg, fig = figure(df, fc)
         figs = ctx.save("airpassengers_forecast", gg, fig)
     return {"windows": windows, "holdout_mase": scores, "forecasts": fc, "nbeats_anatomy": anatomy,
-            "residuals": resid}, figs, notes
+            "residuals": resid, "mask_check": masking}, figs, notes

@@ -19,6 +19,14 @@ PROTOCOL_SET = ("M3", "monthly")
 REFERENCE = {"SeasonalNaive": 1.25, "AutoTheta": 0.80}
 #: how close a reproduced value must be to its reference to be called a reproduction
 REPRODUCED = 0.05
+#: the labels of the protocol table by role: where a window's training ends, what it tests, what N-BEATS does there
+ROLE_LABELS = {
+    "validation": dict(training_ends="{periods} periods before the given history ends", tests="the next {h} periods",
+                       nbeats="trained for every step count and member of the grid; chooses steps and members"),
+    "official hold-out": dict(training_ends="where the given history ends (the forecast origin)",
+                              tests="the {h} withheld periods",
+                              nbeats="the chosen ensemble, retrained on everything up to the origin"),
+}
 
 
 def window_spans(df: pd.DataFrame, h: int = H, windows: int = WINDOWS) -> pd.DataFrame:
@@ -51,13 +59,10 @@ def protocol(name: str = PROTOCOL_SET[0], group: str = PROTOCOL_SET[1], windows:
     rows = []
     for j in range(windows - 1, -1, -1):
         part = n - h * j
-        rows.append(dict(window=windows - j, role="validation" if j else "official hold-out",
-                         training_ends=f"{h * j} periods before the given history ends" if j else
-                         "where the given history ends (the forecast origin)",
-                         tests=f"the next {h} periods" if j else f"the {h} withheld periods",
-                         series=int((part >= need).sum()) if j else len(n),
-                         nbeats=("trained for every step count and member of the grid; chooses steps and members"
-                                 if j else "the chosen ensemble, retrained on everything up to the origin")))
+        role = "validation" if j else "official hold-out"
+        words = {k: v.format(periods=h * j, h=h) for k, v in ROLE_LABELS[role].items()}
+        rows.append(dict(window=windows - j, role=role, training_ends=words["training_ends"], tests=words["tests"],
+                         series=int((part >= need).sum()) if j else len(n), nbeats=words["nbeats"]))
     return pd.DataFrame(rows)
 
 
@@ -117,22 +122,10 @@ def run(ctx):
     wide.columns = [f"window_{i + 1}" for i in range(wide.shape[1])]
     wide = wide.reset_index()
     hz = per_horizon(err)
-    s = summary.set_index("model")
     roles = protocol()
-    notes = [
-        "MASE divides each window's mean absolute error by the in-sample MAE of the seasonal naive forecast "
-        "(y_t = y_{t-12}) on that window's own training part: below 1 beats seasonal naive in-sample, and it is "
-        "comparable across series of any scale.",
-        f"Four expanding windows of 12 months: mean MASE SeasonalNaive {s.mase['SeasonalNaive']:.3f}, AutoTheta "
-        f"{s.mase['AutoTheta']:.3f} (the anchors this reproduces: about 1.25 and 0.80).",
-        f"AutoARIMA scores {s.mase['AutoARIMA']:.3f} here; it is fitted on this one series only, as its search over "
-        "orders is too slow for the thousands of series in §14.63's comparison.",
-        "A single hold-out is one draw; the spread across windows (table `mase_by_window`) shows how much a "
-        "one-split ranking can move.",
-        "Validation protocol of §14.63 (table `protocol`): settings are chosen on the windows before the official "
-        f"hold-out ({int(roles.series.iloc[0])} and {int(roles.series.iloc[1])} M3 monthly series), then the chosen "
-        "models are retrained up to the origin and scored once on the hold-out.",
-    ]
+    # the page's frame of cv_claims: models as rows, one column per window ("window 1", ...)
+    by_window_page = wide.set_index("model").rename(columns=lambda c: c.replace("_", " "))
+    notes = cv_claims(summary, by_window_page)
     figs = []
     if ctx.figures:
         figs = ctx.save("rolling_origin", *windows_figure(df))

@@ -15,6 +15,7 @@ from ..experiments.forecast import (
     NEURAL,
     interval_group_results,
 )
+from ._util import provenance
 from .base import section
 from .s14_63_intervals import coverage_summary, intervals
 from .s14_63_nbeats import ablation, chosen, member_scores, recipe, rounds, selection_figure
@@ -91,7 +92,7 @@ def run(ctx):
 
     iv = intervals()
     # provenance, then the verdicts the page reads (the tables carry every number behind them)
-    notes = [f"Results {mode} (artifact set 'forecast', every file's sha256 checked).",
+    notes = [provenance("forecast", mode),
              *comparison_claims(v, summary), *significance_claims(sig), *verdict_significance_claims(sig, v)]
     figs = []
     if ctx.figures:

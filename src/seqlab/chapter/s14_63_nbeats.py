@@ -284,7 +284,7 @@ def ablation_claims(ab: pd.DataFrame, spreads: dict, chosen_steps: dict, largest
 def pad_claims(recipe_: pd.DataFrame, rounds_: pd.DataFrame, dataset: str = "M3 yearly"):
     """Did round 3 pad short histories, and what did its yearly hold-out do against round 2's?"""
     r = recipe_.set_index("ingredient")
-    name = "short histories padded with their first value"
+    name = next(row for row, claim in INGREDIENTS.items() if claim == "s63_ab_pad")
     R = rounds_[rounds_.dataset == dataset].set_index("round").last_window_mase
     h2, h3 = float(R[2]), float(R[3])
     return [verdict("s63_y_pad", name in r.index and bool(r.adopted[name]), padded=name in r.index and
