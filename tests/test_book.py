@@ -115,6 +115,9 @@ def test_build_report_lists_every_claim_and_one_value_per_quantity(build_run):
     # every sentence a reader reads comes from a page source: a claim's wordings in the page's Markdown
     assert all(c.get("text_from") == "page" and c["text"] for c in claims if not c["required"]), [
         c["name"] for c in claims if not c["required"] and c.get("text_from") != "page"]
+    # and no claim, required or not, carries a sentence from anywhere else (Python writes none)
+    assert all(c.get("text_from") == "page" for c in claims if c.get("text")), [
+        c["name"] for c in claims if c.get("text") and c.get("text_from") != "page"]
     assert f"{len(claims)} claims evaluated" in p.stdout
     for page in PAGES:  # the run-it-yourself box links the exported notebook
         assert f'href="notebooks/{page}.ipynb"' in (out / f"{page}.html").read_text(encoding="utf-8")
