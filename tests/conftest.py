@@ -44,6 +44,19 @@ def require(module: str):
         pytest.fail(f"{module} is missing under CI, which installs every extra the tests use: {e}", pytrace=False)
 
 
+def require_chromium() -> None:
+    """The browser checks need Debian's chromium and its driver: missing, they skip on a user's machine and fail
+    under CI (which installs them)."""
+    require("selenium")
+    from seqlab.book.browser import chromium_available
+
+    if not chromium_available():
+        message = "Debian's chromium and chromium-driver are not installed (.ci/run installs them)"
+        if in_ci():
+            pytest.fail(message)
+        pytest.skip(message)
+
+
 def require_shared(path: Path) -> Path:
     """``path`` under ../shared: a user's clone without it skips the test, CI (where it is always present) fails."""
     if path.exists():

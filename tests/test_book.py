@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REPO, in_ci, require
+from conftest import REPO, require, require_chromium
 
 require("myst_nb")
 require("selenium")
@@ -143,13 +143,8 @@ def test_prose_numbers_match_seqlab_run(site, section_results):
 
 
 def test_pages_in_a_browser(site, tmp_path):
-    from seqlab.book.browser import check_site, chromium_available
-
-    if not chromium_available():
-        message = "Debian's chromium and chromium-driver are not installed (.ci/run installs them)"
-        if in_ci():
-            pytest.fail(message)
-        pytest.skip(message)
+    require_chromium()
+    from seqlab.book.browser import check_site
     shots = tmp_path / "screenshots"
     found = check_site(site, shots)
     for name, page in found.items():

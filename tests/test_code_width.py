@@ -8,7 +8,7 @@ the browser check (``seqlab.book.browser``) measures the rendered boxes and the 
 import json
 
 import pytest
-from conftest import REPO, in_ci, require
+from conftest import REPO, require_chromium
 
 from seqlab.book.cells import CODE_COLUMN, FOLDED_COLUMN, code_cells, long_lines
 
@@ -47,14 +47,8 @@ def test_the_install_lines_fit_their_box():
 def test_the_browser_probe_reports_code_that_scrolls(tmp_path):
     """The fit probe names a scrolling code box and a scrolling output box by page and line; a folded
     (hide-input) source and boxes that fit are not reported."""
-    require("selenium")
-    from seqlab.book.browser import _FIT_PROBE, FIT_WINDOW, _driver, chromium_available
-
-    if not chromium_available():
-        message = "Debian's chromium and chromium-driver are not installed (.ci/run installs them)"
-        if in_ci():
-            pytest.fail(message)
-        pytest.skip(message)
+    require_chromium()
+    from seqlab.book.browser import _FIT_PROBE, FIT_WINDOW, _driver
     wide = "x = " + "1 + " * 30 + "1"
     box = lambda text: f"<div class='highlight'><pre>{text}\n</pre></div>"
     cell = lambda tags, src, out: (f"<div class='cell {tags}'><div class='cell_input'>{box(src)}</div>"

@@ -10,7 +10,7 @@ then run over every figure function of the chapter with the inputs its section p
 """
 import pandas as pd
 import pytest
-from conftest import in_ci, require
+from conftest import require, require_chromium
 from figure_inputs import DATA, figure_functions, load
 
 from seqlab.plotting import line_pair, write_pair
@@ -123,17 +123,6 @@ def test_every_static_figure_fits_its_canvas(figures, tmp_path):
 
 # --- the browser check -------------------------------------------------------------------------------------------
 
-def _chromium():
-    require("selenium")
-    from seqlab.book.browser import chromium_available
-
-    if not chromium_available():
-        message = "Debian's chromium and chromium-driver are not installed (.ci/run installs them)"
-        if in_ci():
-            pytest.fail(message)
-        pytest.skip(message)
-
-
 def test_browser_check_can_fail(tmp_path):
     import plotly.graph_objects as go
 
@@ -141,7 +130,7 @@ def test_browser_check_can_fail(tmp_path):
     from seqlab.plotting import slider_figure
     from seqlab.plotting.theme import plotly_layout
 
-    _chromium()
+    require_chromium()
     line = go.Scatter(x=[0.5, 1.2, 2.9], y=[1.5, 4.2, 9.1], name="a series")
     clipped = go.Figure(line).update_layout(title=dict(text="<b>" + "A title far too long for its frame " * 3 + "</b>"))
     under_toolbar = go.Figure(line).update_layout(title=dict(text="<b>Title at the right</b>", x=0.98,
@@ -170,7 +159,7 @@ def test_browser_check_can_fail(tmp_path):
 def test_every_interactive_figure_fits_its_frame(figures, tmp_path):
     from seqlab.book.browser import figure_layout_problems
 
-    _chromium()
+    require_chromium()
     interactive = {name.replace(".", "_"): (made[1] if isinstance(made, tuple) else made)
                    for name, made in figures.items()}
     found = {name: problems for name, problems in figure_layout_problems(interactive, tmp_path).items() if problems}
