@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from dataclasses import asdict
 import pandas as pd
 import torch
@@ -18,11 +17,12 @@ from ..text.generation import generate
 from ..text.metrics import distinct_n, mean_nll, repetition_rate
 from ..text.sampling import EntropyProbe, build_processors
 from ..text.tokenizers import BPETokenizer, CharTokenizer
+from ..text.train_config import LN2
 from ..text.training import TrainConfig, recipe, train_lm
 from .lm import CHAPTER_TRAIN, NAME, PROMPT, _named, _sample, chapter_gpt_config, chapter_lstm_config, load_lm_artifacts
 
 __all__ = [
-    'LN2', 'SWEEP_NAME', 'BPE_NAME', 'DECODING_NAME', 'SWEEP_ITERS', 'BPE_VOCABS', 'BPE_SAMPLE_TOKENS',
+    'SWEEP_NAME', 'BPE_NAME', 'DECODING_NAME', 'SWEEP_ITERS', 'BPE_VOCABS', 'BPE_SAMPLE_TOKENS',
     'DECODING_GRID', 'DECODING_SAMPLES', 'DECODING_TOKENS', 'DECODING_SEED', 'split_text', 'bits_per_char',
     'sweep_train_config', 'sweep_config', 'run_lm_sweep', 'load_sweep_artifacts', 'bpe_config', 'run_lm_bpe',
     'load_bpe_artifacts', 'decoding_config', 'run_lm_decoding', 'load_decoding_artifacts', 'run_lm_followups',
@@ -30,7 +30,6 @@ __all__ = [
 ]
 
 
-LN2 = math.log(2.0)
 
 
 SWEEP_NAME, BPE_NAME, DECODING_NAME = "lm_sweep", "lm_bpe", "lm_decoding"
