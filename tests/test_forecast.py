@@ -17,7 +17,9 @@ from seqlab.forecast import (
     validate_long,
 )
 from seqlab.forecast.classical import naive2_forecast, seasonality_test
-from seqlab.forecast.neural import make_windows
+from seqlab.errors import InvalidParameterError
+from seqlab.forecast.neural import masked_scale, window_cuts
+from seqlab.forecast.panel import Panel
 
 
 def test_mase_hand_worked():
@@ -81,12 +83,38 @@ def test_naive2_on_a_seasonal_series():
 
 def test_windows_never_see_the_validation_part():
     y = np.arange(100.0)
-    X, Y, _ = make_windows([y], 12, 6, end_before=[94])
-    assert Y.max() <= 93 and X.max() <= 93
+    i, t = window_cuts([94], 12, 6)  # the training part ends at 94
+    X, M, Y, _ = Panel([y], pad=12).windows(i, t, 12, 6)
+    assert Y.max() <= 93 and X.max() <= 93 and M.all()
     y2 = y.copy()
     y2[94:] = 1e9  # changing the held-out part changes nothing the model trains on
-    X2, Y2, _ = make_windows([y2], 12, 6, end_before=[94])
+    X2, _, Y2, _ = Panel([y2], pad=12).windows(i, t, 12, 6)
     assert np.array_equal(X, X2) and np.array_equal(Y, Y2)
+
+
+def test_window_cuts_hand_worked():
+    # n = 10, input 4, h = 3: full inputs at t = 4..7; n = 5: one window at t = 2, input half masked;
+    # n = 3: its target would leave the series, no window
+    i, t = window_cuts([10, 5, 3], 4, 3)
+    assert i.tolist() == [0, 0, 0, 0, 1] and t.tolist() == [4, 5, 6, 7, 2]
+    X, M, Y, _ = Panel([np.arange(1.0, 11), np.arange(1.0, 6), np.ones(3)], pad=4).windows(i, t, 4, 3)
+    assert X[-1].tolist() == [0, 0, 1, 2] and M[-1].tolist() == [0, 0, 1, 1] and Y[-1].tolist() == [3, 4, 5]
+    # the scale reads the observed inputs only: |1| and |2| average to 1.5, not (1 + 2) / 4
+    assert masked_scale(X, M)[-1, 0] == 1.5 and masked_scale(X, M)[0, 0] == 2.5
+
+
+def test_neural_forecaster_trains_beside_a_short_series_and_refuses_none():
+    # "short" (20 points) is shorter than input + h: its one window is partly masked
+    rng = np.random.default_rng(0)
+    rows = [pd.DataFrame({"unique_id": u, "ds": np.arange(n), "y": 50 + rng.normal(0, 1, n).cumsum()})
+            for u, n in (("long", 60), ("short", 20))]
+    df = pd.concat(rows, ignore_index=True)
+    cfg = NeuralConfig(input_size=24, max_steps=30, batch_size=8, val_check_steps=10, seed=1)
+    f = NeuralForecaster("gru", config=cfg).fit(df, 6)
+    p = f.predict(df, 6)
+    assert set(p) == {"long", "short"} and all(np.isfinite(v).all() and v.shape == (6,) for v in p.values())
+    with pytest.raises(InvalidParameterError, match="nothing to train on"):
+        NeuralForecaster("gru", config=cfg).fit(df[df.ds < 10], 6)
 
 
 def test_neural_forecaster_is_deterministic_and_learns_a_seasonal_shape():

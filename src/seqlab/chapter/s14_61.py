@@ -13,7 +13,7 @@ import pandas as pd
 from ..forecast import Forecaster, NeuralConfig, NeuralForecaster, air_passengers
 from ..forecast.metrics import mase
 from ..forecast.nbeats import NBeats, NBeatsConfig, NBeatsForecaster, Panel
-from ..forecast.neural import make_windows
+from ..forecast.neural import masked_scale, window_cuts
 from ..claims import claim_source, verdict
 from ..threads import single_threaded
 from .base import section
@@ -41,11 +41,14 @@ def split(df: pd.DataFrame | None = None):
 
 def window_table(y: np.ndarray, input_size: int = 2 * SEASON, h: int = H) -> pd.DataFrame:
     """How one series becomes supervised examples: the count of windows and the scale of the first and last."""
-    X, _, _ = make_windows([y], input_size, h)
-    scale = np.abs(X).mean(axis=1)
+    y = np.asarray(y, float)
+    i, t = window_cuts([len(y)], input_size, h)
+    X, M, _, _ = Panel([y], pad=input_size).windows(i, t, input_size, h)
+    scale = masked_scale(X, M)[:, 0]
+    first = int(t[0])  # a series shorter than input_size + h has one window, its input partly masked
     return pd.DataFrame([dict(series_length=len(y), input_size=input_size, horizon=h, windows=len(X),
-                              first_window_inputs=f"y[0:{input_size}]",
-                              first_window_target=f"y[{input_size}:{input_size + h}]",
+                              first_window_inputs=f"y[{max(first - input_size, 0)}:{first}]",
+                              first_window_target=f"y[{first}:{first + h}]",
                               scale_first=float(scale[0]), scale_last=float(scale[-1]))])
 
 

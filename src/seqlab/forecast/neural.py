@@ -1,10 +1,13 @@
 """Global neural forecasters: one recurrent or attention network trained across all series.
 
 Each training example is a window of ``input_size`` past values and the next
-``h`` values of one series, divided by the mean absolute value of its input
-window (per-series, per-window scaling), so series of any level share one model.
-The last ``h`` points of every series' training part are held out for early
-stopping; training windows end before them (no look-ahead). ``device`` ("auto", "cpu",
+``h`` values of one series, divided by the mean absolute value of the observed
+part of its input window (per-series, per-window scaling), so series of any level
+share one model. The windows are cut by :class:`~seqlab.forecast.panel.Panel`, as
+N-BEATS's are: a history shorter than the input is zero before its first value and
+the network reads a second channel, the mask of observed positions, so nothing
+made up looks observed. The last ``h`` points of every series' training part are
+held out for early stopping; training windows end before them (no look-ahead). ``device`` ("auto", "cpu",
 "cuda", "mps", as in ``seqlab lm train``) says where the network trains and predicts;
 it is initialised and its batches drawn on the CPU, and forecasts come back as CPU arrays.
 """
@@ -20,8 +23,9 @@ import torch.nn as nn
 from ..errors import InvalidParameterError
 from ..nn.transformer import EncoderLayer
 from ..devices import resolve_device
+from .panel import Panel
 
-__all__ = ["NeuralConfig", "NeuralForecaster", "make_windows"]
+__all__ = ["NeuralConfig", "NeuralForecaster", "window_cuts", "masked_scale"]
 
 
 @dataclass
@@ -43,41 +47,43 @@ class NeuralConfig:
             raise InvalidParameterError("learning_rate must be > 0")
 
 
-def _pad(y: np.ndarray, length: int) -> np.ndarray:
-    return y if len(y) >= length else np.r_[np.full(length - len(y), y[0]), y]
+def window_cuts(lengths, input_size: int, h: int):
+    """Series index ``i`` and cut ``t`` (observed points before the target) of every training window.
 
-
-def make_windows(series: list[np.ndarray], input_size: int, h: int, end_before: list[int] | None = None):
-    """All (input, target) windows whose target ends at or before ``end_before[i]`` (default: the series end).
-
-    Short series are padded on the left with their first value. Returns arrays
-    X (N, input_size), Y (N, h) and the series index of each window.
+    A series of length n gives the windows with full inputs, ``t = input_size .. n - h``,
+    or, when it is shorter than ``input_size + h``, the one window ``t = n - h`` with a
+    partly masked input; a series with ``n <= h`` has none (its target would leave it).
     """
-    X, Y, owner = [], [], []
-    for i, y in enumerate(series):
-        stop = len(y) if end_before is None else end_before[i]
-        y = y[:stop]
-        yp = _pad(y, input_size + h)
-        for t in range(input_size, len(yp) - h + 1):
-            X.append(yp[t - input_size : t])
-            Y.append(yp[t : t + h])
-            owner.append(i)
-    return np.array(X, dtype=np.float32), np.array(Y, dtype=np.float32), np.array(owner)
+    i, t = [], []
+    for k, n in enumerate(np.asarray(lengths, np.int64)):
+        last = int(n) - h
+        if last >= 1:
+            cuts = np.arange(min(input_size, last), last + 1)
+            i.append(np.full(len(cuts), k))
+            t.append(cuts)
+    if not i:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(i), np.concatenate(t)
 
 
-def _scale(x: np.ndarray) -> np.ndarray:
-    s = np.abs(x).mean(axis=1, keepdims=True)
+def masked_scale(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Mean absolute value of each row's observed inputs, (B, 1); 1 where that is 0."""
+    s = (np.abs(x) * mask).sum(axis=1, keepdims=True) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
     return np.where(s > 0, s, 1.0)
+
+
+def _inputs(x: np.ndarray, mask: np.ndarray, s: np.ndarray) -> np.ndarray:
+    return np.stack([x / s, mask], axis=-1).astype(np.float32)  # (B, L, 2): value, observed
 
 
 class _RNN(nn.Module):
     def __init__(self, h, hidden, cell):
         super().__init__()
-        self.rnn = (nn.LSTM if cell == "lstm" else nn.GRU)(1, hidden, batch_first=True)
+        self.rnn = (nn.LSTM if cell == "lstm" else nn.GRU)(2, hidden, batch_first=True)
         self.out = nn.Linear(hidden, h)
 
-    def forward(self, x):  # x: (B, L)
-        _, state = self.rnn(x.unsqueeze(-1))
+    def forward(self, x):  # x: (B, L, 2)
+        _, state = self.rnn(x)
         h = state[0] if isinstance(state, tuple) else state
         return self.out(h[-1])  # (B, h)
 
@@ -85,15 +91,15 @@ class _RNN(nn.Module):
 class _Attention(nn.Module):
     def __init__(self, h, d, input_size, num_layers=2, num_heads=4):
         super().__init__()
-        self.embed = nn.Linear(1, d)
+        self.embed = nn.Linear(2, d)
         self.pos = nn.Parameter(torch.zeros(input_size, d))
         nn.init.normal_(self.pos, std=0.02)
         self.blocks = nn.ModuleList(EncoderLayer(d, num_heads, 2 * d, norm_first=True) for _ in range(num_layers))
         self.norm = nn.LayerNorm(d)
         self.out = nn.Linear(d, h)
 
-    def forward(self, x):  # x: (B, L)
-        z = self.embed(x.unsqueeze(-1)) + self.pos  # (B, L, d)
+    def forward(self, x):  # x: (B, L, 2)
+        z = self.embed(x) + self.pos  # (B, L, d)
         for b in self.blocks:
             z = b(z)
         return self.out(self.norm(z[:, -1]))  # the last position reads the whole window
@@ -126,17 +132,23 @@ class NeuralForecaster:
 
     def fit(self, df, h: int):
         c = self.config
-        series = [g["y"].to_numpy(float) for _, g in df.groupby("unique_id", sort=False)]
         L = self._input_size(h)
+        panel = Panel.from_frame(df, pad=L, season=self.season_length)
         # validation: the last h points of each training part; training windows end before them
-        cut = [max(len(y) - h, 2) for y in series]
-        Xt, Yt, _ = make_windows(series, L, h, end_before=cut)
-        val_series = [_pad(y, L + h) for y in series]
-        Xv = np.array([y[-h - L : -h] for y in val_series], dtype=np.float32)
-        Yv = np.array([y[-h:] for y in val_series], dtype=np.float32)
-        st, sv = _scale(Xt), _scale(Xv)
+        cut = np.maximum(panel.lengths - h, 2)
+        i, t = window_cuts(cut, L, h)
+        if len(i) == 0:
+            raise InvalidParameterError(f"no series is longer than 2 horizons ({2 * h}): nothing to train on")
+        X, M, Yt, _ = panel.windows(i, t, L, h)
+        st = masked_scale(X, M)
+        Xt = _inputs(X, M, st)
+        val = np.flatnonzero(panel.lengths - h >= 1)  # a validation target with at least one observed input
+        X, M, Yv, _ = panel.windows(val, panel.lengths[val] - h, L, h)
+        sv = masked_scale(X, M)
+        Xv = _inputs(X, M, sv)
         dev = resolve_device(self.device)
-        Xt, Yt, Xv, Yv = (torch.from_numpy(a).to(dev) for a in (Xt / st, Yt / st, Xv / sv, Yv / sv))
+        Xt, Yt, Xv, Yv = (torch.from_numpy(np.asarray(a, np.float32)).to(dev)
+                          for a in (Xt, Yt / st, Xv, Yv / sv))
         torch.manual_seed(c.seed)
         g = torch.Generator().manual_seed(c.seed)  # on the CPU: the same batches on every device
         model = self._build(h, L).to(dev)
@@ -171,12 +183,9 @@ class NeuralForecaster:
     def predict(self, df, h: int):
         if self.model is None or h != self.h:
             raise RuntimeError("fit the forecaster with this horizon first")
-        ids, rows = [], []
-        for uid, g in df.groupby("unique_id", sort=False):
-            ids.append(uid)
-            rows.append(_pad(g["y"].to_numpy(float), self.L)[-self.L:])
-        X = np.array(rows, dtype=np.float32)
-        s = _scale(X)
+        panel = Panel.from_frame(df, pad=self.L)
+        X, M = panel.last(self.L)
+        s = masked_scale(X, M)
         device = next(self.model.parameters()).device
-        yhat = self.model(torch.from_numpy(X / s).to(device)).cpu().numpy() * s
-        return dict(zip(ids, yhat))
+        yhat = self.model(torch.from_numpy(_inputs(X, M, s)).to(device)).cpu().numpy() * s
+        return dict(zip(panel.ids, yhat))
