@@ -98,6 +98,32 @@ def test_mondrian_conformal_pools_scores_within_each_group_only():
         conformal_from_windows(cv, df, 1, ["Naive"], [50], groups={"a": 1, "b": 1, "c": 2})
 
 
+def test_a_group_too_small_for_its_level_falls_back_to_every_series():
+    # "lone" is one series: at the last window it has 3 earlier scores per step, fewer than the 4 an
+    # 80% interval needs, so its own band would be unbounded; it takes the pooled band instead
+    df = walk(n=48, ids=("a", "b", "c", "d"))
+    cv = Forecaster(["Naive"], season_length=1).cross_validation(4, df, n_windows=4, step_size=4)
+    groups = {"a": "many", "b": "many", "c": "many", "d": "lone"}
+    out = conformal_from_windows(cv, df, 1, ["Naive"], [80], groups=groups)
+    pooled = conformal_from_windows(cv, df, 1, ["Naive"], [80])
+    last = (cv.cutoff == cv.cutoff.max()) & (cv.unique_id == "d")
+    np.testing.assert_array_equal(out.loc[last, "Naive-hi-80"], pooled.loc[last, "Naive-hi-80"])
+    assert np.isfinite(out.loc[last, "Naive-hi-80"]).all()
+    assert dict(window=0, group="lone", level=80, own_scores=3) in out.attrs["fallbacks"]
+    assert not any(f["group"] == "many" and f["window"] == 0 for f in out.attrs["fallbacks"])
+    strict = conformal_from_windows(cv, df, 1, ["Naive"], [80], groups=groups, fallback=False)
+    assert np.isinf(strict.loc[last, "Naive-hi-80"]).all() and strict.attrs["fallbacks"] == []
+
+
+def test_borrowed_counts_the_series_with_no_earlier_window():
+    # "new" has 8 points: it fits only the last window, so its band is built from the others' errors
+    df = pd.concat([walk(n=48, ids=("a", "b")), walk(n=12, ids=("new",)).assign(ds=lambda x: x.ds + 36)])
+    cv = Forecaster(["Naive"], season_length=1).cross_validation(4, df, n_windows=3, step_size=4,
+                                                                 min_train_length=8)
+    out = conformal_from_windows(cv, df, 1, ["Naive"], [50])
+    assert out.attrs["borrowed"] == {0: 1, 1: 0, 2: 2}
+
+
 def test_m4_comb_is_the_mean_of_three_ets_fits_on_the_adjusted_series():
     from statsforecast import StatsForecast
     from statsforecast.models import AutoETS

@@ -11,6 +11,7 @@ except ImportError:  # pragma: no cover
     pass
 from .classical import M4Comb, Naive2, StatsForecastModel
 from .combination import Combination
+from .comparison import holm_tests, mcb
 from .core import MODEL_NAMES, Forecaster, ForecastModel
 from .data import ForecastDataError, SeriesTooShortError, air_passengers, competition, infer_freq, read_series_csv, validate_long
 from .engines import Engine
@@ -34,4 +35,5 @@ __all__ = ["MODEL_NAMES", "Forecaster", "ForecastModel", "StatsForecastModel", "
            "rolling_origin_splits", "ForecastDataError", "SeriesTooShortError", "air_passengers", "competition", "infer_freq",
            "read_series_csv", "validate_long", "bootstrap_difference", "evaluate", "per_horizon", "summarize",
            "unit_mase", "mase", "owa", "smape", "coverage", "winkler_score", "pinball_loss", "scaled_pinball_loss",
-           "scaled_crps", "check_levels", "conformal_quantile", "NeuralConfig", "NeuralForecaster", "min_fit_length"]
+           "scaled_crps", "check_levels", "conformal_quantile", "NeuralConfig", "NeuralForecaster", "min_fit_length",
+           "holm_tests", "mcb"]

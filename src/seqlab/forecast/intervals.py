@@ -173,7 +173,7 @@ def window_index(cv: pd.DataFrame) -> np.ndarray:
 
 
 def conformal_from_windows(cv: pd.DataFrame, history: pd.DataFrame, season_length: int, models,
-                           level, groups=None) -> pd.DataFrame:
+                           level, groups=None, fallback: bool = True) -> pd.DataFrame:
     """Split-conformal intervals for every window of a cross-validation frame, calibrated on the windows before it.
 
     No model is refitted: the forecasts already in ``cv`` at earlier windows are the
@@ -190,7 +190,13 @@ def conformal_from_windows(cv: pd.DataFrame, history: pd.DataFrame, season_lengt
     ``groups`` (a mapping or Series from ``unique_id`` to a label) makes the calibration
     Mondrian: a series' interval pools only the scores of series in its own group, so that
     a group whose errors run larger than the rest gets wider intervals (Vovk et al., 2005).
-    Every series of ``cv`` needs a group.
+    Every series of ``cv`` needs a group. A group with fewer earlier scores than the level
+    needs (:func:`min_calibration_size`) at some step would get an unbounded band, which
+    covers everything and says nothing; with ``fallback`` (the default) it is calibrated on
+    the wider group, all series, instead, and ``attrs["fallbacks"]`` lists each such
+    (window, group, level) with the scores its own group had. ``attrs["borrowed"]`` maps each
+    window to the number of its series that have no earlier window of their own: their band
+    comes wholly from other series' errors.
     """
     levels = check_levels(level)
     if not levels:
@@ -212,14 +218,14 @@ def conformal_from_windows(cv: pd.DataFrame, history: pd.DataFrame, season_lengt
     j = np.zeros(n_units, int)
     j[unit] = window_index(out)
     if groups is None:
-        group = np.zeros(n_units, int)
+        group, labels = np.zeros(n_units, int), [None]
     else:
         label = pd.Series(units["unique_id"].to_numpy()).map(pd.Series(groups) if not isinstance(groups, pd.Series)
                                                                else groups)
         if label.isna().any():
             raise InvalidParameterError(f"series {units['unique_id'].iloc[int(np.flatnonzero(label.isna())[0])]!r} "
                                         "has no group")
-        group = pd.factorize(label)[0]
+        group, labels = pd.factorize(label)
 
     def wide(values):
         w = np.full((n_units, h), np.nan)
@@ -227,7 +233,7 @@ def conformal_from_windows(cv: pd.DataFrame, history: pd.DataFrame, season_lengt
         return w
 
     y = wide(out["y"].to_numpy(float))
-    counts = {}
+    counts, fell = {}, {}
     new = {}
     for m in models:
         f = wide(out[m].to_numpy(float))
@@ -237,10 +243,12 @@ def conformal_from_windows(cv: pd.DataFrame, history: pd.DataFrame, season_lengt
             for w in np.unique(j):
                 for g in np.unique(group[j == w]):
                     rows, earlier = (j == w) & (group == g), (j > w) & (group == g)
+                    own = _fewest(score[earlier])
+                    if groups is not None and fallback and own < min_calibration_size(lv):
+                        earlier = j > w  # the wider group: every series
+                        fell.setdefault((int(w), _plain(labels[g]), lv), own)
                     lo[rows], hi[rows], _ = conformal_band(f[rows], scale[rows], score[earlier], lv)
-                    cal = score[earlier]
-                    counts[int(w)] = min([counts.get(int(w), np.inf)] +
-                                         [int(np.isfinite(cal[:, s]).sum()) for s in range(h)])
+                    counts[int(w)] = min(counts.get(int(w), np.inf), _fewest(score[earlier]))
             new[f"{m}-lo-{lv}"], new[f"{m}-hi-{lv}"] = lo[unit, step], hi[unit, step]
     cols = list(out.columns)
     for m in models:  # statsforecast's order: each model's bounds right after it
@@ -248,4 +256,18 @@ def conformal_from_windows(cv: pd.DataFrame, history: pd.DataFrame, season_lengt
         cols[i:i] = interval_columns(m, levels)
     out = pd.concat([out, pd.DataFrame(new, index=out.index)], axis=1)[cols]
     out.attrs["calibration_scores"] = {w: int(c) for w, c in sorted(counts.items())}
+    out.attrs["fallbacks"] = [dict(window=w, group=g, level=lv, own_scores=int(n))
+                              for (w, g, lv), n in sorted(fell.items(), key=lambda kv: (kv[0][0], str(kv[0][1])))]
+    first = pd.Series(j).groupby(units["unique_id"].to_numpy()).transform("max").to_numpy()
+    out.attrs["borrowed"] = {int(w): int(((j == w) & (first == w)).sum()) for w in np.unique(j)}
     return out
+
+
+def _plain(value):
+    """A group label as a plain Python value (numpy scalars do not go into JSON)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _fewest(scores: np.ndarray) -> int:
+    """The smallest number of finite scores over the steps (columns) of a calibration set."""
+    return int(np.isfinite(scores).sum(axis=0).min()) if scores.size else 0

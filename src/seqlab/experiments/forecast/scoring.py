@@ -45,8 +45,10 @@ def _interval_scores(cv: pd.DataFrame, d: dict, names: list[str]) -> pd.DataFram
         e = evaluate(frame[keep], d.history, d.season, models, level=list(LEVELS))
         s = summarize(e, naive2=None)
         cal = min(counts[w] for w in ok) if kind == "conformal" else np.nan
+        # series whose scored window is their first: their band is built from other series' errors alone
+        borrowed = sum(conf.attrs["borrowed"].get(w, 0) for w in ok) if kind == "conformal" else np.nan
         rows.append(s.assign(kind=kind, scope="official hold-out" if d.official else "all windows",
-                             calibration_scores=cal))
+                             calibration_scores=cal, borrowed_series=borrowed))
     return pd.concat(rows, ignore_index=True)
 
 
@@ -63,16 +65,19 @@ def _interval_groups(cv: pd.DataFrame, d: "DataSet", names: list[str]) -> pd.Dat
 
     Three kinds: conformal with the scores pooled over all series, conformal calibrated
     within each length group (Mondrian), and statsforecast's own intervals. One row per
-    (model, kind, grouping, group).
+    (model, kind, grouping, group). ``calibrated_on_l`` says where a Mondrian group's
+    l% band comes from: its own group, or every series where its own group holds too few
+    scores (:func:`~seqlab.forecast.intervals.conformal_from_windows`'s fallback).
     """
     if not d.official:
         return pd.DataFrame()
     point = cv[["unique_id", "ds", "cutoff", "y", *names]]
     groups = length_groups(d)
     lengths = pd.Series([len(y) for y in d.win[0].series], index=d.win[0].ids)
+    mondrian = conformal_from_windows(point, d.history, d.season, names, LEVELS, groups=groups)
+    fell = {(f["group"], f["level"]) for f in mondrian.attrs["fallbacks"] if f["window"] == 0}
     kinds = {"conformal": (conformal_from_windows(point, d.history, d.season, names, LEVELS), names),
-             "conformal by length group": (conformal_from_windows(point, d.history, d.season, names, LEVELS,
-                                                                  groups=groups), names),
+             "conformal by length group": (mondrian, names),
              "native": (cv, _native_models(cv))}
     rows = []
     for kind, (frame, models) in kinds.items():
@@ -85,9 +90,12 @@ def _interval_groups(cv: pd.DataFrame, d: "DataSet", names: list[str]) -> pd.Dat
             for by, key in (("length", group), ("step", step)):
                 for g, idx in key.groupby(key).groups.items():
                     ids = last.unique_id[idx].unique()
+                    own = kind == "conformal by length group" and by == "length"
                     rows.append(dict(model=m, kind=kind, by=by, group=str(g), series=len(ids),
                                      shortest=int(lengths[ids].min()), longest=int(lengths[ids].max()),
-                                     **{f"coverage_{lv}": float(inside[lv][idx].mean()) for lv in LEVELS}))
+                                     **{f"coverage_{lv}": float(inside[lv][idx].mean()) for lv in LEVELS},
+                                     **{f"calibrated_on_{lv}": ("every series" if (g, lv) in fell else "own group")
+                                        if own else "" for lv in LEVELS}))
     return pd.DataFrame(rows)
 
 
