@@ -2,6 +2,7 @@
 whose manifest records what they used, and the loaders read it back."""
 import dataclasses
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -85,6 +86,17 @@ def test_forecast_experiment_tiny(tmp_path):
     forecast.score_forecast_artifacts(tmp_path, log=lambda *_: None)
     after = {p.name: p.read_bytes() for p in (tmp_path / forecast.NAME).iterdir()}
     assert before == after
+    # retraining the GRU and Transformer alone keeps every other forecast and the N-BEATS search's files
+    first = pd.read_csv(tmp_path / forecast.NAME / "forecasts.csv.gz")
+    forecast.retrain_global_models(tmp_path, log=lambda *_: None, workers=1)
+    again = pd.read_csv(tmp_path / forecast.NAME / "forecasts.csv.gz")
+    assert list(again.columns) == list(first.columns) and len(again) == len(first)
+    kept = [c for c in first.columns if c not in ("GRU", "Transformer")]
+    pd.testing.assert_frame_equal(again[kept], first[kept])
+    for name in ("GRU", "Transformer"):  # a rerun of the same training, compared with a tolerance
+        np.testing.assert_allclose(again[name], first[name], rtol=1e-4)
+    for f in ("nbeats_selection.csv", "nbeats_members.csv", "nbeats_rounds.csv"):
+        assert (tmp_path / forecast.NAME / f).read_bytes() == before[f]
     # and the independent recomputation (utilsforecast, numpy) agrees with every scored table of this run too
     import test_forecast_recompute as rc
 

@@ -25,7 +25,7 @@ from .training import choose_on_validation
 from .scoring import add_combinations, native_interval_models
 from .results import (
     TRAINING_FILES, chosen_nbeats, forecast_results, interval_group_results, interval_results, nbeats_results,
-    run_forecast_experiment, score_forecast_artifacts,
+    retrain_global_models, run_forecast_experiment, score_forecast_artifacts,
 )
 
 __all__ = [
@@ -34,6 +34,6 @@ __all__ = [
     'TRAINING_FILES', 'NEURAL', 'NEURAL_CONFIG', 'NBEATS_CONFIG', 'NBeatsPlan', 'NBEATS_PLAN', 'ABLATIONS',
     'ABLATION_SETS', 'nbeats_plan', 'min_train_length', 'official_holdout', 'window_index',
     'validation_units', 'choose_on_validation', 'chosen_nbeats', 'experiment_config',
-    'run_forecast_experiment', 'forecast_results', 'nbeats_results', 'interval_results',
+    'run_forecast_experiment', 'retrain_global_models', 'forecast_results', 'nbeats_results', 'interval_results',
     'interval_group_results', 'length_groups', 'LENGTH_GROUPS', 'native_interval_models', 'LEVELS',
 ]
