@@ -985,3 +985,55 @@ CASES["seqlab.chapter.s14_57_cpu.long_facts"] = [
     lambda: _s57_cpu([1.45, 1.455, 1.452], [1.46, 1.475, 1.465], (1.48, 1.49, 1.475)),  # none there by 300 s
     lambda: _s57_cpu([1.45, 1.455, 1.452], [1.44, 1.445, 1.465])]  # a whole-split loss below its estimate
 # --- end §14.57 ten minutes on a CPU ---
+
+
+# --- §14.63 beyond its own hold-outs (s14_63_fresh) ---
+def _s63_fresh_cases():
+    import pandas as pd
+
+    P = "seqlab.chapter.s14_63_fresh."
+
+    def targets(*met):
+        return (pd.DataFrame([dict(target=f"t{k}", goal=1.0, measured=0.9 if m else 1.1, met=m)
+                              for k, m in enumerate(met)]),), {}
+
+    def averaging(nb_alone, others=(0.86, 0.87)):
+        """Combination at 0.84; N-BEATS alone at ``nb_alone``, with Combination at 0.814; GRU, Transformer alone
+        0.9 and with Combination at ``others``."""
+        rows = [dict(model="N-BEATS", alone=nb_alone, with_combination=0.814),
+                dict(model="GRU", alone=0.9, with_combination=others[0]),
+                dict(model="Transformer", alone=0.9, with_combination=others[1])]
+        t = pd.DataFrame(rows).assign(combination=0.84)
+        return (t.assign(lead_alone=0.84 - t.alone, lead_with=0.84 - t.with_combination),), {}
+
+    def seeds(nb, hybrid_verdict, alone_difference=-0.0066, hybrid=(0.814, 0.816, 0.815)):
+        s = pd.DataFrame({"seeds": ["a", "b", "c"], "N-BEATS": nb, "N-BEATS + Combination": list(hybrid)})
+        v = pd.DataFrame([dict(model="N-BEATS", verdict="not told apart", ci_low=-0.02, ci_high=0.01,
+                               mean_difference_lowest=alone_difference, p_holm_highest=0.4),
+                          dict(model="N-BEATS + Combination", verdict=hybrid_verdict, ci_low=-0.034, ci_high=-0.02,
+                               mean_difference_lowest=-0.03, p_holm_highest=0.001)])
+        return (s, v), {}
+
+    def fresh(verdicts, missing=False, apart=(False, True, True, True)):
+        sets = ["M1 quarterly", "Tourism quarterly"] + ([] if missing else ["M1 monthly", "Tourism monthly"])
+        rows = [dict(dataset=d, model=m, against="Combination", verdict=verdicts[k % len(verdicts)])
+                for k, d in enumerate(sets) for m in ("N-BEATS", "N-BEATS + Combination")]
+        ranks = pd.DataFrame(dict(dataset="together", model=["Combination", "N-BEATS + Combination", "best classical",
+                                                             "N-BEATS"], best=[True, False, False, False],
+                                  differs_from_best=list(apart)))
+        return (pd.DataFrame(rows), ranks), {}
+
+    return {
+        P + "target_claims": [lambda: targets(True, True), lambda: targets(False, True, False)],
+        P + "averaging_claims": [lambda: averaging(0.835), lambda: averaging(0.82, others=(0.86, 0.85)),
+                                 lambda: averaging(0.835, others=(0.83, 0.835))],
+        P + "seed_claims": [lambda: seeds([0.835, 0.85, 0.84], "ahead"),
+                            lambda: seeds([0.835, 0.837, 0.836], "not told apart", hybrid=(0.81, 0.82, 0.815))],
+        P + "fresh_claims": [lambda: fresh(["ahead"]), lambda: fresh(["ahead", "behind", "not told apart"]),
+                             lambda: fresh(["not told apart"], missing=True, apart=(False, False, False, False)),
+                             lambda: ((pd.DataFrame(), pd.DataFrame()), {})],
+    }
+
+
+CASES.update(_s63_fresh_cases())
+# --- end §14.63 beyond its own hold-outs ---

@@ -90,10 +90,17 @@ def run(ctx):
     v = verdict(summary)
     from .s14_63_verdicts import comparison_claims, significance_claims, verdict_significance_claims
 
+    from . import s14_63_fresh as fresh
+
     iv = intervals()
+    goals, avg = fresh.targets(summary, sig), fresh.averaging("M3 monthly")
+    seeds, seed_v = fresh.m3_seed_sets(), fresh.m3_seed_verdicts()
+    fresh_v, ranks = fresh.fresh_verdict_table(), fresh.fresh_ranks()
     # provenance, then the verdicts the page reads (the tables carry every number behind them)
     notes = [provenance("forecast", mode),
-             *comparison_claims(v, summary), *significance_claims(sig), *verdict_significance_claims(sig, v)]
+             *comparison_claims(v, summary), *significance_claims(sig), *verdict_significance_claims(sig, v),
+             *fresh.target_claims(goals), *fresh.averaging_claims(avg), *fresh.seed_claims(seeds, seed_v),
+             *fresh.fresh_claims(fresh_v, ranks)]
     figs = []
     if ctx.figures:
         figs = ctx.save("neural_vs_classical_horizon", *horizon_figure(horizon))
@@ -105,4 +112,6 @@ def run(ctx):
             "interval_groups": interval_group_results(),
             "nbeats_members": member_scores(nb),
             "nbeats_ablation": ablation(nb), "residual_check": residual_check(nb, summary),
-            "intervals": iv, "interval_coverage": coverage_summary(iv)}, figs, notes
+            "intervals": iv, "interval_coverage": coverage_summary(iv), "round3_targets": goals,
+            "averaging": avg, "m3_seed_sets": seeds, "m3_seed_verdicts": seed_v, "fresh_mase": fresh.fresh_table(),
+            "fresh_verdicts": fresh_v, "fresh_ranks": ranks}, figs, notes

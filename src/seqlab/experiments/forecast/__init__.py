@@ -1,7 +1,9 @@
 """§14.63's comparison: classical baselines against global neural forecasters on competition data.
 
-``HEAVY_EVAL=1`` recomputes it (1,873 s alone on two cores when last run, with the second N-BEATS round) and
+``HEAVY_EVAL=1`` recomputes it (7,183 s, about two hours, alone on two cores when last run in full) and
 rewrites ``seqlab/artifacts/forecast``; otherwise the committed, manifest-verified CSVs load.
+:func:`retrain_global_models` retrains the GRU and Transformer alone (their windows, their forecasts) and
+rescores, keeping the N-BEATS search's files.
 
 The run has four steps, and the N-BEATS ensemble's settings are chosen in the second:
 
