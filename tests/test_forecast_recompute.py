@@ -30,7 +30,7 @@ def load_stored(root=None, datasets=None):
     """The stored forecasts of every set, with the combinations formed from their members, and the raw data."""
     datasets = fx.DATASETS if datasets is None else datasets
     f = pd.read_csv(artifact_dir(fx.NAME, root) / "forecasts.csv.gz", float_precision="round_trip",
-                    dtype={"unique_id": str})
+                    dtype={"unique_id": str}, low_memory=False)
     out = {}
     for label, (key, _) in datasets.items():
         hist, season = _history(key)

@@ -98,6 +98,24 @@ def group_claims(groups: pd.DataFrame, dataset: str = "M3 monthly", model: str =
 
 
 @claim_source
+def fallback_claims(groups: pd.DataFrame, iv: pd.DataFrame):
+    """Which length groups had too few scores of their own (their band calibrated on every series instead), and how
+    many hold-out series have no earlier window, so that their band is built from other series' errors alone."""
+    mond = groups[(groups.kind == "conformal by length group") & (groups.by == "length")]
+    fell = []
+    for (d, g), rows in mond.groupby(["dataset", "group"], sort=False):
+        levels = [int(c.rsplit("_", 1)[1]) for c in rows.columns if c.startswith("calibrated_on_")
+                  and (rows[c] == "every series").any()]
+        if levels:
+            fell.append(dict(dataset=d, group=g, levels=levels))
+    conf = iv[(iv.kind == "conformal") & (iv.scope == "official hold-out")].drop_duplicates("dataset")
+    borrowed = [dict(dataset=r.dataset, borrowed=int(r.borrowed_series), series=int(r.series))
+                for r in conf.itertuples() if r.borrowed_series > 0]
+    return [verdict("s63_grp_fallback", bool(fell), fell=fell),
+            verdict("s63_borrowed", bool(borrowed), rows=borrowed)]
+
+
+@claim_source
 def native_claims(iv: pd.DataFrame):
     """Which models' own intervals under-cover on the competition hold-outs, named from the numbers."""
     mean = native_by_model(iv).set_index("model")

@@ -49,7 +49,7 @@ def score_forecast_artifacts(root=None, log=print, *, datasets: dict | None = No
     datasets = {k: tuple(v) for k, v in config["datasets"].items()} if datasets is None else datasets
     raw = {f: (artifact_dir(NAME, root) / f).read_bytes() for f in TRAINING_FILES}
     forecasts = _typed(pd.read_csv(artifact_dir(NAME, root) / "forecasts.csv.gz", float_precision="round_trip",
-                                   dtype={"unique_id": str}))
+                                   dtype={"unique_id": str}, low_memory=False))
     sets = _sets_from_forecasts(forecasts, datasets)
     scored = _score_sets(sets, forecasts, log)
     rounds = read_artifact_csv(NAME, "nbeats_rounds.csv", root).drop(columns=["last_window_mase"], errors="ignore")
