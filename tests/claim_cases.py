@@ -1032,7 +1032,14 @@ def _s63_fresh_cases():
                                 borrowed_series=borrowed, series=645) for m in ("Naive", "N-BEATS")])
         return (groups, iv), {}
 
+    def steps(native):
+        by_step = pd.DataFrame({"step": [1, 2, 3], "N-BEATS conformal": [0.79, 0.81, 0.80],
+                                "AutoETS conformal": [0.80, 0.78, 0.82], "AutoETS native": list(native)})
+        return (by_step,), {}
+
     return {
+        "seqlab.chapter.s14_63_intervals.step_claims": [lambda: steps((0.78, 0.72, 0.65)),
+                                                         lambda: steps((0.80, 0.805, 0.795))],
         "seqlab.chapter.s14_63_intervals.fallback_claims": [lambda: fallback(True, 313), lambda: fallback(False, 0)],
         P + "target_claims": [lambda: targets(True, True), lambda: targets(False, True, False)],
         P + "averaging_claims": [lambda: averaging(0.835), lambda: averaging(0.82, others=(0.86, 0.85)),

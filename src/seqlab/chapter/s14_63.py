@@ -101,6 +101,10 @@ def run(ctx):
              *comparison_claims(v, summary), *significance_claims(sig), *verdict_significance_claims(sig, v),
              *fresh.target_claims(goals), *fresh.averaging_claims(avg), *fresh.seed_claims(seeds, seed_v),
              *fresh.fresh_claims(fresh_v, ranks)]
+    from .s14_63_intervals import coverage_by_step, fallback_claims, step_claims
+
+    groups = interval_group_results()
+    notes += [*fallback_claims(groups, iv), *step_claims(coverage_by_step(groups))]
     figs = []
     if ctx.figures:
         figs = ctx.save("neural_vs_classical_horizon", *horizon_figure(horizon))

@@ -97,6 +97,30 @@ def group_claims(groups: pd.DataFrame, dataset: str = "M3 monthly", model: str =
     ]
 
 
+def coverage_by_step(groups: pd.DataFrame, dataset: str = "M3 monthly", level: int = 80,
+                     shown=(("N-BEATS", "conformal"), ("AutoETS", "conformal"), ("AutoETS", "native"))):
+    """Hold-out coverage at each horizon step of a few (model, kind) intervals on one set: one column each."""
+    st = groups[(groups.dataset == dataset) & (groups.by == "step")]
+    cols = {}
+    for model, kind in shown:
+        r = st[(st.model == model) & (st.kind == kind)]
+        cols[f"{model} {kind}"] = pd.Series(r[f"coverage_{level}"].to_numpy(), index=r.group.astype(int).to_numpy())
+    return pd.DataFrame(cols).rename_axis("step").reset_index()
+
+
+@claim_source
+def step_claims(by_step: pd.DataFrame, level: int = 80):
+    """Does the conformal band stay nearer its level than a native one at every horizon step?"""
+    far = {c: float((by_step[c] - level / 100).abs().max()) for c in by_step.columns if c != "step"}
+    conf = {c: v for c, v in far.items() if c.endswith("conformal")}
+    nat = {c: v for c, v in far.items() if c.endswith("native")}
+    def rows(cs):
+        return [dict(name=c.rsplit(" ", 1)[0], lo=float(by_step[c].min()), hi=float(by_step[c].max())) for c in cs]
+    return [verdict("s63_step_cov", max(conf.values()) < min(nat.values()), level=level, conf_rows=rows(conf),
+                    native_rows=rows(nat), conformal_points=100 * max(conf.values()),
+                    native_points=100 * min(nat.values()), steps=len(by_step))]
+
+
 @claim_source
 def fallback_claims(groups: pd.DataFrame, iv: pd.DataFrame):
     """Which length groups had too few scores of their own (their band calibrated on every series instead), and how
