@@ -1037,7 +1037,15 @@ def _s63_fresh_cases():
                                 "AutoETS conformal": [0.80, 0.78, 0.82], "AutoETS native": list(native)})
         return (by_step,), {}
 
+    def again(lo, hi, stored=True):
+        summary = pd.DataFrame([dict(dataset="Tourism quarterly", scope="official hold-out", model="N-BEATS",
+                                     mase=1.4856)])
+        fm = pd.DataFrame([dict(dataset="Tourism quarterly", model="N-BEATS", lowest=lo, highest=hi)] if stored
+                          else [], columns=["dataset", "model", "lowest", "highest"])
+        return (fm, summary), {}
+
     return {
+        P + "again_claims": [lambda: again(1.48, 1.49), lambda: again(1.49, 1.50), lambda: again(0, 0, False)],
         "seqlab.chapter.s14_63_intervals.step_claims": [lambda: steps((0.78, 0.72, 0.65)),
                                                          lambda: steps((0.80, 0.805, 0.795))],
         "seqlab.chapter.s14_63_intervals.fallback_claims": [lambda: fallback(True, 313), lambda: fallback(False, 0)],

@@ -168,6 +168,17 @@ def fresh_claims(v: pd.DataFrame, ranks: pd.DataFrame):
     return out
 
 
+@claim_source
+def again_claims(fresh_mase: pd.DataFrame, summary: pd.DataFrame, dataset: str = "Tourism quarterly"):
+    """The set the rounds had seen, run again under the protocol: does round 3's score lie within the seed sets'?"""
+    earlier = float(summary[(summary.dataset == dataset) & (summary.scope == HO)
+                            & (summary.model == "N-BEATS")].mase.iloc[0])
+    r = fresh_mase[(fresh_mase.dataset == dataset) & (fresh_mase.model == "N-BEATS")]
+    lo, hi = (float(r.lowest.iloc[0]), float(r.highest.iloc[0])) if len(r) else (float("nan"), float("nan"))
+    return [verdict("s63_again", bool(len(r)) and lo <= earlier <= hi, dataset=dataset, earlier=earlier,
+                    stored=bool(len(r)), lowest=lo, highest=hi)]
+
+
 def classical_entries() -> list[str]:
     """The classical entries §14.63's verdict picks its best from (for the page's wording)."""
     return list(CLASSICAL_ENTRIES)
