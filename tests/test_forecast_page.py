@@ -1,0 +1,79 @@
+"""The forecasting page's own algorithm cells (MASE, rolling origins, the paired bootstrap, split conformal),
+compiled from the page and held equal to the library functions every table uses."""
+import ast
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+PAGE_FUNCTIONS = ("mase_by_hand", "rolling_origins", "paired_bootstrap", "split_conformal")
+
+
+@pytest.fixture(scope="module")
+def page_code():
+    from seqlab.book.build import PAGES
+    from seqlab.book.cells import code_cells
+
+    ns = {"np": np, "math": math}
+    found = []
+    for cell in code_cells(PAGES / "forecasting.md"):
+        if not cell.visible:
+            continue
+        for node in ast.parse(cell.source).body:
+            if isinstance(node, ast.FunctionDef) and node.name in PAGE_FUNCTIONS:
+                exec(compile(ast.Module([node], []), "forecasting.md", "exec"), ns)
+                found.append(node.name)
+    assert sorted(found) == sorted(PAGE_FUNCTIONS), "every algorithm is a visible cell of the page"
+    return ns
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(14, 60), h=st.integers(1, 12), m=st.integers(1, 12), seed=st.integers(0, 10_000))
+def test_page_mase_equals_the_library(page_code, n, h, m, seed):
+    from seqlab.forecast import mase
+
+    rng = np.random.default_rng(seed)
+    y = 100 + rng.normal(size=n + h).cumsum()
+    train, test, guess = y[:n], y[n:], y[n:] + rng.normal(size=h)
+    assert page_code["mase_by_hand"](test, guess, train, m) == pytest.approx(mase(test, guess, train, m), rel=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(10, 400), h=st.integers(1, 24), windows=st.integers(1, 6))
+def test_page_origins_equal_the_library(page_code, n, h, windows):
+    from seqlab.errors import SeqlabError
+    from seqlab.forecast import rolling_origin_splits
+
+    try:
+        lib = rolling_origin_splits(n, h, windows)
+    except SeqlabError:
+        return  # too short a series: the library refuses, the page's one-liner is not asked
+    assert page_code["rolling_origins"](n, h, windows) == lib
+
+
+def test_page_bootstrap_equals_the_library(page_code):
+    from seqlab.forecast import bootstrap_difference
+
+    rng = np.random.default_rng(0)
+    ids = [f"s{k:03d}" for k in range(80)]
+    a, b = rng.gamma(2, 0.5, 80), rng.gamma(2, 0.5, 80)
+    units = pd.DataFrame({"unique_id": ids * 2, "cutoff": 1, "model": ["A"] * 80 + ["B"] * 80,
+                          "mase": np.r_[a, b]})
+    lib = bootstrap_difference(units, "A", "B", seed=4)
+    mean, (lo, hi) = page_code["paired_bootstrap"](a - b, seed=4)
+    assert (mean, lo, hi) == pytest.approx((lib["mean_difference"], lib["ci_low"], lib["ci_high"]), rel=1e-12)
+
+
+def test_page_split_conformal_equals_the_library(page_code):
+    from seqlab.forecast.intervals import conformal_band
+
+    rng = np.random.default_rng(1)
+    for n_scores, level in ((3, 0.8), (4, 0.8), (19, 0.95), (18, 0.95), (50, 0.9)):
+        scores = rng.gamma(2, 1, size=(n_scores, 1))
+        point, scale = np.array([[10.0]]), np.array([2.5])
+        lo, hi, _ = conformal_band(point, scale, scores, level * 100)
+        mine = page_code["split_conformal"](10.0, 2.5, scores[:, 0], level)
+        assert mine == pytest.approx((lo[0, 0], hi[0, 0]))
