@@ -93,3 +93,25 @@ def tiny_checkpoint(directory: Path, chars: int, options: list[str]) -> Path:
     text.write_text(load_tinyshakespeare()[:chars], encoding="utf-8")
     assert main(["lm", "train", "--text", str(text), "--out", str(directory / "ckpt"), *options]) == 0
     return directory / "ckpt"
+
+
+def page_functions(page: str, names, namespace: dict) -> dict:
+    """The functions ``names`` as the page's visible cells define them, compiled from the page into ``namespace``.
+
+    Fails unless every one of them is a visible cell of ``page`` (``forecasting``, ``text``, ...).
+    """
+    import ast
+
+    from seqlab.book.build import PAGES
+    from seqlab.book.cells import code_cells
+
+    found = []
+    for cell in code_cells(PAGES / f"{page}.md"):
+        if not cell.visible:
+            continue
+        for node in ast.parse(cell.source).body:
+            if isinstance(node, ast.FunctionDef) and node.name in names:
+                exec(compile(ast.Module([node], []), f"{page}.md", "exec"), namespace)
+                found.append(node.name)
+    assert sorted(found) == sorted(names), f"every one of {sorted(names)} is a visible cell of {page}.md"
+    return namespace

@@ -1,11 +1,11 @@
 """The forecasting page's own algorithm cells (MASE, rolling origins, the paired bootstrap, split conformal),
 compiled from the page and held equal to the library functions every table uses."""
-import ast
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import page_functions
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,20 +14,7 @@ PAGE_FUNCTIONS = ("mase_by_hand", "rolling_origins", "paired_bootstrap", "split_
 
 @pytest.fixture(scope="module")
 def page_code():
-    from seqlab.book.build import PAGES
-    from seqlab.book.cells import code_cells
-
-    ns = {"np": np, "math": math}
-    found = []
-    for cell in code_cells(PAGES / "forecasting.md"):
-        if not cell.visible:
-            continue
-        for node in ast.parse(cell.source).body:
-            if isinstance(node, ast.FunctionDef) and node.name in PAGE_FUNCTIONS:
-                exec(compile(ast.Module([node], []), "forecasting.md", "exec"), ns)
-                found.append(node.name)
-    assert sorted(found) == sorted(PAGE_FUNCTIONS), "every algorithm is a visible cell of the page"
-    return ns
+    return page_functions("forecasting", PAGE_FUNCTIONS, {"np": np, "math": math})
 
 
 @settings(max_examples=60, deadline=None)

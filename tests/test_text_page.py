@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import REPO
+from conftest import REPO, page_functions
 
 # --- the summary's exercises: every solution cell runs and passes its own checks -------------------------------
 
@@ -252,22 +252,7 @@ PAGE_FUNCTIONS = ("softmax_with_temperature", "sample_step", "generate_uncached"
 @pytest.fixture(scope="module")
 def page_code():
     """The functions the text page's visible cells define, compiled from the page itself."""
-    import ast
-
-    from seqlab.book.build import PAGES
-    from seqlab.book.cells import code_cells
-
-    ns = {"torch": torch}
-    found = []
-    for cell in code_cells(PAGES / "text.md"):
-        if not cell.visible:
-            continue
-        for node in ast.parse(cell.source).body:
-            if isinstance(node, ast.FunctionDef) and node.name in PAGE_FUNCTIONS:
-                exec(compile(ast.Module([node], []), "text.md", "exec"), ns)
-                found.append(node.name)
-    assert sorted(found) == sorted(PAGE_FUNCTIONS), "every sampling function is a visible cell of the page"
-    return ns
+    return page_functions("text", PAGE_FUNCTIONS, {"torch": torch})
 
 
 def test_page_rules_equal_the_processors(page_code):
