@@ -347,9 +347,10 @@ def _h4_cases():
     shown = lambda acc: dict(sequence_length=8, final_loss=1.0, copy_accuracy=acc, heldout_teacher_forced=0.5,
                              heldout_free_running=0.4)
 
-    def controls(tr, un, on, later):
+    def controls(tr, un, on, later, exact=0.04):
         return pd.DataFrame(dict(weights=["trained", "untrained", "uniform"], sequences=[500] * 3,
                                  weight_within_one_of_antidiagonal=[tr, un, 0.236],
+                                 weight_on_antidiagonal=[exact, 0.083, 0.083],
                                  argmax_on_antidiagonal=[on, 0.1, np.nan], argmax_one_step_later=[later, 0.1, np.nan]))
 
     rev = lambda acc, tf, free: dict(final_loss=0.05, token_accuracy=acc, heldout_teacher_forced=tf,
@@ -378,7 +379,7 @@ def _h4_cases():
                                                lambda: ((good, shown(0.7)), {})],
         "seqlab.chapter.s14_49.reversal_claims": [
             lambda: ((rev(0.99, 0.95, 0.15), controls(0.7, 0.25, 0.2, 0.7), 0.99), {}),
-            lambda: ((rev(0.90, 0.50, 0.30), controls(0.3, 0.25, 0.7, 0.2), 0.6), {}),
+            lambda: ((rev(0.90, 0.50, 0.30), controls(0.3, 0.25, 0.7, 0.2, exact=0.2), 0.6), {}),
             lambda: ((rev(0.99, 0.99, 0.95), controls(0.7, 0.25, 0.2, 0.7), 0.99), {})],
     }
 
@@ -658,7 +659,8 @@ def _s64_cases() -> dict:
     def saturation(saturates):
         return pd.DataFrame({"d_k": [512, 512], "scaled": [UNSCALED, SCALED],
                              "max_attention_weight": [1.0 if saturates else 0.6, 0.4],
-                             "logit_gradient_norm": [0.01 if saturates else 0.3, 0.2]})
+                             "logit_gradient_norm": [0.01 if saturates else 0.3, 0.2],
+                             "query_gradient_norm": [12.0, 1.3]})
 
     def cross(early):
         return pd.DataFrame({"d": [32, 64], "flop_T_star": [64, 128],
@@ -961,9 +963,24 @@ CASES["seqlab.chapter.s14_54.alignment_claims"] = [lambda: _s54_share(0.9, 0.8),
 def _s54_rerun(stored, now):
     import pandas as pd
 
-    return (pd.DataFrame(dict(run=["stored artifact", "trained now"], final_loss=[stored, now])),), {}
+    return (pd.DataFrame(dict(run=["chapter's run", "trained now"], final_loss=[stored, now])),), {}
 
 
+def _s54_recap(within, exact, late):
+    """§14.49's alignment controls as §14.54 recalls them (trained, untrained, uniform)."""
+    import numpy as np
+    import pandas as pd
+
+    return (pd.DataFrame(dict(weights=["trained", "untrained", "uniform"], sequences=[500] * 3,
+                              weight_within_one_of_antidiagonal=[within, 0.236, 0.236],
+                              weight_on_antidiagonal=[exact, 0.083, 0.083],
+                              argmax_on_antidiagonal=[0.04, 0.08, np.nan],
+                              argmax_one_step_later=[late, 0.1, np.nan])),), {}
+
+
+CASES["seqlab.chapter.s14_54.reversal_recap_claims"] = [lambda: _s54_recap(0.65, 0.043, 0.64),
+                                                        lambda: _s54_recap(0.65, 0.2, 0.64),
+                                                        lambda: _s54_recap(0.2, 0.043, 0.02)]
 CASES["seqlab.chapter.s14_54.rerun_claims"] = [lambda: _s54_rerun(1.25e-4, 1.25e-4),
                                                lambda: _s54_rerun(1.25e-4, 1.2501e-4)]
 # --- end §14.54 alignment ---

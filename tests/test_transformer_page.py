@@ -405,7 +405,7 @@ def test_encoder_decoder_notes_carry_the_claims_verdicts():
     masks = s14_54.mask_checks(s14_54.demo_model(s14_54.SEED), batch, lengths, s14_54.SEED)
     comparison, maps = s14_54.task_comparison(), s14_54.cross_attention_maps()
     # a stand-in for the cell retrained now (rerun_one trains; its claim is checked by its own test)
-    rerun = pd.DataFrame(dict(run=["stored artifact", "trained now"], final_loss=[0.5, 0.5]))
+    rerun = pd.DataFrame(dict(run=["chapter's run", "trained now"], final_loss=[0.5, 0.5]))
     notes = s14_54.claims_for(checks, comparison, masks, maps, rerun)
     assert all(isinstance(c, Claim) for c in notes)
     said = {c.name: c for c in notes}

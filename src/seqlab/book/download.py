@@ -12,7 +12,8 @@ __all__ = ["run_it_yourself", "notebook_preface", "INSTALL", "setup"]
 
 INSTALL = ('python3 -m pip install torch==2.13.0 \\\n'
            '    --index-url https://download.pytorch.org/whl/cpu\n'
-           '# ./seqlab: seqlab\'s source folder (with pyproject.toml)\n'
+           '# then seqlab, from the folder holding its source (the\n'
+           '# repository this book was built from), here ./seqlab:\n'
            'python3 -m pip install "./seqlab[book]" jupyterlab')
 
 

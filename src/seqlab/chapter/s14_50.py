@@ -210,11 +210,13 @@ def spread_claims(spread: pd.DataFrame, n: int = N_PAIRS) -> list:
 
 @claim_source
 def saturation_claims(sat: pd.DataFrame, T: int = T) -> list:
-    """Unscaled: the peak climbs, the entropy drops, the softmax gradient falls; scaled rows stay put; the probe."""
+    """Unscaled: the peak climbs, the entropy drops, the softmax gradient falls (and at the largest d_k against the
+    scaled one's: ``near_zero`` when it is below a tenth of it); scaled rows stay put; the gradient at Q; the probe."""
     u = sat[sat.scaled == UNSCALED].set_index("d_k").sort_index()
     s = sat[sat.scaled == SCALED].set_index("d_k").sort_index()
     lo, hi = int(u.index.min()), int(u.index.max())
     mw, ent, g, q = u.max_attention_weight, u.attention_entropy, u.logit_gradient_norm, u.query_gradient_norm
+    gs = s.logit_gradient_norm
     log_t = math.log(T)
     flat = (s.attention_entropy.min() > 0.8 * log_t and s.max_attention_weight.max() < 0.5
             and s.logit_gradient_norm.max() < 1.5 * s.logit_gradient_norm.min())
@@ -226,10 +228,13 @@ def saturation_claims(sat: pd.DataFrame, T: int = T) -> list:
                 last=float(ent[hi]), entropy=ent.to_dict()),
         verdict("s50_grad_falls", g[hi] < g[lo], d_k_min=lo, first=float(g[lo]), last=float(g[hi]),
                 gradient=g.to_dict()),
+        verdict("s50_grad_weaker", bool(g[hi] < gs[hi]), d_k=hi, unscaled=float(g[hi]), scaled=float(gs[hi]),
+                factor=float(gs[hi] / g[hi]) if g[hi] > 0 else math.inf, near_zero=bool(g[hi] < 0.1 * gs[hi])),
         verdict("s50_scaled_flat", flat, log_T=log_t, entropy_min=float(s.attention_entropy.min()),
                 weight_max=float(s.max_attention_weight.max()), gradient_min=float(s.logit_gradient_norm.min()),
                 gradient_max=float(s.logit_gradient_norm.max())),
-        verdict("s50_q_grows", q[hi] > q[lo], first=float(q[lo]), last=float(q[hi]), query_gradient=q.to_dict()),
+        verdict("s50_q_grows", q[hi] > q[lo], first=float(q[lo]), last=float(q[hi]), query_gradient=q.to_dict(),
+                d_k_max=hi, scaled_last=float(s.query_gradient_norm[hi])),
         require("s50_probe_is_rounding", probe < 1e-4, probe=probe),
     ]
 

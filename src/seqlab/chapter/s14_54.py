@@ -21,6 +21,7 @@ from ..nn.seq2seq_transformer import Seq2SeqTransformer, shift_right
 from ..nn.transformer import DecoderLayer, EncoderLayer
 from ..tasks.seq2seq import random_tokens
 from ..threads import single_threaded
+from . import s14_49
 from ._util import provenance, shape_str
 from ..claims import claim_source, require, verdict
 from .base import section
@@ -174,7 +175,7 @@ def rerun_one(model: str = "Transformer", task: str = "reverse", T: int = 8) -> 
         live = task_experiment(model, task, T)
     stored = task_comparison().set_index(["model", "task", "sequence_length"]).loc[(model, task, T)]
     cols = ["final_loss", "heldout_free_running", "heldout_exact_sequences"]
-    return pd.DataFrame([dict(run="stored artifact", **{c: float(stored[c]) for c in cols}),
+    return pd.DataFrame([dict(run="chapter's run", **{c: float(stored[c]) for c in cols}),
                          dict(run="trained now", **{c: float(live[c]) for c in cols})])
 
 
@@ -296,6 +297,21 @@ def alignment_claims(share: pd.DataFrame) -> list:
                     positions=int(round(1 / s.uniform.iloc[0])))]
 
 
+@claim_source
+def reversal_recap_claims(controls: pd.DataFrame) -> list:
+    """§14.49's reversal alignment as §14.54 recalls it: ``controls`` is ``s14_49.reversal_alignment()`` (rows
+    trained, untrained, uniform). Holds when training gathered the weight within one step of the mirrored
+    position but put less than before exactly on it, its largest weight mostly one step late."""
+    c = controls.set_index("weights")
+    near, exact = c.weight_within_one_of_antidiagonal, c.weight_on_antidiagonal
+    within, within_untrained = float(near["trained"]), float(near["untrained"])
+    on, untrained_on = float(exact["trained"]), float(exact["untrained"])
+    late, mirrored = float(c.argmax_one_step_later["trained"]), float(c.argmax_on_antidiagonal["trained"])
+    holds = within > within_untrained and on < untrained_on and late > mirrored
+    return [verdict("s54_recap_49", holds, within=within, within_untrained=within_untrained, exact=on,
+                    exact_untrained=untrained_on, later=late, mirrored=mirrored)]
+
+
 def claims_for(checks: pd.DataFrame, comparison: pd.DataFrame, masks: pd.DataFrame, maps: pd.DataFrame,
                rerun: pd.DataFrame) -> list:
     """Every claim §14.54 makes, from the mask checks, the trained comparison, its cross-attention and the cell
@@ -317,6 +333,7 @@ def run(ctx):
     comparison = task_comparison()
     rerun = rerun_one()
     maps = cross_attention_maps()
+    recap = s14_49.reversal_alignment(ctx.seed(s14_49.REVERSAL_SEED))  # §14.49's run, as this section recalls it
     figs = []
     if ctx.figures:
         figs = ctx.save("attention_patterns", *patterns_figure(weights))
@@ -329,5 +346,5 @@ def run(ctx):
               "task_comparison": comparison.assign(model=comparison.model.astype(str)),
               "heldout_accuracy": accuracy_table(comparison), "cross_attention": maps, "rerun_check": rerun}
     notes = [provenance("transformer_tasks", heavy="trained now"),
-             *claims_for(checks, comparison, masks, maps, rerun)]
+             *claims_for(checks, comparison, masks, maps, rerun), *reversal_recap_claims(recap)]
     return tables, figs, notes

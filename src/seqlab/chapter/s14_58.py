@@ -96,7 +96,7 @@ def explorer(gpt, tok, prompts=EXPLORER_PROMPTS, temperatures=EXPLORER_TEMPERATU
              top: int = EXPLORER_TOP):
     """Offline explorer: the next-character distribution after each prompt, for every (temperature, top-p).
 
-    Each prompt gets a panel with its ``top`` most likely characters (at T = 1); the
+    Each prompt gets a panel with its ``top`` most likely characters (at τ = 1); the
     slider steps through the grid, every position computed here.
     """
     import plotly.graph_objects as go
@@ -118,7 +118,7 @@ def explorer(gpt, tok, prompts=EXPLORER_PROMPTS, temperatures=EXPLORER_TEMPERATU
                                      y=[probs[i].item() for i in order[p]], xaxis=f"x{key}", yaxis=f"y{key}",
                                      marker_color=colors[j % len(colors)], showlegend=False, name=repr(p),
                                      hovertemplate="%{x}: %{y:.3f}<extra></extra>"))
-            steps.append((f"T = {t}, top-p = {tp}", traces))
+            steps.append((f"τ = {t}, top-p = {tp}", traces))
     grid = [(t, tp) for t in temperatures for tp in top_ps]
     start = grid.index((1.0, 1.0)) if (1.0, 1.0) in grid else 0  # the model's own distribution
     fig = slider_figure(steps, title="The next character under temperature and top-p",
@@ -140,14 +140,14 @@ def distribution_figure(dist: pd.DataFrame, context: str = CONTEXT):
 
     return line_pair(dist, "rank", "probability", "strategy", points=True,
                      title="The next character under three temperatures",
-                     subtitle=f"After {context!r}: low T sharpens toward greedy, high T flattens",
-                     xlab="Rank of the character under T = 1", ylab="Probability")
+                     subtitle=f"After {context!r}: low τ sharpens toward greedy, high τ flattens",
+                     xlab="Rank of the character under τ = 1", ylab="Probability")
 
 
 @section("14.58", "Autoregressive decoding: greedy and temperature")
 def run(ctx):
     gpt, tok, _, samples, _, _, mode = lm()
-    dist = next_char_table(gpt, tok, {f"T = {t}": [Temperature(t)] for t in (0.5, 1.0, 1.5)})
+    dist = next_char_table(gpt, tok, {f"τ = {t}": [Temperature(t)] for t in (0.5, 1.0, 1.5)})
     ent = entropy_by_temperature(next_logits(gpt, tok))
     table = chapter_samples(samples, tok)
     scores, texts, _ = followups()["decoding"]

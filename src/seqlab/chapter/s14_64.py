@@ -9,6 +9,7 @@ numbers, with a sentence for each outcome.
 """
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -122,12 +123,16 @@ def bottleneck_claims(fixed_short: float, fixed_long: float, attention_long: flo
 
 @claim_source
 def scaling_claims(spread: pd.DataFrame, saturation: pd.DataFrame, tolerance: float = 0.05) -> list:
-    """The spread of q·k is √d_k and the scaled one is one (to ``tolerance``); without scaling the softmax saturates."""
+    """The spread of q·k is √d_k and the scaled one is one (to ``tolerance``); without scaling the softmax saturates.
+
+    At the largest d_k the evidence also sets the unscaled gradients beside the scaled ones at that width: through
+    the softmax (``factor``: scaled over unscaled) and at Q (``query_larger``: larger unscaled)."""
     ratio = spread.sd_unscaled / spread.sqrt_d_k
     unit = bool(((ratio - 1).abs() < tolerance).all() and ((spread.sd_scaled - 1).abs() < tolerance).all())
     hi = int(saturation.d_k.max())
     raw = saturation[(saturation.d_k == hi) & (saturation.scaled == UNSCALED)].iloc[0]
     scaled = saturation[saturation.scaled == SCALED]
+    same = scaled[scaled.d_k == hi].iloc[0]  # the scaled softmax at the same width
     saturates = bool(raw.max_attention_weight > SATURATED and scaled.max_attention_weight.max() < SATURATED
                      and raw.logit_gradient_norm < scaled.logit_gradient_norm.min())
     return [
@@ -135,7 +140,12 @@ def scaling_claims(spread: pd.DataFrame, saturation: pd.DataFrame, tolerance: fl
                 scaled_min=float(spread.sd_scaled.min()), scaled_max=float(spread.sd_scaled.max()),
                 tolerance=tolerance, ratio=ratio.tolist(), scaled=spread.sd_scaled.tolist()),
         verdict("s64_v_scaling_breaks", saturates, d_k=hi, max_weight=float(raw.max_attention_weight),
-                gradient=float(raw.logit_gradient_norm), scaled_gradient_min=float(scaled.logit_gradient_norm.min())),
+                gradient=float(raw.logit_gradient_norm), scaled_gradient_min=float(scaled.logit_gradient_norm.min()),
+                scaled_gradient=float(same.logit_gradient_norm),
+                factor=float(same.logit_gradient_norm / raw.logit_gradient_norm) if raw.logit_gradient_norm > 0
+                else math.inf,
+                query=float(raw.query_gradient_norm), query_scaled=float(same.query_gradient_norm),
+                query_larger=bool(raw.query_gradient_norm > same.query_gradient_norm)),
     ]
 
 
