@@ -6,6 +6,8 @@ the union of the seed sets' intervals, and :func:`fresh_mcb` the ranks of the fo
 """
 from __future__ import annotations
 
+import functools
+
 import pandas as pd
 
 from ...forecast.comparison import bootstrap_pvalue, holm, mcb
@@ -42,6 +44,12 @@ def _best_on_validation(frame: pd.DataFrame, history: pd.DataFrame, season: int)
 
 
 def entry_errors(label: str, root=None) -> pd.DataFrame:
+    """A copy of :func:`_entry_errors`'s frame, computed once per process for each (set, root)."""
+    return _entry_errors(label, None if root is None else str(root)).copy()
+
+
+@functools.lru_cache(maxsize=16)
+def _entry_errors(label: str, root=None) -> pd.DataFrame:
     """MASE per hold-out series of every entry, one column per (entry, seed set): ``unique_id, model, seeds, mase``.
 
     Entries: ``best classical`` (chosen on validation; for M3 monthly §14.63's best classical
