@@ -7,6 +7,7 @@ import pytest
 from seqlab.cli import main
 from seqlab.errors import InvalidParameterError
 from seqlab.forecast import MODEL_NAMES, Combination, Forecaster, StatsForecastModel, min_fit_length
+from seqlab.forecast.combination import combine_columns
 from seqlab.forecast.nbeats import NBeatsConfig, NBeatsForecaster
 
 CLASSICAL3 = ["AutoETS", "AutoTheta", "Theta"]
@@ -29,6 +30,11 @@ def test_combination_is_the_mean_of_its_members_at_every_origin():
     np.testing.assert_allclose(future["Combination"], future[CLASSICAL3].mean(axis=1), rtol=1e-12)
     lo, hi = future["Combination-lo-80"], future["Combination-hi-80"]
     assert ((lo < future["Combination"]) & (future["Combination"] < hi)).all()  # conformal, from its own errors
+    # the frame path the chapter's experiment takes gives the fitted Combination's forecasts
+    again = combine_columns(cv.drop(columns="Combination"), {"Combination": tuple(CLASSICAL3)})
+    np.testing.assert_allclose(again["Combination"], cv["Combination"], rtol=1e-12)
+    with pytest.raises(InvalidParameterError, match="needs the column 'Theta'"):
+        combine_columns(cv.drop(columns="Theta"))
 
 
 def test_the_hybrid_gives_n_beats_half_the_weight():

@@ -14,10 +14,26 @@ import pandas as pd
 from ..errors import InvalidParameterError
 from .lengths import min_fit_length
 
-__all__ = ["Combination", "COMBINATIONS"]
+__all__ = ["Combination", "COMBINATIONS", "combine_columns"]
 
 #: the named combinations and their members, by name (a member may itself be a combination)
 COMBINATIONS = {"Combination": ("AutoETS", "AutoTheta", "Theta"), "N-BEATS + Combination": ("N-BEATS", "Combination")}
+
+
+def combine_columns(frame: pd.DataFrame, combinations: dict | None = None) -> pd.DataFrame:
+    """A copy of ``frame`` (forecasts, one column per model) with a column per combination: its members' pointwise mean.
+
+    ``combinations`` (default :data:`COMBINATIONS`) maps a name to its members, in order, so a
+    combination may name one defined before it; it is the mean a :class:`Combination` of the
+    same members predicts, for forecasts already made (a cross-validation frame, stored forecasts).
+    """
+    out = frame.copy()
+    for name, members in (COMBINATIONS if combinations is None else combinations).items():
+        missing = [m for m in members if m not in out.columns]
+        if missing:
+            raise InvalidParameterError(f"combination {name!r} needs the column {missing[0]!r}")
+        out[name] = out[list(members)].mean(axis=1)
+    return out
 
 
 class Combination:

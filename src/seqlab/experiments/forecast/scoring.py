@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...forecast.combination import combine_columns
 from ...forecast.evaluation import bootstrap_difference, evaluate, per_horizon, summarize, unit_mase
 from ...forecast.intervals import conformal_from_windows, interval_columns, min_calibration_size
 from ...forecast.origins import TrainingWindow
@@ -53,11 +54,9 @@ def _interval_scores(cv: pd.DataFrame, d: dict, names: list[str]) -> pd.DataFram
 
 
 def add_combinations(frame: pd.DataFrame) -> pd.DataFrame:
-    """The frame with a column per :data:`COMBINATIONS` entry: the pointwise mean of its members, in order."""
-    out = frame.copy()
-    for name, parts in COMBINATIONS.items():
-        out[name] = out[list(parts)].mean(axis=1)
-    return out
+    """The frame with a column per :data:`COMBINATIONS` entry, made by the library's combinations
+    (:func:`seqlab.forecast.combination.combine_columns`)."""
+    return combine_columns(frame, COMBINATIONS)
 
 
 def _interval_groups(cv: pd.DataFrame, d: "DataSet", names: list[str]) -> pd.DataFrame:

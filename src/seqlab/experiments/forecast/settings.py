@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 import pandas as pd
 
+from ...forecast.combination import COMBINATIONS as LIBRARY_COMBINATIONS
 from ...forecast.nbeats import GENERIC_MEMBER, INTERPRETABLE_MEMBER, NBeatsForecaster
 from ...forecast.neural import NeuralConfig
 
@@ -21,8 +22,10 @@ NEURAL = {"GRU": "gru", "Transformer": "transformer", "N-BEATS": "nbeats"}
 
 
 #: the combinations, each the pointwise mean of its members' forecasts (no weights, nothing fitted): the classical
-#: one of the statistical models that are best on their own, and a neural + classical one
-COMBINATIONS = {"Combination": ("AutoETS", "AutoTheta", "Theta"), "N-BEATS + Combination": ("N-BEATS", "Combination")}
+#: one of the statistical models that are best on their own, and a neural + classical one; the library's own
+#: named combinations (what ``seqlab forecast evaluate --models Combination`` fits), copied so that the
+#: experiment's manifest keeps recording them
+COMBINATIONS = {k: tuple(v) for k, v in LIBRARY_COMBINATIONS.items()}
 
 
 #: the classical entries a neural model must beat: every classical model and the classical combination
