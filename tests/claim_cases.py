@@ -1035,7 +1035,7 @@ def _s63_fresh_cases():
         sets = ["M1 quarterly", "Tourism quarterly"] + ([] if missing else ["M1 monthly", "Tourism monthly"])
         rows = [dict(dataset=d, model=m, against="Combination", verdict=verdicts[k % len(verdicts)])
                 for k, d in enumerate(sets) for m in ("N-BEATS", "N-BEATS + Combination")]
-        ranks = pd.DataFrame(dict(dataset="together", model=["Combination", "N-BEATS + Combination", "best classical",
+        ranks = pd.DataFrame(dict(dataset="all sets", model=["Combination", "N-BEATS + Combination", "best classical",
                                                              "N-BEATS"], best=[True, False, False, False],
                                   differs_from_best=list(apart)))
         return (pd.DataFrame(rows), ranks), {}

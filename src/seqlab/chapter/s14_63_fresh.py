@@ -159,7 +159,7 @@ def fresh_claims(v: pd.DataFrame, ranks: pd.DataFrame):
                            ahead=list(w.dataset[w.verdict == "ahead"]) if len(w) else [],
                            behind=list(w.dataset[w.verdict == "behind"]) if len(w) else [],
                            neither=list(w.dataset[w.verdict == "not told apart"]) if len(w) else []))
-    r = ranks[ranks.dataset == ("together" if "together" in set(ranks.dataset) else stored[0])] \
+    r = ranks[ranks.dataset == ("all sets" if "all sets" in set(ranks.dataset) else stored[0])] \
         if len(stored) else ranks
     out.append(verdict("s63_fresh_mcb", bool(len(r)) and not r.differs_from_best.iloc[1:].all(),
                        best=str(r.model.iloc[0]) if len(r) else "",

@@ -150,7 +150,7 @@ def fresh_mcb(labels, root=None) -> pd.DataFrame:
         u = u[(u.seeds == key) | (u.seeds == "")]
         wides[label] = u.pivot_table(index="unique_id", columns="model", values="mase").dropna()
     if len(wides) > 1:
-        wides["together"] = pd.concat(wides.values(), ignore_index=True)
+        wides["all sets"] = pd.concat(wides.values(), ignore_index=True)
     out = []
     for label, w in wides.items():
         r = mcb(w, ALPHA)
