@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..claims import claim_source, verdict
-from ..experiments.forecast import CLASSICAL_ENTRIES, forecast_results
+from ..experiments.forecast import CLASSICAL_ENTRIES, DATASETS, forecast_results
 from ..experiments.forecast.sets import _load
 from ..experiments.forecast_fresh import (
     FRESH_SETS, SEEDS_SET, artifact_name, fresh_mcb, fresh_tests, fresh_verdicts, seed_spread, stored_sets,
@@ -45,14 +45,12 @@ def target_claims(t: pd.DataFrame):
 
 def _holdout_errors(dataset: str, extra: dict) -> pd.DataFrame:
     """MASE per hold-out series of the stored models and of ``extra`` (name -> members averaged)."""
-    from ..experiments.forecast.results import _typed
-    from ..store import artifact_dir
+    from ..experiments.forecast.results import stored_forecasts
 
-    path = artifact_dir("forecast") / "forecasts.csv.gz"
-    f = _typed(pd.read_csv(path, float_precision="round_trip", dtype={"unique_id": str}, low_memory=False))
+    f = stored_forecasts()
     f = f[f.dataset == dataset].drop(columns="dataset")
     f = f[f.cutoff == f.groupby("unique_id").cutoff.transform("max")].copy()
-    src = _load("M3/monthly" if dataset == "M3 monthly" else dataset)
+    src = _load(DATASETS[dataset][0])
     f["unique_id"] = f.unique_id.map({str(u): u for u in src.history.unique_id.unique()})
     f["Combination"] = f[["AutoETS", "AutoTheta", "Theta"]].mean(axis=1)
     for name, parts in extra.items():

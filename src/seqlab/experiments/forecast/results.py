@@ -32,6 +32,12 @@ def _csv(frame: pd.DataFrame) -> bytes:
     return frame.to_csv(index=False, float_format="%.17g").encode()
 
 
+def stored_forecasts(root=None) -> pd.DataFrame:
+    """Every stored forecast of the artifact set (``forecasts.csv.gz``), each set's dates or periods typed back."""
+    return _typed(pd.read_csv(artifact_dir(NAME, root) / "forecasts.csv.gz", float_precision="round_trip",
+                              dtype={"unique_id": str}, low_memory=False))
+
+
 TRAINING_FILES = ("forecasts.csv.gz", "timings.csv", "nbeats_selection.csv", "nbeats_members.csv",
                   "nbeats_ablation.csv", "nbeats_recipe.csv", "nbeats_rounds.csv")
 
@@ -48,8 +54,7 @@ def score_forecast_artifacts(root=None, log=print, *, datasets: dict | None = No
     config = manifest["config"] if config is None else config
     datasets = {k: tuple(v) for k, v in config["datasets"].items()} if datasets is None else datasets
     raw = {f: (artifact_dir(NAME, root) / f).read_bytes() for f in TRAINING_FILES}
-    forecasts = _typed(pd.read_csv(artifact_dir(NAME, root) / "forecasts.csv.gz", float_precision="round_trip",
-                                   dtype={"unique_id": str}, low_memory=False))
+    forecasts = stored_forecasts(root)
     sets = _sets_from_forecasts(forecasts, datasets)
     scored = _score_sets(sets, forecasts, log)
     rounds = read_artifact_csv(NAME, "nbeats_rounds.csv", root).drop(columns=["last_window_mase"], errors="ignore")
@@ -159,8 +164,7 @@ def retrain_global_models(root=None, log=print, workers: int | None = None) -> N
     config = verify_artifacts(NAME, None, root)["config"]
     datasets = {k: tuple(v) for k, v in config["datasets"].items()}
     d = artifact_dir(NAME, root)
-    forecasts = _typed(pd.read_csv(d / "forecasts.csv.gz", float_precision="round_trip", dtype={"unique_id": str},
-                                   low_memory=False))
+    forecasts = stored_forecasts(root)
     sets = _sets_from_forecasts(forecasts, datasets)
     neural = NeuralConfig(**config["neural_config"])
     calls, tags = [], []

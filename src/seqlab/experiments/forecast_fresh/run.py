@@ -20,6 +20,7 @@ from ...forecast.core import Forecaster
 from ...forecast.nbeats import ensemble_median
 from ...forecast.origins import training_windows
 from ...store import read_artifact_csv, verify_artifacts, write_artifacts
+from ..forecast.results import _csv
 from ..forecast.sets import DataSet, _load
 from ..forecast.settings import (
     CLASSICAL_MODELS, NAME as FORECAST, NBEATS_PLAN, min_train_length, recipe_plan, round3_recipe,
@@ -85,10 +86,6 @@ def fresh_plan():
     plan = round3_plan()
     return replace(plan, inputs={**plan.inputs, **{k: plan.inputs[v] for k, v in DONORS.items()}},
                    steps={**plan.steps, **{k: plan.steps[v] for k, v in DONORS.items()}}, like={})
-
-
-def _csv(frame: pd.DataFrame) -> bytes:
-    return frame.to_csv(index=False, float_format="%.17g").encode()
 
 
 def _seed_finals(sets: dict, plan, steps_size: dict, workers) -> dict:

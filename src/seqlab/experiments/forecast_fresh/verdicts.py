@@ -13,7 +13,7 @@ import pandas as pd
 from ...forecast.comparison import bootstrap_pvalue, holm, mcb
 from ...forecast.evaluation import evaluate, unit_mase
 from ...store import artifact_dir, read_artifact_csv, verify_artifacts
-from ..forecast.results import _typed
+from ..forecast.results import stored_forecasts
 from ..forecast.sets import _load
 from ..forecast.settings import CLASSICAL_ENTRIES, CLASSICAL_MODELS, NAME as FORECAST
 from .run import FRESH_SETS, SEED_SETS, SEEDS_SET, artifact_name, seed_label
@@ -59,8 +59,7 @@ def _entry_errors(label: str, root=None) -> pd.DataFrame:
     src = _load(FRESH_SETS[label][0] if label in FRESH_SETS else "M3/monthly")
     ids = {str(u): u for u in src.history.unique_id.unique()}
     if label == SEEDS_SET:
-        stored = _typed(pd.read_csv(artifact_dir(FORECAST) / "forecasts.csv.gz", float_precision="round_trip",
-                                    dtype={"unique_id": str}, low_memory=False))
+        stored = stored_forecasts()
         frame = stored[stored.dataset == SEEDS_SET].drop(columns="dataset")
         frame = frame[frame.cutoff == frame.groupby("unique_id").cutoff.transform("max")].copy()
         frame[seed_label(SEED_SETS[0])] = frame["N-BEATS"]
