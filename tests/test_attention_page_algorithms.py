@@ -1,5 +1,5 @@
-"""The attention page's own cells (eq-sdpa with the mask of eq-mask, eq-pe), compiled from the page and held
-equal to the library functions the rest of the chapter uses."""
+"""The attention page's own cells (eq-sdpa with the mask of eq-mask, eq-mha, eq-pe and the RoPE rotation),
+compiled from the page and held equal to the library functions the rest of the chapter uses."""
 import math
 
 import pytest
@@ -7,11 +7,13 @@ import torch
 from conftest import page_functions
 
 from seqlab.nn import causal_mask, scaled_dot_product_attention, sinusoidal_encoding
+from seqlab.nn.multihead import MultiHeadAttention
+from seqlab.nn.positional import RotaryEmbedding
 
 
 @pytest.fixture(scope="module")
 def page_code():
-    return page_functions("attention", ("attention", "positions"), {"torch": torch, "math": math})
+    return page_functions("attention", ("attention", "positions", "multi_head", "rotate"), {"torch": torch, "math": math})
 
 
 @pytest.mark.parametrize("t_q, t_k, d_k", [(1, 1, 1), (5, 5, 8), (3, 7, 16), (9, 9, 64)])
@@ -33,3 +35,48 @@ def test_page_attention_equals_the_library(page_code, t_q, t_k, d_k):
 @pytest.mark.parametrize("n, d", [(1, 2), (8, 4), (50, 16), (128, 64)])
 def test_page_positions_equal_the_library(page_code, n, d):
     assert torch.allclose(page_code["positions"](n, d), sinusoidal_encoding(n, d), atol=1e-5)
+
+
+@pytest.mark.parametrize("d_model, heads, t, bias", [(4, 1, 1, False), (8, 2, 5, False), (12, 3, 7, False),
+                                                     (32, 8, 10, False)])
+def test_page_multi_head_equals_the_library(page_code, d_model, heads, t, bias):
+    torch.manual_seed(d_model + heads)
+    layer = MultiHeadAttention(d_model, heads, bias=bias)
+    x = torch.randn(3, t, d_model)
+    with torch.no_grad():
+        out, w = page_code["multi_head"](x, layer.Wq.weight, layer.Wk.weight, layer.Wv.weight, layer.Wo.weight, heads)
+        lib_out, lib_w = layer(x, need_weights=True)
+        fused_out, _ = layer(x)
+    assert w.shape == (3, heads, t, t)
+    assert torch.allclose(out, lib_out, atol=1e-6) and torch.allclose(w, lib_w, atol=1e-6)
+    assert torch.allclose(out, fused_out, atol=1e-5)
+
+
+def test_page_multi_head_splits_heads_apart():
+    """A hand-worked case: with W^Q = 0 every head's weights are uniform, and with W^V = W^O = I the
+    output is the mean of the inputs, whatever the number of heads."""
+    ns = page_functions("attention", ("attention", "multi_head"), {"torch": torch, "math": math})
+    x = torch.arange(12.0).view(1, 3, 4)
+    eye, zero = torch.eye(4), torch.zeros(4, 4)
+    for h in (1, 2, 4):
+        out, w = ns["multi_head"](x, zero, eye, eye, eye, h)
+        assert torch.allclose(w, torch.full((1, h, 3, 3), 1 / 3))
+        assert torch.allclose(out, x.mean(1, keepdim=True).expand(1, 3, 4))
+
+
+@pytest.mark.parametrize("d, positions", [(2, (0, 1, 7)), (8, (0, 3, 100)), (64, (5, 511))])
+def test_page_rotate_equals_the_library(page_code, d, positions):
+    rope = RotaryEmbedding(d)
+    x = torch.randn(4, max(positions) + 1, d, generator=torch.Generator().manual_seed(d))
+    lib = rope(x)  # row t of x sits at position t
+    for m in positions:
+        assert torch.allclose(page_code["rotate"](x[:, m], m), lib[:, m], atol=1e-4)
+
+
+def test_page_rotate_depends_on_the_offset_only(page_code):
+    g = torch.Generator().manual_seed(0)
+    q, k = torch.randn(16, generator=g), torch.randn(16, generator=g)
+    rot = page_code["rotate"]
+    dots = [(rot(q, m) @ rot(k, m - 3)).item() for m in range(3, 40)]
+    assert max(dots) - min(dots) < 1e-4
+    assert abs((rot(q, 5) @ rot(k, 5)).item() - (q @ k).item()) < 1e-4  # offset 0: the plain dot product

@@ -1,0 +1,54 @@
+"""The recurrence page's own cells (the gradient product of eq-bptt and norm clipping), compiled from the page
+and held equal to what the rest of the chapter uses: ``grad_by_lag`` and torch's ``clip_grad_norm_``."""
+import numpy as np
+import pytest
+import torch
+from conftest import page_functions
+
+from seqlab.analysis.gradients import grad_by_lag
+
+
+@pytest.fixture(scope="module")
+def page_code():
+    return page_functions("recurrence", ("carried_back", "clip_by_norm"), {"torch": torch, "np": np})
+
+
+def _draw(rho, T, d, seed):
+    """grad_by_lag's draw order: W, W_x, then the inputs."""
+    torch.manual_seed(seed)
+    W = torch.randn(d, d)
+    W = W / torch.linalg.eigvals(W.double()).abs().max().item() * rho
+    Wx = torch.randn(d, 4) * 0.1
+    return W, Wx, [torch.randn(4) for _ in range(T)]
+
+
+@pytest.mark.parametrize("rho, T, d, seed", [(0.95, 60, 32, 21), (0.5, 5, 3, 0), (1.15, 30, 8, 4), (0.7, 1, 1, 2)])
+def test_carried_back_equals_grad_by_lag(page_code, rho, T, d, seed):
+    mine = page_code["carried_back"](*_draw(rho, T, d, seed))
+    lib = grad_by_lag(rho=rho, T=T, d=d, seed=seed)[::-1]
+    assert mine.shape == lib.shape == (T,)
+    np.testing.assert_allclose(mine, lib, rtol=1e-4, atol=1e-30)
+
+
+def test_carried_back_by_hand():
+    """One step, one unit: h_1 = tanh(w·0 + 0) = 0, so dL/dh_0 = (1 - 0²) w = w."""
+    ns = page_functions("recurrence", ("carried_back",), {"torch": torch, "np": np})
+    out = ns["carried_back"](torch.tensor([[0.5]]), torch.zeros(1, 4), [torch.zeros(4)])
+    assert out.tolist() == [0.5]
+
+
+@pytest.mark.parametrize("scale, c", [(1e4, 1.0), (1e-3, 1.0), (2.0, 0.5), (0.0, 1.0)])
+def test_clip_by_norm_equals_torch(page_code, scale, c):
+    g = torch.Generator().manual_seed(1)
+    params = [torch.randn(5, 3, generator=g, requires_grad=True), torch.randn(7, generator=g, requires_grad=True)]
+    grads = [torch.randn(p.shape, generator=g) * scale for p in params]
+    kept = [x.clone() for x in grads]
+    mine = page_code["clip_by_norm"](grads, c)
+    for p, x in zip(params, grads):
+        p.grad = x.clone()
+    torch.nn.utils.clip_grad_norm_(params, max_norm=c)
+    for m, p, x, k in zip(mine, params, grads, kept):
+        torch.testing.assert_close(m, p.grad, rtol=1e-5, atol=1e-12)
+        assert torch.equal(x, k)  # the caller's tensors are left alone
+    total = torch.cat([m.flatten() for m in mine]).norm().item()
+    assert total <= c * (1 + 1e-6)
