@@ -28,6 +28,7 @@ READER_EDITS = {
     "transformer": ("grads = s14_53.gradients_by_depth(SEED)", "grads = s14_53.gradients_by_depth(7)"),
     "text": ("for tau in s14_58.TEMPERATURES:", "for tau in (0.5, 1.0, 2.0):"),
     "forecasting": ("seed=s14_61.SEED, levels=s14_61.LEVELS)", "seed=7, levels=s14_61.LEVELS)"),
+    "forecasting_record": ("for scope in (HO, ALL):", "for scope in (HO,):"),
     "summary": ("order = once(s14_52.order_check, s14_52.SEED,", "order = once(s14_52.order_check, 7,"),
 }
 READER_PAGES = available_pages()

@@ -64,15 +64,22 @@ def glue_all(values: dict, spec: str = ".3g") -> None:
 
 
 
-def say(*claims) -> None:
+def say(*claims, only=None) -> None:
     """Record each claim's verdict and evidence under :data:`CLAIM_PREFIX` + its name, where the page's ``{claim}``
     and ``{fact}`` roles read them and the build report lists them.
 
-    Accepts :class:`~seqlab.claims.Claim` objects or lists of them.
+    Accepts :class:`~seqlab.claims.Claim` objects or lists of them. ``only``: the names this page reads, where
+    one claim function serves two pages; each must be among the claims given.
     """
     import json
 
     flat = [c for item in claims for c in (item if isinstance(item, (list, tuple)) else [item])]
+    if only is not None:
+        only = {only} if isinstance(only, str) else set(only)
+        missing = only - {c.name for c in flat}
+        if missing:
+            raise KeyError(f"no claim named {sorted(missing)} among {[c.name for c in flat]}")
+        flat = [c for c in flat if c.name in only]
     records = {c.name: json.dumps({"holds": c.holds, "required": c.required, "evidence": c.evidence})
                for c in flat}
     for c in flat:

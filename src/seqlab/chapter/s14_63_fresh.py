@@ -137,6 +137,13 @@ def fresh_verdict_table() -> pd.DataFrame:
     return fresh_verdicts(once(fresh_tests, labels))
 
 
+def verdict_grid(v: pd.DataFrame) -> pd.DataFrame:
+    """:func:`fresh_verdict_table`'s verdicts, one row per set and one column per comparison ("N-BEATS vs Combination")."""
+    cols = list(dict.fromkeys(v.model + " vs " + v.against))
+    grid = v.assign(pair=v.model + " vs " + v.against).pivot(index="dataset", columns="pair", values="verdict")
+    return grid.reindex(index=list(dict.fromkeys(v.dataset)), columns=cols).reset_index().rename_axis(columns=None)
+
+
 def fresh_ranks() -> pd.DataFrame:
     """Multiple comparisons with the best of the four entries on each stored fresh set and on all of them."""
     labels = fresh_sets()
