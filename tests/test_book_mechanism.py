@@ -83,3 +83,19 @@ def test_page_cells_are_self_contained(page):
 def test_glue_is_at_most_a_tenth_of_what_a_reader_sees(page):
     glue, code = glue_share(code_cells(PAGES / f"{page}.md"))
     assert glue <= 0.10 * code, f"{page}: {glue} of {code} visible code lines are glue"
+
+
+def test_say_only_keeps_the_named_claims_and_refuses_unknown_names():
+    """A claim function that serves two pages: each page records only the claims its prose reads."""
+    import json
+
+    from seqlab.book import page
+    from seqlab.claims import Claim
+
+    made = [Claim("t_only_a", True, {"x": 1}), Claim("t_only_b", False, {"x": 2})]
+    page.say(made, only="t_only_b")
+    assert page.CLAIM_PREFIX + "t_only_a" not in page.KNOWN
+    assert json.loads(page.KNOWN[page.CLAIM_PREFIX + "t_only_b"])["holds"] is False
+    with pytest.raises(KeyError, match="t_only_c"):
+        page.say(made, only=("t_only_a", "t_only_c"))
+    assert page.CLAIM_PREFIX + "t_only_a" not in page.KNOWN  # a refused call records nothing
