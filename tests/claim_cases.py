@@ -482,6 +482,13 @@ def _text_cases():
         new = sw[sw.knob == "top_p"]
         return (pd.Series(old, index=[0.5, 0.7, 0.9]), new, s14_59.against(m), s14_59.against(e)), {}
 
+    def family_of(pairs):
+        """A family of (difference, standard error) pairs, half held at distinct-3 and half at entropy."""
+        rows = [dict(knob=("top_k", "top_p", "min_p")[i % 3], held=("distinct_3", "entropy")[i >= len(pairs) // 2],
+                     target=0.3 + 0.01 * i, nll=1.0 + d, nll_base=1.0, difference=d, se=se, settled=abs(d) > 2 * se)
+                for i, (d, se) in enumerate(pairs)]
+        return s14_59.family(pd.DataFrame(rows[:len(rows) // 2]), pd.DataFrame(rows[len(rows) // 2:]))
+
     same_as_temp = knobs({"temperature": lambda x: x, "top_k": lambda x: x + 0.3,
                           "top_p": lambda x: 1.2 - x, "min_p": lambda x: x})  # top-p falls: not monotone
 
@@ -541,6 +548,8 @@ def _text_cases():
                                    lambda: topp_args(knobs({"temperature": lambda x: x, "top_k": lambda x: x + 0.3,
                                                             "top_p": lambda x: x + 0.001, "min_p": lambda x: x}),
                                                      [1.0, 1.1, 1.3])],
+        p + "s14_59.family_claims": [lambda: ((family_of([(0.5, 0.1), (0.0, 0.1)] * 9),), {}),
+                                    lambda: ((family_of([(0.21, 0.1)] + [(0.0, 0.1)] * 17),), {})],
         p + "s14_59.matched_claims": [lambda: matched_args(adaptive_wins), lambda: matched_args(mixed),
                                      lambda: matched_args(temperature_best), lambda: matched_args(min_p_leads)],
         p + "s14_60.kv_claims": [lambda: ((good_steps, kv_cost([True, True], 3.5)), {}),

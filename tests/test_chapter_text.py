@@ -163,3 +163,20 @@ def test_log_ticks_leave_out_crowded_neighbours():
     from seqlab.plotting.figures import _plain_numbers
 
     assert _plain_numbers([1e-8, 0.5, 1.0, 1.5, 2048, 7e5]) == ["1e-08", "0.5", "1", "1.5", "2,048", "700,000"]
+
+
+def test_family_adjusts_every_matched_difference_with_holm():
+    """Hand-worked: z = 3 and z = 0 give two-sided p = 0.0026998 and 1; Holm doubles the smaller one."""
+    import pandas as pd
+
+    from seqlab.chapter import s14_59
+
+    row = dict(knob="top_p", target=0.5, nll=1.0, nll_base=1.0, settled=False)
+    a = pd.DataFrame([dict(row, held="distinct_3", difference=0.3, se=0.1)])
+    b = pd.DataFrame([dict(row, held="entropy", difference=0.0, se=0.1)])
+    fam = s14_59.family(a, b)
+    assert fam.p.round(7).tolist() == [0.0026998, 1.0]
+    assert fam.p_holm.round(7).tolist() == [0.0053996, 1.0]
+    assert fam.holm_settled.tolist() == [True, False]
+    [c] = s14_59.family_claims(fam.assign(settled=[True, False]))
+    assert c.holds and c.evidence["comparisons"] == 2 and c.evidence["held"] == 1

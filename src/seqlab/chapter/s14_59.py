@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
 from ..claims import claim_source, verdict
+from ..forecast.comparison import holm
 from ..text.sampling import MinP, TopK, TopP, apply_processors, distribution_entropy
 from ._lm import followups, lm
 from ._util import provenance
@@ -135,6 +137,28 @@ def run(ctx):
 
 
 # --- claims: the sentences of §14.59 that interpret its numbers ---------------------------------------------------
+
+def family(vs_text: pd.DataFrame, vs_draw: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+    """Both :func:`against` frames as one family of tests: each difference's two-sided normal p-value
+    (difference over its standard error) and its Holm-adjusted p-value over the whole family."""
+    both = pd.concat([vs_text, vs_draw], ignore_index=True)
+    p = 2.0 * norm.sf((both.difference / both.se).abs().to_numpy())
+    adjusted = holm(p)
+    return both.assign(p=p, p_holm=adjusted, holm_settled=adjusted < alpha)
+
+
+@claim_source
+def family_claims(fam: pd.DataFrame):
+    """The level-by-level verdicts as a family: how many of the differences settled at two standard errors
+    survive Holm's correction over all of them."""
+    lost = fam[fam.settled & ~fam.holm_settled]
+    n = len(fam)
+    return [verdict("s59_family", bool(fam.holm_settled.sum() == fam.settled.sum()), comparisons=n,
+                    settled=int(fam.settled.sum()), held=int((fam.settled & fam.holm_settled).sum()),
+                    expected=float(2.0 * norm.sf(SETTLED_SE) * n),
+                    lost=[f"{KNOB_NAMES[k]} at {h.replace('_', '-')} {t:.3f}"
+                          for k, h, t in zip(lost.knob, lost.held, lost.target)])]
+
 
 def mean_difference(vs: pd.DataFrame, knob: str) -> dict:
     """One knob's NLL minus the base's averaged over the levels of :func:`against`, with its standard error
