@@ -482,6 +482,18 @@ def _text_cases():
         new = sw[sw.knob == "top_p"]
         return (pd.Series(old, index=[0.5, 0.7, 0.9]), new, s14_59.against(m), s14_59.against(e)), {}
 
+    def seeds_args(per_seed):
+        """Three seeds; per seed, LSTM minus GPT at the smallest budget, the chapter's and the largest."""
+        from seqlab.chapter import s14_57_seeds
+
+        rows = []
+        for seed, gaps in zip((1337, 1338, 1339), per_seed):
+            for steps, gap in zip((150, 750, 1500), gaps):
+                rows += [dict(model="GPT", steps=steps, seed=seed, val_loss_nats=2.0),
+                         dict(model="LSTM", steps=steps, seed=seed, val_loss_nats=2.0 + gap)]
+        sweeps = pd.DataFrame(rows)
+        return (s14_57_seeds.seed_gaps(sweeps), s14_57_seeds.seed_crossings(sweeps)), {}
+
     def family_of(pairs):
         """A family of (difference, standard error) pairs, half held at distinct-3 and half at entropy."""
         rows = [dict(knob=("top_k", "top_p", "min_p")[i % 3], held=("distinct_3", "entropy")[i >= len(pairs) // 2],
@@ -548,6 +560,9 @@ def _text_cases():
                                    lambda: topp_args(knobs({"temperature": lambda x: x, "top_k": lambda x: x + 0.3,
                                                             "top_p": lambda x: x + 0.001, "min_p": lambda x: x}),
                                                      [1.0, 1.1, 1.3])],
+        p + "s14_57_seeds.seed_claims": [
+            lambda: seeds_args([(0.05, -0.02, -0.04), (0.06, -0.01, -0.03), (0.04, -0.03, -0.05)]),
+            lambda: seeds_args([(0.05, 0.01, -0.04), (-0.02, -0.01, 0.03), (0.04, -0.02, -0.05)])],
         p + "s14_59.family_claims": [lambda: ((family_of([(0.5, 0.1), (0.0, 0.1)] * 9),), {}),
                                     lambda: ((family_of([(0.21, 0.1)] + [(0.0, 0.1)] * 17),), {})],
         p + "s14_59.matched_claims": [lambda: matched_args(adaptive_wins), lambda: matched_args(mixed),

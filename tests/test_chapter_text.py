@@ -180,3 +180,28 @@ def test_family_adjusts_every_matched_difference_with_holm():
     assert fam.holm_settled.tolist() == [True, False]
     [c] = s14_59.family_claims(fam.assign(settled=[True, False]))
     assert c.holds and c.evidence["comparisons"] == 2 and c.evidence["held"] == 1
+
+
+def test_seed_gaps_and_crossings_by_hand():
+    """Two seeds, budgets 100 and 200 steps: the LSTM behind by 0.1 and 0.2 at 100, ahead by as much at 200.
+    Between budgets a loss is read linearly in log-steps, so each crossing is at sqrt(100 * 200) steps."""
+    import pandas as pd
+
+    from seqlab.chapter import s14_57_seeds
+
+    rows = []
+    for seed, d in ((1, 0.1), (2, 0.2)):
+        for steps, gap in ((100, d), (200, -d)):
+            rows += [dict(model="GPT", steps=steps, seed=seed, val_loss_nats=2.0),
+                     dict(model="LSTM", steps=steps, seed=seed, val_loss_nats=2.0 + gap)]
+    sweeps = pd.DataFrame(rows)
+    gaps = s14_57_seeds.seed_gaps(sweeps)
+    assert gaps.steps.tolist() == [100, 200] and gaps.seeds.tolist() == [2, 2]
+    assert gaps["mean"].round(12).tolist() == [0.15, -0.15] and gaps.ahead.tolist() == ["GPT", "LSTM"]
+    assert gaps.lowest.round(12).tolist() == [0.1, -0.2] and gaps.highest.round(12).tolist() == [0.2, -0.1]
+    cross = s14_57_seeds.seed_crossings(sweeps)
+    assert cross.crossing_steps.tolist() == pytest.approx([200 ** 0.5 * 10] * 2, rel=1e-9)
+    assert (cross.ahead_at_start == "GPT").all() and (cross.ahead_at_end == "LSTM").all()
+    mixed = sweeps.copy()
+    mixed.loc[(mixed.seed == 2) & (mixed.model == "LSTM") & (mixed.steps == 100), "val_loss_nats"] = 1.9
+    assert s14_57_seeds.seed_gaps(mixed).ahead.tolist() == ["neither", "LSTM"]

@@ -39,3 +39,15 @@ def test_a_verdict_holds_for_every_seed_set_or_is_not_made(diffs, significant, v
     v = fresh_verdicts(_tests(diffs, significant)).iloc[0]
     assert v.verdict == verdict and v.seed_sets == 3
     assert (v.ci_low, v.ci_high) == pytest.approx((min(diffs) - 0.01, max(diffs) + 0.01))  # the union
+
+
+def test_heavy_eval_trains_every_fresh_set_again(monkeypatch):
+    """HEAVY_EVAL=1 regenerates the seed sets and the four fresh sets before §14.63 reads them; off, nothing runs."""
+    from seqlab.chapter import s14_63_fresh
+    from seqlab.experiments.forecast_fresh import FRESH_SETS, SEEDS_SET, run
+
+    ran = []
+    monkeypatch.setattr(run, "run_fresh_set", lambda label, **kw: ran.append(label))
+    assert s14_63_fresh._trained.__wrapped__(False) is False and ran == []
+    assert s14_63_fresh._trained.__wrapped__(True) is True
+    assert ran == [SEEDS_SET, *FRESH_SETS]

@@ -291,7 +291,7 @@ def ratio_figure(grid: pd.DataFrame, training: pd.DataFrame):
                      subtitle="Above the dashed line attention is the dearer layer; "
                               "the FLOP ratio crosses it at T = 2d",
                      xlab="Sequence length T (log scale)", ylab="attention / LSTM (log scale)",
-                     colors={"time, forward": "#7FB069", "time, training step": "#3F6B2A", "FLOPs": "#737373"})
+                     colors={"time, forward": "#7FB069", "time, training step": "#3B7DD8", "FLOPs": "#737373"})
 
 
 def ratio_surface(grid: pd.DataFrame):
