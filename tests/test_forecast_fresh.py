@@ -51,3 +51,16 @@ def test_heavy_eval_trains_every_fresh_set_again(monkeypatch):
     assert s14_63_fresh._trained.__wrapped__(False) is False and ran == []
     assert s14_63_fresh._trained.__wrapped__(True) is True
     assert ran == [SEEDS_SET, *FRESH_SETS]
+
+
+def test_verdict_grid_keeps_every_comparison():
+    import pandas as pd
+
+    from seqlab.chapter.s14_63_fresh import verdict_grid
+
+    v = pd.DataFrame(dict(dataset=["B", "B", "A", "A"], model=["N-BEATS", "N-BEATS + Combination"] * 2,
+                          against="Combination", verdict=["ahead", "behind", "not told apart", "ahead"]))
+    g = verdict_grid(v)
+    assert g.columns.tolist() == ["dataset", "N-BEATS vs Combination", "hybrid vs Combination"]
+    assert g.dataset.tolist() == ["B", "A"]  # the protocol's order, not sorted
+    assert g.iloc[0, 1:].tolist() == ["ahead", "behind"] and g.iloc[1, 1:].tolist() == ["not told apart", "ahead"]

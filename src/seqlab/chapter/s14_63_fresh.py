@@ -155,9 +155,11 @@ def fresh_verdict_table() -> pd.DataFrame:
 
 
 def verdict_grid(v: pd.DataFrame) -> pd.DataFrame:
-    """:func:`fresh_verdict_table`'s verdicts, one row per set and one column per comparison ("N-BEATS vs Combination")."""
-    cols = list(dict.fromkeys(v.model + " vs " + v.against))
-    grid = v.assign(pair=v.model + " vs " + v.against).pivot(index="dataset", columns="pair", values="verdict")
+    """:func:`fresh_verdict_table`'s verdicts, one row per set and one column per comparison ("N-BEATS vs
+    Combination"; the hybrid, N-BEATS + Combination, is "hybrid")."""
+    pair = v.model.replace({"N-BEATS + Combination": "hybrid"}) + " vs " + v.against
+    cols = list(dict.fromkeys(pair))
+    grid = v.assign(pair=pair).pivot(index="dataset", columns="pair", values="verdict")
     return grid.reindex(index=list(dict.fromkeys(v.dataset)), columns=cols).reset_index().rename_axis(columns=None)
 
 
