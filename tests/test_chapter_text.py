@@ -205,3 +205,13 @@ def test_seed_gaps_and_crossings_by_hand():
     mixed = sweeps.copy()
     mixed.loc[(mixed.seed == 2) & (mixed.model == "LSTM") & (mixed.steps == 100), "val_loss_nats"] = 1.9
     assert s14_57_seeds.seed_gaps(mixed).ahead.tolist() == ["neither", "LSTM"]
+
+
+def test_heavy_eval_retrains_the_seed_sweep_once(monkeypatch):
+    from seqlab.chapter import s14_57_seeds
+    from seqlab.experiments import lm_seeds
+
+    ran = []
+    monkeypatch.setattr(lm_seeds, "run_lm_sweep_seeds", lambda: ran.append(1))
+    assert s14_57_seeds._trained.__wrapped__(False) is False and ran == []
+    assert s14_57_seeds._trained.__wrapped__(True) is True and ran == [1]

@@ -5,6 +5,7 @@ under two more seeds. A comparison reads "ahead" only where every seed agrees.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -17,14 +18,23 @@ from .s14_57 import CHAPTER_ITERS, crossover, sweep_frame, sweep_results
 __all__ = ["seed_sweeps", "seed_gaps", "seed_crossings", "seed_claims"]
 
 
+@functools.cache
+def _trained(heavy: bool) -> bool:
+    """Under HEAVY_EVAL=1, train ``lm_sweep_seeds`` again, once per process, before it is read."""
+    if heavy:
+        from ..experiments.lm_seeds import run_lm_sweep_seeds
+
+        run_lm_sweep_seeds()
+    return heavy
+
+
 def seed_sweeps() -> pd.DataFrame:
     """:func:`~seqlab.chapter.s14_57.sweep_frame` rows for every seed: the chapter's and ``lm_sweep_seeds``'
-    (HEAVY_EVAL=1 trains the latter again first)."""
-    from ..experiments.lm_seeds import load_sweep_seeds, run_lm_sweep_seeds
+    (HEAVY_EVAL=1 trains the latter again first, once per process)."""
+    from ..experiments.lm_seeds import load_sweep_seeds
     from ..store import heavy_eval
 
-    if heavy_eval():
-        run_lm_sweep_seeds()
+    _trained(heavy_eval())
     frames = [sweep_frame(sweep_results()[0]).assign(seed=CHAPTER_TRAIN.seed)]
     frames += [sweep_frame(g).assign(seed=int(s)) for s, g in load_sweep_seeds().groupby("seed")]
     return pd.concat(frames, ignore_index=True)
