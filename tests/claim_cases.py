@@ -759,16 +759,25 @@ def _h1_frames():
     return np, pd
 
 
-def _s55_cross(fwd, trn, d=(32, 64)):
+def _s55_cross(fwd, trn, d=(32, 64), band=None):
+    """``band``: (forward lo, forward hi, training lo, training hi), the rounds' band of each width's crossover."""
     _, pd = _h1_frames()
-    return pd.DataFrame(dict(d=list(d), measured_T_star=[float(v) for v in fwd], training_T_star=[float(v) for v in trn],
-                             flop_T_star=[2.0 * v for v in d]))
+    out = pd.DataFrame(dict(d=list(d), measured_T_star=[float(v) for v in fwd],
+                            training_T_star=[float(v) for v in trn], flop_T_star=[2.0 * v for v in d]))
+    if band is not None:
+        for col, vals in zip(("measured_T_lo", "measured_T_hi", "training_T_lo", "training_T_hi"), band):
+            out[col] = [float(v) for v in vals]
+    return out
 
 
 CASES["seqlab.chapter.s14_55_claims.crossover_claims"] = [
     lambda: ((_s55_cross([40, 90], [30, 100]),), {}),           # every crossover before 2d
     lambda: ((_s55_cross([80, 200], [70, float("nan")]),), {}),  # every one after (one never)
     lambda: ((_s55_cross([40, 200], [30, 300]),), {}),          # mixed
+    # the rounds' bands: one width's forward band spans 2d (not placed), the rest before it
+    lambda: ((_s55_cross([40, 90], [30, 100], band=([35, 80], [45, 140], [25, 90], [35, 110])), 9), {}),
+    # every band wholly after 2d, one with a round that never crossed
+    lambda: ((_s55_cross([80, 200], [70, 300], band=([75, 180], [90, float("nan")], [68, 260], [72, 320])), 9), {}),
 ]
 
 
@@ -782,6 +791,9 @@ CASES["seqlab.chapter.s14_55_claims.equal_work_claims"] = [
     lambda: ((_s55_equal([1.5, 2.0]),), {}),
     lambda: ((_s55_equal([0.5, 0.9]),), {}),
     lambda: ((_s55_equal([1.5, 0.9]),), {}),
+    # the medians say slower at both widths, but one width's rounds reach below one: not settled there
+    lambda: ((_s55_equal([1.5, 1.2]).assign(ratio_attention_to_lstm_lo=[1.4, 0.97],
+                                            ratio_attention_to_lstm_hi=[1.6, 1.3]),), {}),
 ]
 
 

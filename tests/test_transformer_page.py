@@ -5,6 +5,7 @@ No timing is asserted anywhere: timings flip under load.
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -336,13 +337,33 @@ def test_cost_reference_is_stored_and_complete():
     from seqlab.chapter import s14_55
 
     ref = s14_55.cost_reference()
-    assert set(ref.tables) == {"grid", "training", "parts", "threads"}
+    assert set(ref.tables) == {"grid_rounds", "training_rounds", "grid", "training", "parts", "threads"}
     assert len(ref["grid"]) == len(s14_55.T_GRID) * len(s14_55.D_GRID)
     assert len(ref["training"]) == len(s14_55.TRAIN_T_GRID) * len(s14_55.D_GRID)
+    assert sorted(ref["grid_rounds"]["round"].unique()) == list(range(s14_55.ROUNDS))
+    assert sorted(ref["training_rounds"]["round"].unique()) == list(range(s14_55.ROUNDS))
     assert set(ref["threads"].layer) == {s14_55.GAUGE, "self-attention", "LSTM"}
     assert ref.machine["cores"] >= 2 and ref.machine_line()
     cross = s14_55.crossovers(ref["grid"], ref["training"])
     assert (cross.flop_T_star == 2 * cross.d).all()
+
+
+def test_cost_bands_hold_every_rounds_crossover():
+    """The derived grid is each point's median over the rounds, and each width's band holds every round's T*."""
+    from seqlab.analysis.complexity import crossover
+    from seqlab.chapter import s14_55
+
+    ref = s14_55.cost_reference()
+    rounds, grid = ref["grid_rounds"], ref["grid"].set_index(["T", "d"])
+    per_round = rounds.pivot_table(index=["T", "d"], columns="round", values="ratio_attention_to_lstm")
+    assert np.allclose(per_round.median(axis=1), grid.ratio_attention_to_lstm.loc[per_round.index])
+    assert np.allclose(per_round.min(axis=1), grid.ratio_attention_to_lstm_lo.loc[per_round.index])
+    cross = s14_55.crossovers(ref["grid"], ref["training"]).set_index("d")
+    for (d, r), f in rounds.groupby(["d", "round"]):
+        f = f.sort_values("T")
+        t = crossover(f["T"], f.ratio_attention_to_lstm, last=True)
+        lo, hi = cross.loc[d, "measured_T_lo"], cross.loc[d, "measured_T_hi"]
+        assert t is not None and lo - 1e-9 <= t and (np.isnan(hi) or t <= hi + 1e-9), (d, r, t, lo, hi)
 
 
 def test_quick_measurement_here_sits_beside_the_reference():

@@ -31,7 +31,7 @@ from .complexity import (
 
 __all__ = ["forward_grid", "training_grid", "attention_part_rates", "score_cost_fit", "score_cost_split",
            "busy_seconds", "usable_cores", "training_step", "one_and_two_threads", "thread_scaling",
-           "forward_peak_mb"]
+           "forward_peak_mb", "over_rounds"]
 
 
 def forward_grid(make_layers, lengths, widths, batch: int, repeats: int, seed: int, flops=None,
@@ -75,6 +75,16 @@ def training_grid(make_layers, lengths, widths, batch: int, repeats: int, seed: 
                 ms = {k: 1e3 * time_training_step(m, x, repeats, stat="median", clock=clock) for k, m in mods.items()}
                 rows.append(dict(T=T, d=d, **{f"{k}_train_ms": v for k, v in ms.items()}))
     return pd.DataFrame(rows)
+
+
+def over_rounds(rounds: pd.DataFrame, ratio: str, keys=("T", "d")) -> pd.DataFrame:
+    """One row per point of ``rounds`` (a grid measured several times over, column ``round``): every column's
+    median over the rounds, and the lowest and highest round's ``ratio`` as ``{ratio}_lo`` and ``{ratio}_hi``."""
+    keys = list(keys)
+    g = rounds.drop(columns="round").groupby(keys, sort=True)
+    out = g.median()
+    out[f"{ratio}_lo"], out[f"{ratio}_hi"] = g[ratio].min(), g[ratio].max()
+    return out.reset_index()
 
 
 def attention_part_rates(attention, lstm, rnn, x: torch.Tensor, heads: int, repeats: int,

@@ -106,16 +106,21 @@ def prose(markdown: str, built: dict[str, str] | None = None) -> None:
     display(Markdown(fill_template(markdown, {**(built or {}), **KNOWN})))
 
 
-def table(df, columns: dict[str, str] | None = None, formats: dict[str, str] | None = None, max_rows: int = 16,
-          caption: str | None = None):
+def table(df, columns: dict[str, str] | None = None, formats: dict[str, str] | str | None = None,
+          max_rows: int = 16, caption: str | None = None):
     """Display ``df`` with reader headings (``columns``: code name -> heading, in that order) and rounding.
 
-    ``formats`` maps a code name to a format spec (default ``.4g`` for floats). The
-    frame is not changed; rounding happens only in what is shown.
+    ``formats`` maps a code name to a format spec (default ``.4g`` for floats); one spec
+    alone (``".0f"``) applies to every float column. The frame is not changed; rounding
+    happens only in what is shown.
     """
     from IPython.display import HTML, display
 
     view = df if columns is None else df[list(columns)]
+    if isinstance(formats, str):
+        import pandas as pd
+
+        formats = {c: formats for c in view.columns if pd.api.types.is_float_dtype(view[c])}
     formats = formats or {}
 
     def cell(col, v):

@@ -20,6 +20,7 @@ from ..analysis.timing import (
     attention_part_rates,
     forward_grid,
     forward_peak_mb,
+    over_rounds,
     score_cost_fit as score_cost_fit,  # the page fits the line itself
     score_cost_split,
     thread_scaling,
@@ -59,6 +60,7 @@ from .s14_55_settings import (  # the section's settings; the page reads them fr
     QUIET_TRIES,
     REFERENCE,
     REPEATS,
+    ROUNDS,
     SEED,
     T_GRID,
     THREAD_MIN_S,
@@ -140,30 +142,45 @@ def measure_threads(seed: int = SEED, points=THREAD_POINTS, repeats: int = THREA
     return thread_scaling(_thread_cases(points), repeats, THREAD_MIN_S, QUIET_SHARE, QUIET_TRIES)
 
 
+def measure_rounds(rounds: int = ROUNDS, seed: int = SEED) -> dict[str, pd.DataFrame]:
+    """The forward and the training grid measured ``rounds`` times over, each round with freshly drawn layers
+    (seed ``seed + round``): tables ``grid_rounds`` and ``training_rounds``, each with a ``round`` column."""
+    fwd = [measure_grid(seed + r).assign(round=r) for r in range(rounds)]
+    trn = [measure_training(seed + r).assign(round=r) for r in range(rounds)]
+    return {"grid_rounds": pd.concat(fwd, ignore_index=True), "training_rounds": pd.concat(trn, ignore_index=True)}
+
+
 def reference_config() -> dict:
     """Every setting the stored reference depends on (a stored set made with others is stale)."""
     return dict(seed=SEED, T_GRID=list(T_GRID), D_GRID=list(D_GRID), TRAIN_T_GRID=list(TRAIN_T_GRID), BATCH=BATCH,
-                HEADS=HEADS, REPEATS=REPEATS, statistic="median", clock=CLOCK, thread_clock="wall", PARTS_T=PARTS_T,
-                THREAD_POINTS=[list(p) for p in THREAD_POINTS], THREAD_REPEATS=THREAD_REPEATS,
+                HEADS=HEADS, REPEATS=REPEATS, ROUNDS=ROUNDS, statistic="median", clock=CLOCK, thread_clock="wall",
+                PARTS_T=PARTS_T, THREAD_POINTS=[list(p) for p in THREAD_POINTS], THREAD_REPEATS=THREAD_REPEATS,
                 QUIET_SHARE=QUIET_SHARE, QUIET_TRIES=QUIET_TRIES, THREAD_MIN_S=THREAD_MIN_S)
 
 
 def measure_reference() -> dict[str, pd.DataFrame]:
-    """The whole timing reference: forward grid, training grid, attention's parts and the thread scaling."""
-    return {"grid": measure_grid(SEED), "training": measure_training(SEED), "parts": attention_parts(SEED),
-            "threads": measure_threads(SEED)}
+    """The whole timing reference: the forward and training grids in ``ROUNDS`` rounds, attention's parts and the
+    thread scaling."""
+    return {**measure_rounds(), "parts": attention_parts(SEED), "threads": measure_threads(SEED)}
 
 
 def cost_reference():
     """The stored §14.55 timing reference (a :class:`~seqlab.experiments.timing.TimingReference`).
 
-    Tables ``grid``, ``training``, ``parts`` and ``threads``; ``machine_line()`` says where it
-    was measured. Loading is deterministic, so every page that quotes §14.55 reads these
-    numbers; ``HEAVY_EVAL=1`` measures them again (on a quiet machine) and stores them.
+    Tables ``grid_rounds``, ``training_rounds``, ``parts`` and ``threads`` as stored, and ``grid``
+    and ``training`` derived from the rounds: each point's median over rounds, with the ratio's
+    range (``ratio_attention_to_lstm_lo`` / ``_hi``, ``train_ratio_attention_to_lstm_lo`` / ``_hi``).
+    ``machine_line()`` says where it was measured. Loading is deterministic, so every page that
+    quotes §14.55 reads these numbers; ``HEAVY_EVAL=1`` measures them again (on a quiet machine).
     """
+    from dataclasses import replace
+
     from ..experiments.timing import reference
 
-    return reference(REFERENCE, measure_reference, reference_config())
+    ref = reference(REFERENCE, measure_reference, reference_config())
+    derived = {"grid": over_rounds(ref["grid_rounds"], "ratio_attention_to_lstm"),
+               "training": over_rounds(ref["training_rounds"], "train_ratio_attention_to_lstm")}
+    return replace(ref, tables={**ref.tables, **derived})
 
 
 def measure_here(seed: int = SEED, d: int = HERE_D, lengths=HERE_T, repeats: int = HERE_REPEATS) -> pd.DataFrame:
@@ -209,22 +226,32 @@ def crossovers(grid: pd.DataFrame, training: pd.DataFrame) -> pd.DataFrame:
 
     T* is the last length at which attention's time rises above the LSTM's: beyond it
     attention is the dearer layer at every length measured. NaN: attention was still the
-    cheaper layer at the longest length.
+    cheaper layer at the longest length. Where the tables carry the rounds' range of the ratio
+    (``*_lo``, ``*_hi``), ``*_T_lo`` and ``*_T_hi`` are the crossovers of the highest and of the
+    lowest round at each length: a band that holds every round's crossover (NaN in ``*_T_hi``:
+    in some round attention stayed the cheaper layer at the longest length).
     """
     rows = []
     for d in sorted(grid.d.unique()):
-        fwd = grid[grid.d == d].sort_values("T")
-        trn = training[training.d == d].sort_values("T")
-        rows.append(dict(d=int(d), measured_T_star=crossover(fwd["T"], fwd.ratio_attention_to_lstm, last=True),
-                         training_T_star=crossover(trn["T"], trn.train_ratio_attention_to_lstm, last=True),
-                         flop_T_star=flop_crossover(int(d))))
-    return pd.DataFrame(rows).astype({"measured_T_star": float, "training_T_star": float})
+        row = dict(d=int(d))
+        for name, frame, col in (("measured", grid, "ratio_attention_to_lstm"),
+                                 ("training", training, "train_ratio_attention_to_lstm")):
+            f = frame[frame.d == d].sort_values("T")
+            row[f"{name}_T_star"] = crossover(f["T"], f[col], last=True)
+            if f"{col}_lo" in f:
+                row[f"{name}_T_lo"] = crossover(f["T"], f[f"{col}_hi"], last=True)
+                row[f"{name}_T_hi"] = crossover(f["T"], f[f"{col}_lo"], last=True)
+        rows.append(dict(row, flop_T_star=flop_crossover(int(d))))
+    out = pd.DataFrame(rows)
+    return out.astype({c: float for c in out.columns if c.endswith(("_T_star", "_T_lo", "_T_hi"))})
 
 
 def equal_flops(grid: pd.DataFrame) -> pd.DataFrame:
     """The grid rows at T = 2d, where attention and the LSTM do the same FLOPs: time ratio = rate ratio."""
     rows = grid[grid["T"] == 2 * grid.d]
-    return rows[["T", "d", "attention_gflops", "lstm_gflops", "ratio_attention_to_lstm"]].reset_index(drop=True)
+    cols = ["T", "d", "attention_gflops", "lstm_gflops", "ratio_attention_to_lstm"]
+    cols += [c for c in ("ratio_attention_to_lstm_lo", "ratio_attention_to_lstm_hi") if c in rows]
+    return rows[cols].reset_index(drop=True)
 
 
 def thread_summary(threads: pd.DataFrame) -> pd.DataFrame:
@@ -246,7 +273,7 @@ def claims_for(ref, memory: pd.DataFrame, here: pd.DataFrame) -> list:
     """Every claim §14.55 makes, from the reference tables, the memory measurement and the quick one here."""
     grid, training, parts, threads = ref["grid"], ref["training"], ref["parts"], ref["threads"]
     cross = crossovers(grid, training)
-    return [*crossover_claims(cross), *equal_work_claims(equal_flops(grid)), *parts_claims(parts),
+    return [*crossover_claims(cross, ROUNDS), *equal_work_claims(equal_flops(grid)), *parts_claims(parts),
             *score_claims(parts), *growth_claims(grid), *verdict_claims(cross, parts, grid),
             *thread_claims(threads), *memory_claims(memory), *here_claims(here, grid)]
 

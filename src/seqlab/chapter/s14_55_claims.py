@@ -17,18 +17,33 @@ from ..claims import claim_source, require, verdict
 from .s14_55_settings import BATCH, GAUGE, LAYER_NAMES, LEVEL, QUIET_SHARE, QUIET_TRIES
 
 
-def _position(t_star, d) -> int:
-    """-1 before the FLOP crossover 2d, 0 within ``LEVEL`` of it, 1 after it (a missing crossover: after)."""
-    if t_star is None or np.isnan(t_star):
-        return 1
-    ratio = t_star / flop_crossover(int(d))
-    return -1 if ratio < 1 - LEVEL else 1 if ratio > 1 + LEVEL else 0
+def _position(t_star, d, lo=None, hi=None) -> int:
+    """-1 before the FLOP crossover 2d, 1 after it, 0 not placed apart from it (a missing crossover: after).
+
+    With the rounds' band ``lo``..``hi`` a side counts only where the whole band lies on it, more
+    than ``LEVEL`` from 2d; a band that reaches within ``LEVEL`` of 2d, or spans it, is 0.
+    """
+    def beyond(t):  # no crossover: attention stayed the cheaper layer, the crossing lies past every length
+        return np.inf if t is None or np.isnan(t) else t
+
+    lo, hi = (t_star, t_star) if lo is None else (lo, hi)
+    flop = flop_crossover(int(d))
+    if beyond(hi) < flop * (1 - LEVEL):
+        return -1
+    return 1 if beyond(lo) > flop * (1 + LEVEL) else 0
 
 
-def _groups(t_stars, ds) -> list[dict]:
-    """The widths grouped by :func:`_position`, before / near / after, as records for the page; empty groups left
+def _positions(cross: pd.DataFrame, name: str) -> list[int]:
+    """:func:`_position` of each width's ``name`` crossover (``measured`` or ``training``), with its band if any."""
+    t, band = cross[f"{name}_T_star"], f"{name}_T_lo" in cross
+    return [_position(t.iloc[i], d, *((cross[f"{name}_T_lo"].iloc[i], cross[f"{name}_T_hi"].iloc[i]) if band else ()))
+            for i, d in enumerate(cross.d)]
+
+
+def _groups(cross: pd.DataFrame, name: str) -> list[dict]:
+    """The widths grouped by :func:`_positions`, before / near / after, as records for the page; empty groups left
     out."""
-    pos = [_position(t, d) for t, d in zip(t_stars, ds)]
+    pos, ds = _positions(cross, name), cross.d.tolist()
     return [dict(before=p < 0, near=p == 0, widths=[int(d) for d, q in zip(ds, pos) if q == p])
             for p in (-1, 0, 1) if p in pos]
 
@@ -41,33 +56,48 @@ def _missing(cross: pd.DataFrame, *columns: str) -> list[int]:
     return [int(d) for d in cross.d[gone]]
 
 
+def _band(cross: pd.DataFrame, name: str) -> dict:
+    """The rounds' band of the ``name`` crossovers as evidence (``NAME_lo``, ``NAME_hi``; NaN where absent)."""
+    key = {"measured": "forward"}.get(name, name)
+    nan = pd.Series([np.nan] * len(cross))
+    return {f"{key}_lo": cross.get(f"{name}_T_lo", nan), f"{key}_hi": cross.get(f"{name}_T_hi", nan)}
+
+
 @claim_source
-def crossover_claims(cross: pd.DataFrame) -> list:
-    """Where the measured crossovers fall against the FLOP crossover 2d, and what that says about the usual story."""
-    fwd = [_position(t, d) for t, d in zip(cross.measured_T_star, cross.d)]
-    trn = [_position(t, d) for t, d in zip(cross.training_T_star, cross.d)]
+def crossover_claims(cross: pd.DataFrame, rounds: int | None = None) -> list:
+    """Where the measured crossovers fall against the FLOP crossover 2d, and what that says about the usual story.
+
+    A width counts as before or after 2d only where every round of the reference puts it there.
+    """
+    fwd, trn = _positions(cross, "measured"), _positions(cross, "training")
     n, kf, kt = len(cross), fwd.count(-1), trn.count(-1)
-    all_early, all_late = kf == n and kt == n, kf == 0 and kt == 0
+    all_early, all_late = kf == n and kt == n, fwd.count(1) == n and trn.count(1) == n
     evidence = dict(d=cross.d, forward=cross.measured_T_star, training=cross.training_T_star, flop=cross.flop_T_star,
+                    **_band(cross, "measured"), **_band(cross, "training"), rounds=rounds,
                     all_late=all_late, never=_missing(cross, "measured_T_star", "training_T_star"),
-                    forward_groups=_groups(cross.measured_T_star, cross.d),
-                    training_groups=_groups(cross.training_T_star, cross.d),
-                    earlier=-1 in fwd + trn, later=1 in fwd + trn, level=LEVEL)
+                    forward_groups=_groups(cross, "measured"), training_groups=_groups(cross, "training"),
+                    earlier=-1 in fwd + trn, later=1 in fwd + trn, unsettled=0 in fwd + trn, level=LEVEL)
     return [verdict("s55_cross_side", all_early, **evidence), verdict("s55_usual_story", all_early, **evidence)]
 
 
 @claim_source
 def equal_work_claims(same_flops: pd.DataFrame) -> list:
-    """At T = 2d the time ratio is the ratio of achieved rates: which layer did its arithmetic faster."""
+    """At T = 2d the time ratio is the ratio of achieved rates: which layer did its arithmetic faster.
+
+    With the rounds' range (``ratio_attention_to_lstm_lo`` / ``_hi``) a layer counts as the faster one only where
+    every round says so, by more than ``LEVEL``.
+    """
     r, ds = same_flops.ratio_attention_to_lstm, same_flops.d.tolist()
-    slower = [bool(v > 1 + LEVEL) for v in r]
-    faster = [bool(v < 1 - LEVEL) for v in r]
+    lo = same_flops.get("ratio_attention_to_lstm_lo", r)
+    hi = same_flops.get("ratio_attention_to_lstm_hi", r)
+    slower = [bool(v > 1 + LEVEL) for v in lo]
+    faster = [bool(v < 1 - LEVEL) for v in hi]
     level = [not (a or b) for a, b in zip(slower, faster)]
     groups = [dict(lstm_higher=k == 0, attention_higher=k == 1, widths=[int(d) for d, x in zip(ds, mask) if x])
               for k, mask in enumerate((slower, faster, level)) if any(mask)]
-    return [verdict("s55_equal_work", all(slower), d=ds, ratio=r, lstm_gflops=same_flops.lstm_gflops,
-                    attention_gflops=same_flops.attention_gflops, all_faster=all(faster), groups=groups,
-                    level=LEVEL)]
+    return [verdict("s55_equal_work", all(slower), d=ds, ratio=r, ratio_lo=lo, ratio_hi=hi,
+                    lstm_gflops=same_flops.lstm_gflops, attention_gflops=same_flops.attention_gflops,
+                    all_faster=all(faster), groups=groups, level=LEVEL)]
 
 
 @claim_source
@@ -132,18 +162,17 @@ def _margin_grows(grid: pd.DataFrame, cross: pd.DataFrame) -> bool:
 
 @claim_source
 def verdict_claims(cross: pd.DataFrame, parts: pd.DataFrame, grid: pd.DataFrame) -> list:
-    """What places the crossover on one core, and where each layer wins."""
-    fwd = [_position(t, d) for t, d in zip(cross.measured_T_star, cross.d)]
-    trn = [_position(t, d) for t, d in zip(cross.training_T_star, cross.d)]
+    """What places the crossover on one core, and where each layer wins (sides as in :func:`crossover_claims`)."""
+    fwd, trn = _positions(cross, "measured"), _positions(cross, "training")
     all_early = all(p < 0 for p in fwd + trn)
-    all_late = not any(p < 0 for p in fwd + trn)
+    all_late = all(p > 0 for p in fwd + trn)
     core_slow = bool((parts.core_gflops / parts.projections_gflops < 0.8).all())
     return [
         verdict("s55_what_places", all_early and core_slow, all_early=all_early, all_late=all_late,
                 core_slow=core_slow),
         verdict("s55_where_each_wins", all(p < 0 for p in fwd), forward_T_star=cross.measured_T_star,
-                flop_T_star=cross.flop_T_star, margin_grows=_margin_grows(grid, cross),
-                all_after=all(p > 0 for p in fwd), groups=_groups(cross.measured_T_star, cross.d),
+                **_band(cross, "measured"), flop_T_star=cross.flop_T_star, margin_grows=_margin_grows(grid, cross),
+                all_after=all(p > 0 for p in fwd), groups=_groups(cross, "measured"),
                 never=_missing(cross, "measured_T_star"), level=LEVEL),
     ]
 
@@ -187,11 +216,18 @@ def memory_claims(memory: pd.DataFrame) -> list:
 
 
 def _where(frame: pd.DataFrame, prefix: str, d: int) -> dict:
-    """Where one measurement's crossover at width ``d`` lies, as facts for the page (keys start with ``prefix``)."""
+    """Where one measurement's crossover at width ``d`` lies, as facts for the page (keys start with ``prefix``).
+
+    Where ``frame`` carries the rounds' range of the ratio, the side is judged on the band as in
+    :func:`_position`."""
     f = frame.sort_values("T")
     t = crossover(f["T"], f.ratio_attention_to_lstm, last=True)
     t = np.nan if t is None else t
-    pos = _position(t, d)
+    band = ()
+    if "ratio_attention_to_lstm_lo" in f:
+        band = tuple(np.nan if x is None else x for x in (crossover(f["T"], f.ratio_attention_to_lstm_hi, last=True),
+                                                          crossover(f["T"], f.ratio_attention_to_lstm_lo, last=True)))
+    pos = _position(t, d, *band)
     # attention already the dearer layer at the shortest length: the crossing lies somewhere below it
     shortest = bool(not np.isnan(t) and t == f["T"].min() and f.ratio_attention_to_lstm.iloc[0] >= 1)
     return {f"{prefix}_T_star": t, f"{prefix}_found": bool(not np.isnan(t)), f"{prefix}_at_shortest": shortest,

@@ -17,6 +17,10 @@ BATCH = 4
 HEADS = 4
 #: timed calls per point of the reference (after one untimed warm-up call); the reference keeps their median
 REPEATS = 7
+#: the forward and training grids are measured this many times over, each round with freshly drawn layers; the
+#: tables keep each point's median over rounds and its range (lowest, highest), and a crossover is placed only
+#: where every round puts it on the same side
+ROUNDS = 9
 #: where the attention layer is taken apart and the recurrent kernels compared
 PARTS_T = 256
 #: (d, T) points timed with one and with two torch threads (one and two threads alternate, medians kept)

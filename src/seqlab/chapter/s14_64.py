@@ -176,21 +176,27 @@ def positional_claims(gap: float, gap_with_positions: float, rounding: float = R
 def cost_claims(cross: pd.DataFrame, level: float = COST_LEVEL) -> list:
     """The measured crossovers of attention and the LSTM, forward and for a training step, against T = 2d per width.
 
-    A crossover within ``level`` of 2d counts as neither before nor after it (as in §14.55); none measured on the
-    grid: after.
+    Sides as §14.55 judges them: where the reference's rounds give a band, a width is before or
+    after 2d only where the whole band is, by more than ``level``; otherwise it is not placed
+    apart from 2d. None measured on the grid: after.
     """
-    return [_crossover_claim("s64_v_cost", cross, "measured_T_star", level),
-            _crossover_claim("s64_v_cost_train", cross, "training_T_star", level)]
+    return [_crossover_claim("s64_v_cost", cross, "measured", level),
+            _crossover_claim("s64_v_cost_train", cross, "training", level)]
 
 
-def _crossover_claim(name: str, cross: pd.DataFrame, column: str, level: float):
-    ratio = (cross[column].astype(float) / cross.flop_T_star).to_numpy()
+def _crossover_claim(name: str, cross: pd.DataFrame, which: str, level: float):
+    from .s14_55_claims import _positions
+
+    if level != COST_LEVEL:
+        raise ValueError(f"the crossover sides are §14.55's, judged at its level {COST_LEVEL}; got {level}")
+    pos = np.array(_positions(cross, which))
     d = cross.d.astype(int).to_numpy()
-    before, within = ratio < 1 - level, np.abs(ratio - 1) <= level
-    after = ~(before | within)  # NaN: no crossover on the grid, so later than its longest length
+    before, within, after = pos < 0, pos == 0, pos > 0
+    band = {k: cross[f"{which}_T_{k}"].tolist() if f"{which}_T_{k}" in cross else [float("nan")] * len(d)
+            for k in ("lo", "hi")}
     return verdict(name, bool(after.all()), early=int(before.sum()), near=int(within.sum()), widths=len(d),
-                   measured=cross[column].tolist(), flop=cross.flop_T_star.tolist(), d=d, d_lo=d.min(),
-                   d_hi=d.max(), before_d=d[before], near_d=d[within], after_d=d[after], level=level)
+                   measured=cross[f"{which}_T_star"].tolist(), **band, flop=cross.flop_T_star.tolist(), d=d,
+                   d_lo=d.min(), d_hi=d.max(), before_d=d[before], near_d=d[within], after_d=d[after], level=level)
 
 
 @claim_source
