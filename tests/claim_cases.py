@@ -331,7 +331,9 @@ def _h4_cases():
                                  formula_value=[100, gru, lstm] if ok else [90, gru, lstm],
                                  chapter_formula_value=[90, gru - 10, lstm - 10]))
 
-    steps = lambda gru, lstm: pd.DataFrame(dict(cell=["GRU", "LSTM"], median_ms=[gru, lstm]))
+    def steps(gru, lstm, spread=0.05):  # s14_47_1.step_time_summary: median, fastest and slowest repeat
+        return pd.DataFrame(dict(cell=["GRU", "LSTM"], median_ms=[gru, lstm], min_ms=[gru * (1 - spread),
+                                 lstm * (1 - spread)], max_ms=[gru * (1 + spread), lstm * (1 + spread)]))
 
     def sweep(tf, free, att_tf, att_free, fixed_tf_32=0.25):
         rows = []
@@ -374,7 +376,8 @@ def _h4_cases():
                                                   lambda: ((formulas(350, 400),), {}),
                                                   lambda: ((formulas(300, 400, ok=False),), {})],
         "seqlab.chapter.s14_47_1.step_time_claims": [lambda: ((steps(20.0, 30.0),), {}),
-                                                      lambda: ((steps(33.0, 24.0),), {})],
+                                                      lambda: ((steps(33.0, 24.0),), {}),
+                                                      lambda: ((steps(25.0, 24.0, 0.1),), {})],  # overlapping
         "seqlab.chapter.s14_48.copy_claims": [lambda: ((good, shown(0.8)), {}), lambda: ((bad, shown(0.8)), {}),
                                                lambda: ((good, shown(0.7)), {})],
         "seqlab.chapter.s14_49.reversal_claims": [
@@ -505,6 +508,9 @@ def _text_cases():
                           "top_p": lambda x: 1.2 - x, "min_p": lambda x: x})  # top-p falls: not monotone
 
     # §14.60
+    def ratio(mid, lo, hi):  # s14_57.step_ratio
+        return dict(ratio=mid, ratio_lo=lo, ratio_hi=hi, pairs=9)
+
     def kv_steps(cached, speedup):
         return pd.DataFrame(dict(context=[16, 64, 256, 1024], seconds_with_cache=cached,
                                  seconds_without_cache=[c * s for c, s in zip(cached, speedup)], speedup=speedup,
@@ -526,24 +532,25 @@ def _text_cases():
             lambda: ((bpe_results([1.3, 4.0], [1.9, 1.8], [1e6, 3e6]),), {}),
             lambda: ((bpe_results([1.3, 4.0], [1.9, 2.0], [1e6, 3e6]),), {})],
         p + "s14_57.budget_claims": [
-            lambda: ((summary(1.62, 1.57), steps(0.15, 0.12)), {}),
-            lambda: ((summary(1.50, 1.57, 900, 800), steps(0.12, 0.13)), {}),
-            lambda: ((summary(1.50, 1.57, iters=(750, 700)), steps(0.12, 0.13)), {})],
+            lambda: ((summary(1.62, 1.57), steps(0.15, 0.12), ratio(1.25, 1.15, 1.3)), {}),
+            lambda: ((summary(1.50, 1.57, 900, 800), steps(0.12, 0.13), ratio(0.92, 0.9, 0.98)), {}),
+            # the medians a quarter apart, but one pair of repeats within the margin: not clearly cheaper
+            lambda: ((summary(1.62, 1.57), steps(0.15, 0.12), ratio(1.25, 1.05, 1.3)), {}),
+            lambda: ((summary(1.50, 1.57, iters=(750, 700)), steps(0.12, 0.13), ratio(0.92, 0.9, 0.98)), {})],
         p + "s14_57.here_claims": [lambda: ((steps(0.13, 0.12), steps(0.5, 0.4)), {}),
                                    lambda: ((steps(0.13, 0.12), steps(0.4, 0.5)), {})],
         p + "s14_57.sweep_claims": [
             lambda: ((sweep([2.0, 1.62, 1.56], [2.05, 1.57, 1.51]), cross(237.0, "GPT", "LSTM"),
-                      dict(cross(20.0, "GPT", "LSTM"), by="seconds"), 1.62, 1.02),
-                     dict(reference_seconds={"GPT": 0.14, "LSTM": 0.125})),
+                      dict(cross(20.0, "GPT", "LSTM"), by="seconds"), 1.62, ratio(1.12, 1.05, 1.2)), {}),
             lambda: ((sweep([2.0, 1.62, 1.66], [2.05, 1.67, 1.61], 0.12, 0.13), cross(float("nan"), "LSTM", "LSTM"),
-                      dict(cross(float("nan"), "LSTM", "LSTM"), by="seconds"), 1.70, 1.6), {}),
-            # the ratios close but on either side of one; the absolute times twice the sweep's
+                      dict(cross(float("nan"), "LSTM", "LSTM"), by="seconds"), 1.70, ratio(1.6, 1.5, 1.7)), {}),
+            # the repeats on either side of one: neither model's steps move its curve
             lambda: ((sweep([2.0, 1.62, 1.56], [2.05, 1.57, 1.51]), cross(237.0, "GPT", "LSTM"),
-                      dict(cross(20.0, "GPT", "LSTM"), by="seconds"), 1.62, 0.98),
-                     dict(reference_seconds={"GPT": 0.257, "LSTM": 0.262})),
+                      dict(cross(20.0, "GPT", "LSTM"), by="seconds"), 1.62, ratio(0.98, 0.95, 1.02)), {}),
             # the GPT's step the cheaper; against time the two level where the range starts
             lambda: ((sweep([2.0, 1.62, 1.56], [2.05, 1.57, 1.51], 0.11, 0.12), cross(237.0, "GPT", "LSTM"),
-                      dict(cross(20.0, "GPT", "LSTM"), by="seconds", gap_at_start_nats=2e-4), 1.62, 0.9), {})],
+                      dict(cross(20.0, "GPT", "LSTM"), by="seconds", gap_at_start_nats=2e-4), 1.62,
+                      ratio(0.93, 0.9, 0.98)), {})],
         p + "s14_58.temperature_claims": [
             lambda: ((ent([0.95, 0.5, 0.2]), {"greedy": 0.66, "temperature 1.0": 0.0},
                       temps([0.5, 0.7, 0.9], [0.9, 1.3, 2.6], [0.08, 0.01, 0.0])), {}),

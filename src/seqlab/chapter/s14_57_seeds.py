@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..claims import claim_source, verdict
 from ..experiments.lm import CHAPTER_TRAIN
-from .s14_57 import CHAPTER_ITERS, crossover, sweep_frame, sweep_results
+from .s14_57 import CHAPTER_ITERS, crossover, step_reference, step_summary, sweep_frame, sweep_results
 
 __all__ = ["seed_sweeps", "seed_gaps", "seed_crossings", "seed_claims"]
 
@@ -35,8 +35,9 @@ def seed_sweeps() -> pd.DataFrame:
     from ..store import heavy_eval
 
     _trained(heavy_eval())
-    frames = [sweep_frame(sweep_results()[0]).assign(seed=CHAPTER_TRAIN.seed)]
-    frames += [sweep_frame(g).assign(seed=int(s)) for s, g in load_sweep_seeds().groupby("seed")]
+    cost = step_summary(step_reference()["steps"]).set_index("model").median_seconds.to_dict()
+    frames = [sweep_frame(sweep_results()[0], cost).assign(seed=CHAPTER_TRAIN.seed)]
+    frames += [sweep_frame(g, cost).assign(seed=int(s)) for s, g in load_sweep_seeds().groupby("seed")]
     return pd.concat(frames, ignore_index=True)
 
 
