@@ -99,3 +99,25 @@ def test_say_only_keeps_the_named_claims_and_refuses_unknown_names():
     with pytest.raises(KeyError, match="t_only_c"):
         page.say(made, only=("t_only_a", "t_only_c"))
     assert page.CLAIM_PREFIX + "t_only_a" not in page.KNOWN  # a refused call records nothing
+
+
+def test_table_takes_headings_and_formats_from_the_page_defaults(monkeypatch):
+    """A reader's cell names the columns; the page's folded setup cell gave their headings and formats once."""
+    import IPython.display
+    import pandas as pd
+
+    from seqlab.book import page
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj, **kw: shown.append(obj.data))
+    monkeypatch.setattr(page, "HEADINGS", {})
+    monkeypatch.setattr(page, "FORMATS", {})
+    page.display_defaults({"mase": "MASE", "dataset": "data set"}, {"mase": ".2f"})
+    df = pd.DataFrame({"dataset": ["M3"], "mase": [0.84567], "other": [1.23456789]})
+    page.table(df, ["dataset", "mase"])
+    assert "<th>data set</th><th>MASE</th>" in shown[-1] and "<td>0.85</td>" in shown[-1]
+    assert "other" not in shown[-1]
+    page.table(df, {"mase": "mean MASE"}, formats={"mase": ".3f"})  # a call's own heading and format win
+    assert "<th>mean MASE</th>" in shown[-1] and "<td>0.846</td>" in shown[-1]
+    page.table(df)  # every column; one without a default heading keeps its name and the .4g default
+    assert "<th>other</th>" in shown[-1] and "<td>1.235</td>" in shown[-1]

@@ -122,3 +122,28 @@ def glue_share(cells: list[Cell]) -> tuple[int, int]:
                 code += 1
                 glue += bool(re.match(r"\s*(glue|glue_all|say)\(", line))
     return glue, code
+
+
+def display_share(cells: list[Cell]) -> tuple[int, int]:
+    """``(display lines, code lines)`` over the visible cells: the lines of heading and format dictionaries
+    written into ``table(...)`` calls, which belong in the page's folded ``display_defaults`` cell."""
+    import ast
+
+    shown = code = 0
+    for cell in cells:
+        if not cell.visible:
+            continue
+        code += sum(1 for line in cell.source.splitlines() if line.strip() and not line.strip().startswith("#"))
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:  # IPython magics: not counted
+            continue
+        lines = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "table":
+                values = [k.value for k in node.keywords if k.arg in ("columns", "formats")] + node.args[1:2]
+                for v in values:
+                    if isinstance(v, (ast.Dict, ast.DictComp)):
+                        lines.update(range(v.lineno, v.end_lineno + 1))
+        shown += len(lines)
+    return shown, code

@@ -27,7 +27,8 @@ from pathlib import Path
 
 from ..claims import CLAIM_PREFIX, fmt  # numbers in sentences are formatted one way, in claims and glue alike
 
-__all__ = ["glue", "glue_all", "say", "prose", "KNOWN", "table", "figure", "show", "FIGURE_DIR", "fmt", "CLAIM_PREFIX"]
+__all__ = ["glue", "glue_all", "say", "prose", "KNOWN", "table", "display_defaults", "HEADINGS", "FORMATS", "figure",
+           "show", "FIGURE_DIR", "fmt", "CLAIM_PREFIX"]
 
 #: where pages write figures; the build copies this folder into the site as ``figures/``
 FIGURE_DIR = Path(os.environ.get("SEQLAB_BOOK_FIGURES", "_figures/figures"))
@@ -106,22 +107,38 @@ def prose(markdown: str, built: dict[str, str] | None = None) -> None:
     display(Markdown(fill_template(markdown, {**(built or {}), **KNOWN})))
 
 
-def table(df, columns: dict[str, str] | None = None, formats: dict[str, str] | str | None = None,
-          max_rows: int = 16, caption: str | None = None):
-    """Display ``df`` with reader headings (``columns``: code name -> heading, in that order) and rounding.
+#: a page's display defaults, set once in its folded setup cell with :func:`display_defaults`: the heading and
+#: the format of each code name its tables show, so that a reader's cell names only the columns it shows
+HEADINGS: dict[str, str] = {}
+FORMATS: dict[str, str] = {}
 
-    ``formats`` maps a code name to a format spec (default ``.4g`` for floats); one spec
-    alone (``".0f"``) applies to every float column. The frame is not changed; rounding
-    happens only in what is shown.
+
+def display_defaults(headings: dict[str, str] | None = None, formats: dict[str, str] | None = None) -> None:
+    """Add to the page's default headings and formats (code name -> heading, code name -> format spec)."""
+    HEADINGS.update(headings or {})
+    FORMATS.update(formats or {})
+
+
+def table(df, columns: dict[str, str] | list[str] | None = None, formats: dict[str, str] | str | None = None,
+          max_rows: int = 16, caption: str | None = None):
+    """Display ``df`` with reader headings and rounding.
+
+    ``columns``: the code names to show, in order, as a list (each headed by the page's
+    default, :data:`HEADINGS`, or its own name) or as a dict of code name -> heading; None:
+    every column. ``formats`` maps a code name to a format spec over the page's defaults
+    (:data:`FORMATS`; otherwise ``.4g`` for floats); one spec alone (``".0f"``) applies to
+    every float column. The frame is not changed; rounding happens only in what is shown.
     """
     from IPython.display import HTML, display
 
-    view = df if columns is None else df[list(columns)]
+    names = list(df.columns) if columns is None else list(columns)
+    view = df[names]
+    columns = {c: columns[c] if isinstance(columns, dict) else HEADINGS.get(c, str(c)) for c in names}
     if isinstance(formats, str):
         import pandas as pd
 
         formats = {c: formats for c in view.columns if pd.api.types.is_float_dtype(view[c])}
-    formats = formats or {}
+    formats = {**{c: f for c, f in FORMATS.items() if c in columns}, **(formats or {})}
 
     def cell(col, v):
         if isinstance(v, float) and v != v:  # NaN: nothing to show (a model without that score)

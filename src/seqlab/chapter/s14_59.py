@@ -6,7 +6,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from ..claims import claim_source, verdict
-from ..forecast.comparison import holm
+from ..analysis.multiple import holm
 from ..text.sampling import MinP, TopK, TopP, apply_processors, distribution_entropy
 from ._lm import followups, lm
 from ._util import provenance

@@ -20,23 +20,11 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..analysis.multiple import holm  # re-exported: the forecasters' family tests use it
 from ..errors import InvalidParameterError
 from .evaluation import unit_mase
 
 __all__ = ["holm", "bootstrap_pvalue", "holm_tests", "mean_ranks", "mcb"]
-
-
-def holm(pvalues) -> np.ndarray:
-    """Holm's step-down adjusted p-values: sorted ascending, ``p_(i) * (m - i + 1)``, running maximum, at most 1."""
-    p = np.asarray(pvalues, float)
-    if p.ndim != 1 or not np.all((p >= 0) & (p <= 1)):
-        raise InvalidParameterError("holm needs a list of p-values between 0 and 1")
-    m = len(p)
-    order = np.argsort(p, kind="stable")
-    adjusted = np.minimum(1.0, np.maximum.accumulate(p[order] * (m - np.arange(m))))
-    out = np.empty(m)
-    out[order] = adjusted
-    return out
 
 
 def _per_series(errors: pd.DataFrame, a: str, b: str) -> tuple[np.ndarray, np.ndarray]:
