@@ -88,11 +88,20 @@ def _s61_63_cases():
         return (pd.DataFrame(rows), spreads, {"M3 monthly": 2000, "Tourism quarterly": 100, "M3 yearly": 100},
                 largest), {}
 
+    def efficiency(comb_cpu, nbeats_cpu):  # s14_63_cost.efficiency: Naive2 0.9, spreads of 10 percent
+        rows = [("Combination", 0.84, comb_cpu), ("N-BEATS", 0.835, nbeats_cpu),
+                ("N-BEATS + Combination", 0.814, comb_cpu + nbeats_cpu)]
+        e = pd.DataFrame([dict(entry=n, mase=m, gain=0.9 - m, cpu_seconds=c, cpu_lo=0.9 * c, cpu_hi=1.1 * c,
+                               rounds=3) for n, m, c in rows])
+        return (e.assign(gain_per_kcpu=1000 * e.gain / e.cpu_seconds),), {}
+
     def cost(fin):
         c = pd.DataFrame({"dataset": ["M3 monthly"], "windows": [3], "gru_per_window": [25.0],
                           "transformer_per_window": [116.0], "nbeats_validation": [849.0], "nbeats_ablation": [427.0],
                           "round3_validation": [849.0], "nbeats_final": [fin]})
-        return (c, 12), {}
+        e = pd.DataFrame([dict(entry=n, cpu_seconds=v, cpu_lo=0.95 * v, cpu_hi=1.05 * v)
+                          for n, v in (("N-BEATS", fin), ("Transformer", 124.0))])
+        return (e, c, 12), {}
 
     def bias(ok):
         rows = []
@@ -263,6 +272,9 @@ def _s61_63_cases():
                                   lambda: ablation(-0.02), lambda: ablation(-0.05),
                                   lambda: ablation(0.05, steps=1500)],
         P63V + "cost_claims": [lambda: cost(100.0), lambda: cost(314.0)],
+        # Combination far cheaper per CPU-second; then N-BEATS's fastest round as good as Combination's slowest
+        "seqlab.chapter.s14_63_cost.efficiency_claims": [lambda: efficiency(100.0, 5000.0),
+                                                         lambda: efficiency(100.0, 110.0)],
         P63V + "bias_claims": [lambda: bias(True), lambda: bias(False)],
         P63V + "significance_claims": [lambda: significance("sig"), lambda: significance("not"),
                                       lambda: significance("wrong flag")],
