@@ -28,7 +28,7 @@ def gradient_frame(rhos=RHOS, T: int = T, d: int = D, seed: int = SEED) -> pd.Da
         for t in range(T):
             # the chapter labels the state h_t with lag T-1-t; it is T-t steps before h_T
             rows.append(dict(rho=rho, lag=T - 1 - t, steps_back=T - t, g=max(float(g[t]), 1e-30),
-                             label=f"spectral radius = {rho:.2f}"))
+                             label=f"rho = {rho:.2f}"))
     return pd.DataFrame(rows)
 
 

@@ -243,12 +243,15 @@ def warmup_figure(curves: pd.DataFrame):
         facet_wrap,
         geom_line,
         ggplot,
+        guide_legend,
+        guides,
         labs,
         scale_color_manual,
         scale_y_log10,
     )
 
     from ..plotting import theme_seqlab
+    from ..plotting.figures import legend_rows
     from ..plotting.theme import plotly_layout
 
     w, cfg = WARMUP_STUDY["warmup_steps"], WARMUP_STUDY["transformer"]
@@ -264,6 +267,7 @@ def warmup_figure(curves: pd.DataFrame):
                 "full-batch Adam; one line per seed")
     gg = (ggplot(c, aes("step", "loss", color="config", group="run")) + geom_line(size=0.7, alpha=0.85)
           + facet_wrap("panel") + scale_y_log10() + scale_color_manual(values=colors)
+          + guides(color=guide_legend(nrow=legend_rows(colors)))
           + labs(title=title, subtitle=subtitle, x="Training step", y="Training loss (log scale)", color="")
           + theme_seqlab())
     fig = px.line(c, x="step", y="loss", color="config", line_group="run", facet_col="panel", log_y=True,

@@ -238,10 +238,10 @@ def sweep_figure(sweep: pd.DataFrame):
 
     return line_pair(sweep, "seconds", "val_loss_nats", "model", points=True,
                      title="Final loss against training time, four budgets",
-                     subtitle="Each point one run of the chapter's recipe for "
-                              + ", ".join(map(str, BUDGETS)) + " steps, one thread",
-                     xlab="Seconds of training (steps x the fastest interval's time per step)",
-                     ylab="Validation loss at the end (nats/char)",
+                     subtitle="One run of the chapter's recipe per point: "
+                              + ", ".join(map(str, BUDGETS)) + " steps",
+                     xlab="Seconds of training (steps x the reference's time per step)",
+                     ylab="Final validation loss (nats/char)",
                      colors=COLORS)
 
 

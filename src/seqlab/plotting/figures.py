@@ -96,6 +96,16 @@ def default_colors(values) -> dict:
     return {level: to_hex(cmap(float(t))) for level, t in zip(levels, stops)}
 
 
+def legend_rows(labels, width_px: float | None = None) -> int:
+    """Rows a bottom legend of ``labels`` needs to fit the static figure's width: each entry takes its key (about
+    30 px) and about 7.5 px per character of its label at the theme's legend size."""
+    from .theme import FIGURE_SIZE
+
+    width_px = FIGURE_SIZE[0] * 110 * 0.92 if width_px is None else width_px
+    need = sum(30 + 7.5 * len(str(v)) for v in labels)
+    return max(1, int(np.ceil(need / width_px)))
+
+
 def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str, subtitle: str = "",
               xlab: str = "", ylab: str = "", log_y: bool = False, log_x: bool = False, reverse_x: bool = False,
               colors: dict | None = None, points: bool = False, hline: float | None = None, facet: str | None = None,
@@ -123,8 +133,8 @@ def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str
 def _line_static(df, x, y, color, axes, *, title, subtitle, xlab, ylab, log_y, log_x, reverse_x, colors, points,
                  hline, facet, hline_label):
     """:func:`line_pair`'s plotnine figure."""
-    from plotnine import (annotate, aes, facet_wrap, geom_hline, geom_line, geom_point, ggplot, labs,
-                          scale_color_manual, scale_x_continuous, scale_x_datetime, scale_x_log10, scale_x_reverse,
+    from plotnine import (annotate, aes, facet_wrap, geom_hline, geom_line, geom_point, ggplot, guide_legend,
+                          guides, labs, scale_color_manual, scale_x_continuous, scale_x_datetime, scale_x_log10, scale_x_reverse,
                           scale_y_continuous, scale_y_log10)
 
     g = ggplot(df, aes(x, y, color=color) if color else aes(x, y))
@@ -139,6 +149,7 @@ def _line_static(df, x, y, color, axes, *, title, subtitle, xlab, ylab, log_y, l
     g += labs(**static_labels(title, subtitle), x=xlab, y=wrap(ylab, 40), color="")
     if color:
         g += scale_color_manual(values=colors)
+        g += guides(color=guide_legend(nrow=legend_rows(df[color].unique())))
     x_breaks = axes["x_breaks"]
     if log_y:
         g += scale_y_log10(labels=_plain_numbers)

@@ -5,13 +5,15 @@ import textwrap
 
 PALETTE = {"RNN": "#D8433B", "LSTM": "#3B7DD8", "GRU": "#7FB069", "accent": "steelblue", "grey": "#737373"}
 FONT = "DejaVu Sans"
-#: the static figure's size in inches (saved at 110 dpi)
-FIGURE_SIZE = (7.5, 4.6)
+#: the static figure's size in inches (saved at 110 dpi: 748 x 462 px). The book's content column is 612 to 676 px
+#: wide, so the image is shown at 82 to 90 percent of its drawn size and its smallest text (8.8 pt, 13 px drawn)
+#: reads at 11 px or more; a wider drawing would be scaled down until its labels were hard to read.
+FIGURE_SIZE = (6.8, 4.2)
 
-#: characters per line before a title or subtitle wraps: the static figure is 7.5 in wide at 110 dpi (825 px);
-#: the interactive one is drawn in the book's content column (676 px in a 1280-px window).
+#: characters per line before a title or subtitle wraps, at the static figure's width; the interactive one is
+#: drawn in the book's content column (676 px in a 1280-px window).
 #: ``layout.static_problems`` and the browser's layout probe check that the wrapped lines fit.
-STATIC_TITLE_CHARS, STATIC_SUBTITLE_CHARS = 64, 92
+STATIC_TITLE_CHARS, STATIC_SUBTITLE_CHARS = 58, 83
 PLOTLY_TITLE_CHARS, PLOTLY_SUBTITLE_CHARS = 58, 92
 #: the toolbar (modebar) sits in the top 44 px of an interactive figure; the title starts below it
 TOOLBAR_PX = 46
