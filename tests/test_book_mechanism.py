@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from seqlab.book.build import PAGES, available_pages
-from seqlab.book.cells import code_cells, glue_share, undefined_names
+from seqlab.book.cells import code_cells, display_share, glue_share, undefined_names
 from seqlab.book.download import run_it_yourself
 from seqlab.book.report import collect, conflicts
 from seqlab.experiments.timing import reference
@@ -121,3 +121,11 @@ def test_table_takes_headings_and_formats_from_the_page_defaults(monkeypatch):
     assert "<th>mean MASE</th>" in shown[-1] and "<td>0.846</td>" in shown[-1]
     page.table(df)  # every column; one without a default heading keeps its name and the .4g default
     assert "<th>other</th>" in shown[-1] and "<td>1.235</td>" in shown[-1]
+
+
+@pytest.mark.parametrize("page", available_pages())
+def test_display_dictionaries_stay_out_of_the_readers_cells(page):
+    """Headings and formats live in the page's folded display_defaults cell; a visible table call keeps at most a
+    one-entry override."""
+    shown, code = display_share(code_cells(PAGES / f"{page}.md"))
+    assert shown <= 0.03 * code, f"{page}: {shown} of {code} visible code lines are table headings or formats"
