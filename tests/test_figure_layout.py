@@ -14,7 +14,8 @@ from conftest import require, require_chromium
 from figure_inputs import DATA, figure_functions, load
 
 from seqlab.plotting import line_pair, write_pair
-from seqlab.plotting.figures import integer_breaks, save_png
+from seqlab.plotting.figures import integer_breaks
+from seqlab.plotting.writing import save_png
 from seqlab.plotting.layout import FigureLayoutError, static_problems
 from seqlab.plotting.theme import theme_seqlab
 

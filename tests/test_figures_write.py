@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from seqlab.plotting import line_pair, write_pair
-from seqlab.plotting.figures import FigureWriteError
+from seqlab.plotting.writing import FigureWriteError
 
 
 def pair():

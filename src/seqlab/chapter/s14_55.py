@@ -306,17 +306,21 @@ def ratio_figure(grid: pd.DataFrame, training: pd.DataFrame):
     """Attention/LSTM cost ratio against T: measured forward, measured training step, and FLOPs; 1 = equal cost."""
     from ..plotting import line_pair
 
-    fwd = grid[["T", "d", "ratio_attention_to_lstm"]].rename(columns={"ratio_attention_to_lstm": "ratio"})
-    trn = training[["T", "d", "train_ratio_attention_to_lstm"]].rename(
-        columns={"train_ratio_attention_to_lstm": "ratio"})
+    def measured(frame, col):
+        # the lowest and highest round's ratio where the frame has rounds: the band drawn under the line
+        keep = ["T", "d", col] + [c for c in (f"{col}_lo", f"{col}_hi") if c in frame]
+        return frame[keep].rename(columns={col: "ratio", f"{col}_lo": "lo", f"{col}_hi": "hi"})
+
+    fwd, trn = measured(grid, "ratio_attention_to_lstm"), measured(training, "train_ratio_attention_to_lstm")
     flop = grid[["T", "d", "flop_ratio_attention_to_lstm"]].rename(columns={"flop_ratio_attention_to_lstm": "ratio"})
     long = pd.concat([fwd.assign(measure="time, forward"), trn.assign(measure="time, training step"),
                       flop.assign(measure="FLOPs")], ignore_index=True).sort_values(["d", "measure", "T"])
     long["d"] = _panel(long.d)
+    band = ("lo", "hi") if "lo" in long else None
     return line_pair(long, "T", "ratio", "measure", facet="d", points=True, log_x=True, log_y=True, hline=1.0,
-                     title="Attention / LSTM: measured time ratio against the FLOP ratio",
-                     subtitle="Above the dashed line attention is the dearer layer; "
-                              "the FLOP ratio crosses it at T = 2d",
+                     band=band, title="Attention / LSTM: measured time ratio against the FLOP ratio",
+                     subtitle=("Median of the rounds, shaded from the lowest to the highest; " if band else "")
+                     + "above the dashed line attention is the dearer layer; the FLOP ratio crosses it at T = 2d",
                      xlab="Sequence length T (log scale)", ylab="attention / LSTM (log scale)",
                      colors={"time, forward": "#7FB069", "time, training step": "#3B7DD8", "FLOPs": "#737373"})
 

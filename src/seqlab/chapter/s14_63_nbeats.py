@@ -2,8 +2,11 @@
 what each member and each ingredient of the recipe scored, and the verdicts the page reads on them."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
+from ..analysis.multiple import holm
+from ..analysis.seeds import seed_noise_pvalues
 from ..claims import claim_source, require, verdict
 from ..experiments.forecast import CLASSICAL_ENTRIES
 
@@ -250,33 +253,54 @@ INGREDIENTS = {
 }
 
 
+def ablation_pairs(nbeats: dict, ab: pd.DataFrame, round: int = 2) -> dict:
+    """Per data set of the ablation, its seed pairs' differences (:func:`seed_pairs`) from ``round``."""
+    return {d: seed_pairs(nbeats, d, round).difference.to_numpy() for d in ab.dataset.unique()}
+
+
+def ablation_tests(ab: pd.DataFrame, pairs: dict) -> pd.DataFrame:
+    """:func:`ablation` with each change's two-sided ``p`` against its set's seed pairs
+    (:func:`~seqlab.analysis.seeds.seed_noise_pvalues`) and ``holm_p``, Holm's adjustment over the family of
+    :data:`INGREDIENTS` present; the reference row has neither, the ensemble row no ``holm_p``."""
+    out = ab.copy()
+    out["p"], out["holm_p"] = np.nan, np.nan
+    changed = ~out.ingredient.str.startswith("reference")
+    for d, idx in out[changed].groupby("dataset", sort=False).groups.items():
+        out.loc[idx, "p"] = seed_noise_pvalues(out.loc[idx, "difference"], pairs[d])
+    family = out.ingredient.isin(list(INGREDIENTS))
+    out.loc[family, "holm_p"] = holm(out.loc[family, "p"].to_numpy())
+    return out
+
+
 @claim_source
-def ablation_claims(ab: pd.DataFrame, spreads: dict, chosen_steps: dict, largest: dict):
+def ablation_claims(tested: pd.DataFrame, chosen_steps: dict, largest: dict, alpha: float = 0.05):
     """Each ingredient against the seed pairs of its set: does the chapter's setting earn its place?
 
-    ``spreads`` and ``largest`` map a data set to the mean and the largest difference of its seed pairs
-    (:func:`~seqlab.chapter.s14_63.seed_spread`); ``chosen_steps`` to the step count the members of those pairs
-    were scored at, which must be the ablation's own. A difference counts only past the largest seed difference:
-    inside it, a change of seed alone has moved a member as far.
+    ``tested`` is :func:`ablation_tests`; ``chosen_steps`` maps a data set to the step count its seed pairs were
+    scored at, which must be the ablation's own; ``largest`` to its largest seed-pair difference. A setting helps
+    only where the change makes the member worse with a Holm-adjusted p below ``alpha``; one run per setting
+    against six seed pairs settles a direction in neither sense otherwise.
     """
     out = []
-    for d, g in ab.groupby("dataset", sort=False):
+    for d, g in tested.groupby("dataset", sort=False):
         out.append(require(f"s63_ab_steps_{d.replace(' ', '_').lower()}",
                            int(g.steps.iloc[0]) == int(chosen_steps[d]),
                            ablation_steps=int(g.steps.iloc[0]), member_steps=int(chosen_steps[d])))
-    D = ab.set_index("ingredient")
+    D = tested.set_index("ingredient")
+    family = int(D.index.isin(list(INGREDIENTS)).sum())
     for row, name in INGREDIENTS.items():
         if row not in D.index:
             continue
-        d, where = float(D.difference[row]), D.dataset[row]
-        mean, top = spreads[where], largest[where]
-        out.append(verdict(name, d > top, difference=d, seed_spread=mean, largest_seed_difference=top,
-                           dataset=where, past_typical=d > mean, inside=d >= -top))
-    ens = ab[ab.ingredient.str.startswith("ensemble") & (ab.dataset == "M3 monthly")]
+        d, p, hp, where = (float(D.difference[row]), float(D.p[row]), float(D.holm_p[row]), D.dataset[row])
+        settled = hp < alpha
+        out.append(verdict(name, settled and d > 0, difference=d, p=p, holm_p=hp, family=family,
+                           largest_seed_difference=largest[where], dataset=where, hurts=settled and d < 0))
+    ens = tested[tested.ingredient.str.startswith("ensemble") & (tested.dataset == "M3 monthly")]
     if len(ens):
-        e = float(ens.difference.iloc[0])
+        e, p = float(ens.difference.iloc[0]), float(ens.p.iloc[0])
         top = largest["M3 monthly"]
-        out.append(verdict("s63_ab_ensemble", -e > top, difference=e, largest_seed_difference=top))
+        out.append(verdict("s63_ab_ensemble", -e > top and p < alpha, difference=e, p=p,
+                           largest_seed_difference=top))
     return out
 
 

@@ -1,17 +1,12 @@
 """Figure builders. Each 2D builder returns (ggplot, plotly Figure) drawn from the same tidy frame."""
 from __future__ import annotations
 
-import warnings
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
-from ..errors import SeqlabError
-from ..files import atomic_write
 from .theme import plotly_layout, static_labels, theme_seqlab, wrap
 
-__all__ = ["line_pair", "heatmap_pair", "surface_figure", "write_pair", "write_plotly", "save_png", "FigureWriteError"]
+__all__ = ["line_pair", "heatmap_pair", "surface_figure"]
 
 
 def _plain_numbers(values) -> list[str]:
@@ -109,10 +104,11 @@ def legend_rows(labels, width_px: float | None = None) -> int:
 def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str, subtitle: str = "",
               xlab: str = "", ylab: str = "", log_y: bool = False, log_x: bool = False, reverse_x: bool = False,
               colors: dict | None = None, points: bool = False, hline: float | None = None, facet: str | None = None,
-              x_breaks: list | None = None, hline_label: str | None = None):
+              x_breaks: list | None = None, hline_label: str | None = None, band: tuple[str, str] | None = None):
     """Lines of ``y`` against ``x`` per ``color`` group. An integer ``x`` gets whole-number ticks (``x_breaks``
     sets them), a date ``x`` January ticks spaced by the panel's width, a log axis the data's own values.
-    ``hline`` draws a dashed reference line, named on the plot by ``hline_label``."""
+    ``hline`` draws a dashed reference line, named on the plot by ``hline_label``. ``band`` names two columns,
+    the low and high edge of a shaded range drawn under each line in its colour (rows without one get none)."""
     if color and not colors:
         colors = default_colors(df[color])
     panels = df[facet].nunique() if facet else 1
@@ -126,15 +122,15 @@ def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str
                 if log_x else None)
     opts = dict(title=title, subtitle=subtitle, xlab=xlab, ylab=ylab, log_y=log_y, log_x=log_x,
                 reverse_x=reverse_x, colors=colors, points=points, hline=hline, facet=facet,
-                hline_label=hline_label)
+                hline_label=hline_label, band=band)
     return _line_static(df, x, y, color, axes, **opts), _line_interactive(df, x, y, color, axes, **opts)
 
 
 def _line_static(df, x, y, color, axes, *, title, subtitle, xlab, ylab, log_y, log_x, reverse_x, colors, points,
-                 hline, facet, hline_label):
+                 hline, facet, hline_label, band):
     """:func:`line_pair`'s plotnine figure."""
-    from plotnine import (annotate, aes, facet_wrap, geom_hline, geom_line, geom_point, ggplot, guide_legend,
-                          guides, labs, scale_color_manual, scale_x_continuous, scale_x_datetime, scale_x_log10, scale_x_reverse,
+    from plotnine import (annotate, aes, facet_wrap, geom_hline, geom_line, geom_point, geom_ribbon, ggplot,
+                          guide_legend, guides, labs, scale_fill_manual, scale_color_manual, scale_x_continuous, scale_x_datetime, scale_x_log10, scale_x_reverse,
                           scale_y_continuous, scale_y_log10)
 
     g = ggplot(df, aes(x, y, color=color) if color else aes(x, y))
@@ -143,12 +139,18 @@ def _line_static(df, x, y, color, axes, *, title, subtitle, xlab, ylab, log_y, l
         if hline_label:
             g += annotate("text", x=df[x].min(), y=hline, label=hline_label, ha="left", va="top", size=9,
                           color="#525252")
+    if band:
+        fill = dict(fill=color, group=color) if color else {}
+        g += geom_ribbon(aes(ymin=band[0], ymax=band[1], **fill), data=df.dropna(subset=list(band)), alpha=0.22,
+                         color="none", show_legend=False)
     g += geom_line(size=0.9)
     if points:
         g += geom_point(size=2.4)
     g += labs(**static_labels(title, subtitle), x=xlab, y=wrap(ylab, 40), color="")
     if color:
         g += scale_color_manual(values=colors)
+        if band:
+            g += scale_fill_manual(values=colors)
         g += guides(color=guide_legend(nrow=legend_rows(df[color].unique())))
     x_breaks = axes["x_breaks"]
     if log_y:
@@ -170,14 +172,15 @@ def _line_static(df, x, y, color, axes, *, title, subtitle, xlab, ylab, log_y, l
 
 
 def _line_interactive(df, x, y, color, axes, *, title, subtitle, xlab, ylab, log_y, log_x, reverse_x, colors,
-                      points, hline, facet, hline_label):
+                      points, hline, facet, hline_label, band):
     """:func:`line_pair`'s plotly figure, with the static figure's ticks."""
     import plotly.express as px
 
     fig = px.line(df, x=x, y=y, color=color, markers=points, log_y=log_y, log_x=log_x, facet_col=facet,
                   facet_col_wrap=axes["columns"] if facet else 0, facet_row_spacing=0.16 if facet else None,
                   facet_col_spacing=0.08 if facet else None, color_discrete_map=colors or {},
-                  labels={x: xlab, y: ylab})
+                  labels={x: xlab, y: ylab}, error_y=_band_offsets(df, y, band, "hi"),
+                  error_y_minus=_band_offsets(df, y, band, "lo"))
     fig.update_layout(legend_title_text="")
     if hline is not None:
         label = dict(annotation_text=hline_label, annotation_position="bottom left") if hline_label else {}
@@ -202,6 +205,14 @@ def _line_interactive(df, x, y, color, axes, *, title, subtitle, xlab, ylab, log
     else:
         fig.update_yaxes(title_text=wrap(ylab, 40, "<br>"))
     return fig
+
+
+def _band_offsets(df, y: str, band, side: str):
+    """The plotly twin shows ``band`` as error bars: each edge's distance from the line (0 where there is none)."""
+    if not band:
+        return None
+    edge = df[band[1] if side == "hi" else band[0]]
+    return ((edge - df[y]) if side == "hi" else (df[y] - edge)).fillna(0.0).to_numpy()
 
 
 def _log_y_ticks(fig, values: pd.Series) -> None:
@@ -336,59 +347,3 @@ def surface_figure(surfaces: list[dict], *, title: str, xlab: str, ylab: str, zl
         zaxis=dict(title=zlab), camera=dict(eye=dict(x=1.75, y=-1.75, z=1.0))), height=620)
     fig.update_layout(margin=dict(l=10, r=10, b=10))  # no legend below a 3D scene: its room goes to the scene
     return fig
-
-
-class FigureWriteError(SeqlabError, OSError):
-    """A figure file could not be written (disk full, read-only folder); any older file of that name is intact."""
-
-
-def _write_atomically(path: Path, write) -> Path:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return atomic_write(path, write)
-    except OSError as e:
-        raise FigureWriteError(f"could not write {path} ({e.strerror or e}); an older file of that name is left "
-                               "as it was") from None
-
-
-def write_plotly(fig, path: Path) -> Path:
-    """Write a self-contained-offline HTML file atomically; plotly.min.js is written once beside it."""
-    path = Path(path)
-    return _write_atomically(path, lambda tmp: fig.write_html(tmp, include_plotlyjs="directory", full_html=True))
-
-
-def save_png(gg, path, dpi: int = 110):
-    """Draw ``gg`` and save it as a PNG at ``path``; returns the drawn matplotlib figure (laid out as saved)."""
-    from plotnine._utils.context import plot_context
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # plotnine notes its own saving parameters
-        saved = gg.save_helper(filename=path, format="png", dpi=dpi, verbose=False)
-        with plot_context(gg).rc_context:
-            saved.figure.savefig(**saved.kwargs)
-    return saved.figure
-
-
-def write_pair(gg, fig, stem: Path, dpi: int = 110, check: bool = True) -> list[Path]:
-    """Save the static PNG and the interactive HTML twin as ``stem.png`` and ``stem.html``, each atomically.
-
-    With ``check`` (the default) the PNG's layout is then checked (:func:`seqlab.plotting.layout.static_problems`:
-    text clipped by the canvas, text over text, fractional ticks on an integer axis), and
-    :class:`~seqlab.plotting.layout.FigureLayoutError` is raised after both files are written, so the faulty PNG
-    can be looked at.
-    """
-    import matplotlib.pyplot as plt
-
-    from .layout import check_static
-
-    stem = Path(stem)
-    png = stem.with_suffix(".png")
-    drawn = []
-    paths = [_write_atomically(png, lambda tmp: drawn.append(save_png(gg, tmp, dpi))),
-             write_plotly(fig, stem.with_suffix(".html"))]
-    try:
-        if check:
-            check_static(drawn[0], gg, name=png.name)
-    finally:
-        plt.close(drawn[0])
-    return paths

@@ -10,7 +10,7 @@ reports
 - two texts whose extents overlap (unreadable: dense date ticks, a legend over an axis title);
 - a tick label with a fractional value on an axis whose data are all integers (``2.5`` members).
 
-:func:`write_pair <seqlab.plotting.figures.write_pair>` runs it on every figure it saves and raises
+:func:`write_pair <seqlab.plotting.writing.write_pair>` runs it on every figure it saves and raises
 :class:`FigureLayoutError` after writing the files, so that the faulty PNG can be looked at.
 """
 from __future__ import annotations
