@@ -15,8 +15,8 @@ from figure_inputs import DATA, figure_functions, load
 
 from seqlab.plotting import line_pair, write_pair
 from seqlab.plotting.figures import integer_breaks
-from seqlab.plotting.writing import save_png
 from seqlab.plotting.layout import FigureLayoutError, static_problems
+from seqlab.plotting.writing import save_png
 from seqlab.plotting.theme import theme_seqlab
 
 require("plotnine")
@@ -165,3 +165,20 @@ def test_every_interactive_figure_fits_its_frame(figures, tmp_path):
                    for name, made in figures.items()}
     found = {name: problems for name, problems in figure_layout_problems(interactive, tmp_path).items() if problems}
     assert not found, found
+
+
+def test_a_band_is_shaded_under_its_line_in_both_figures(tmp_path):
+    """``band``: a ribbon layer in the static figure, and error bars reaching each edge in the plotly twin."""
+    import numpy as np
+
+    df = pd.DataFrame({"x": [1, 2, 3] * 2, "y": [1.0, 2.0, 3.0, 2.0, 2.5, 2.9], "k": ["a"] * 3 + ["b"] * 3,
+                       "lo": [0.8, 1.7, 2.9, None, None, None], "hi": [1.3, 2.4, 3.2, None, None, None]})
+    gg, fig = line_pair(df, "x", "y", "k", title="t", xlab="x", ylab="y", band=("lo", "hi"))
+    ribbons = [layer for layer in gg.layers if type(layer.geom).__name__ == "geom_ribbon"]
+    assert len(ribbons) == 1 and len(ribbons[0]._data) == 3  # only the rows that have a band
+    assert drawn(gg, tmp_path) == []
+    a = next(t for t in fig.data if t.name == "a")
+    np.testing.assert_allclose(a.error_y.array, [0.3, 0.4, 0.2], atol=1e-12)
+    np.testing.assert_allclose(a.error_y.arrayminus, [0.2, 0.3, 0.1], atol=1e-12)
+    b = next(t for t in fig.data if t.name == "b")
+    assert list(b.error_y.array) == [0, 0, 0]
