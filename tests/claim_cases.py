@@ -123,14 +123,14 @@ def _s61_63_cases():
                               "seqlab_nbeats": [mase, mase, smape, smape]}),), {}
 
     def verdict_sig(all_significant):
+        """Set B's best neural model (GRU) is settled only where all_significant; A's N-BEATS always is."""
         sets = ("A", "B")
         v = pd.DataFrame({"dataset": sets, "scope": "official hold-out", "best_neural": ["N-BEATS", "GRU"]})
-        sig = pd.DataFrame({"dataset": ["A", "A", "B", "B"], "scope": "official hold-out",
-                            "model": ["N-BEATS", "GRU", "GRU", "GRU"],
-                            "baseline": ["best classical entry"] * 3 + ["best classical model"],
-                            "significant": [True, False, all_significant, True],
-                            "mean_difference": [-0.02, -0.01, 0.03, 0.03]})
-        return (sig, v), {"sets": sets}
+        family = pd.DataFrame({"dataset": ["A", "A", "B"], "model": ["N-BEATS", "GRU", "GRU"],
+                               "mean_difference": [-0.02, -0.01, 0.03], "ci_low": [-0.03, -0.02, 0.01],
+                               "ci_high": [-0.01, 0.005, 0.05], "p_holm": [0.01, 0.4, 0.02 if all_significant else 0.2],
+                               "settled": [True, False, all_significant]})
+        return (family, v), {"sets": sets}
 
     def round3(ok, last=None):
         recipe = pd.DataFrame({"dataset": "M3 monthly", "ingredient": ["a", "b", "c"], "change": ["x=1", "y=2", "z"],
@@ -141,7 +141,8 @@ def _s61_63_cases():
                                "last_window_mase": [0.846, 0.835, last]})
         return (rounds, recipe, 0.002), {}
 
-    def entries(ok):
+    def entries(ok, holm_keeps=None):
+        """ok: every difference settled; holm_keeps=False: intervals exclude zero but Holm does not keep them."""
         rows = []
         for d in ("M3 monthly", "M3 yearly", "Tourism quarterly", "M1 yearly"):
             rows.append(dict(dataset=d, best_entry="Combination", best_entry_mase=0.84, best_single="AutoTheta",
@@ -149,8 +150,12 @@ def _s61_63_cases():
                              nbeats_mase=0.83, nbeats_difference=-0.01, nbeats_ci_low=-0.02 if ok else -0.03,
                              nbeats_ci_high=-0.001 if ok else 0.01, nbeats_significant=ok, nbeats_share_won=0.52,
                              both_mase=0.82 if ok else 0.85, both_difference=-0.02 if ok else 0.01,
-                             both_ci_low=-0.03, both_ci_high=-0.01, both_significant=ok, both_share_won=0.55))
-        return (pd.DataFrame(rows),), {}
+                             both_ci_low=-0.03, both_ci_high=-0.01, both_significant=ok, both_share_won=0.55,
+                             nbeats_p_holm=0.01 if ok else 0.3, both_p_holm=0.01 if ok else 0.3))
+        frame = pd.DataFrame(rows)
+        if holm_keeps is False:
+            frame = frame.assign(nbeats_p_holm=0.2, both_p_holm=0.2)
+        return (frame, 9), {}
 
     def groups(ok):
         rows = []
@@ -286,7 +291,8 @@ def _s61_63_cases():
                               lambda: ((10, 70.0, 60.0), {})],
         P63I + "interval_claims": [lambda: intervals(True), lambda: intervals(False)],
         P63N + "round3_claims": [lambda: round3(True), lambda: round3(False), lambda: round3(False, last=0.8352)],
-        P63V + "entry_claims": [lambda: entries(True), lambda: entries(False)],
+        P63V + "entry_claims": [lambda: entries(True), lambda: entries(False),
+                                lambda: entries(True, holm_keeps=False)],
         P63I + "group_claims": [lambda: groups(True), lambda: groups(False)],
         P63I + "native_claims": [lambda: native(True), lambda: native(False)],
         P63R + "anchor_claims": [lambda: anchors(-0.001), lambda: anchors(0.08)],
@@ -720,6 +726,10 @@ def _s64_cases() -> dict:
                              "target": [0.6, 0.7, 0.8][:len(diffs)] * 2,
                              "difference": list(diffs) + [0.01] * len(diffs), "se": [0.01] * (2 * len(diffs))})
 
+    def family(p_holm):  # §14.59's family(): the middle level's top-p with the given Holm p, two other rows
+        return pd.DataFrame({"held": ["distinct_3", "distinct_3", "entropy"], "target": [0.7, 0.6, 1.2],
+                             "knob": ["top_p", "top_p", "top_p"], "p_holm": [p_holm, 1.0, 1.0]})
+
     def kv(same, speedup, rise):
         return dict(identical_tokens=same, step_speedup=speedup, cached_rise=rise, context_lo=16, context_hi=1024)
 
@@ -756,6 +766,13 @@ def _s64_cases() -> dict:
                                          {"levels": levels([-0.06, 0.04, 0.03])}),
                                 lambda: ((0.1, 0.3, matched(0.01), 0.02, kv(False, 18.8, 0.9)),
                                          {"levels": levels([-0.06, -0.05, -0.07])}),
+                                # beyond two errors, then with and without Holm's correction over the family
+                                lambda: ((0.0, 0.3, matched(0.1).assign(held="distinct_3"), 0.02,
+                                          kv(True, 18.8, 1.6)), {"levels": levels([-0.06, 0.04, 0.03]),
+                                                                 "family": family(0.4)}),
+                                lambda: ((0.0, 0.3, matched(0.1).assign(held="distinct_3"), 0.02,
+                                          kv(True, 18.8, 1.6)), {"levels": levels([-0.06, 0.04, 0.03]),
+                                                                 "family": family(0.01)}),
                                 # no level named and no comparison across levels: the typical error of one NLL
                                 lambda: ((0.0, 0.3, matched(0.1).drop(columns="target"), 0.02, kv(True, 18.8, 1.6)),
                                          {})],

@@ -306,7 +306,8 @@ def budget_claims(summary: pd.DataFrame, steps: pd.DataFrame, ratio: dict):
         verdict("lm_larger", r.parameters > g.parameters, gpt=g.parameters, lstm=r.parameters,
                 lstm_extra=r.parameters / g.parameters - 1, gpt_extra=g.parameters / r.parameters - 1),
         verdict("lm_cheaper", lstm_cheaper, lstm=t["LSTM"], gpt=t["GPT"], lstm_ms=1e3 * t["LSTM"],
-                gpt_ms=1e3 * t["GPT"], **ratio, clearly=CLEARLY, gpt_cheaper=gpt_cheaper, winner=winner),
+                gpt_ms=1e3 * t["GPT"], **ratio, clearly=CLEARLY, gpt_cheaper=gpt_cheaper, winner=winner,
+                gpt_always=ratio["ratio_hi"] < 1, lstm_always=ratio["ratio_lo"] > 1),
     ]
 
 

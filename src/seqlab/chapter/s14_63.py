@@ -22,7 +22,7 @@ from .s14_63_nbeats import ablation, chosen, member_scores, recipe, rounds, sele
 from .s14_63_reference import anchors
 # the comparison's steps, which the page calls as s14_63.*
 from .s14_63_comparison import (entry_tests, head_to_head, horizon_ends, residual_check, results,
-                                validation_scores, verdict)
+                                validation_scores, verdict, verdict_family)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -35,7 +35,7 @@ def model_table(summary: pd.DataFrame, scope: str = "official hold-out") -> pd.D
     order = [m for m in (*NEURAL, *COMBINATIONS, *CLASSICAL_MODELS) if m in wide.index]
     return wide.reindex(index=order, columns=list(dict.fromkeys(g.dataset))).reset_index()
 
-__all__ = ["results", "verdict", "entry_tests", "head_to_head", "validation_scores", "residual_check",
+__all__ = ["results", "verdict", "verdict_family", "entry_tests", "head_to_head", "validation_scores", "residual_check",
            "horizon_ends", "model_table", "validation_table", "cost_table", "horizon_figure", "run"]
 
 
@@ -94,7 +94,7 @@ def horizon_figure(horizon: pd.DataFrame):
 @section("14.63", "Neural vs classical forecasting")
 def run(ctx):
     summary, horizon, sig, timings, units, nb, mode = results()
-    v = verdict(summary)
+    v, family = verdict(summary), verdict_family(units, summary)
     from .s14_63_verdicts import comparison_claims, significance_claims, verdict_significance_claims
 
     from . import s14_63_fresh as fresh
@@ -105,7 +105,7 @@ def run(ctx):
     fresh_v, ranks = fresh.fresh_verdict_table(), fresh.fresh_ranks()
     # provenance, then the verdicts the page reads (the tables carry every number behind them)
     notes = [provenance("forecast", mode),
-             *comparison_claims(v, summary), *significance_claims(sig), *verdict_significance_claims(sig, v),
+             *comparison_claims(v, summary), *significance_claims(sig), *verdict_significance_claims(family, v),
              *fresh.target_claims(goals), *fresh.averaging_claims(avg), *fresh.seed_claims(seeds, seed_v),
              *fresh.fresh_claims(fresh_v, ranks)]
     from .s14_63_intervals import coverage_by_step, fallback_claims, step_claims
@@ -119,7 +119,8 @@ def run(ctx):
     return {"comparison": summary, "verdict": v, "significance": sig, "anchors": anchors(summary),
             "per_horizon": horizon, "timings": timings, "validation": validation_scores(units),
             "nbeats_chosen": chosen(nb), "nbeats_rounds": rounds(nb), "nbeats_selection": nb["selection"],
-            "nbeats_recipe": recipe(nb), "head_to_head": head_to_head(summary, sig),
+            "nbeats_recipe": recipe(nb), "head_to_head": head_to_head(summary, sig, family=family),
+            "verdict_family": family,
             "interval_groups": interval_group_results(),
             "nbeats_members": member_scores(nb),
             "nbeats_ablation": ablation(nb), "residual_check": residual_check(nb, summary),

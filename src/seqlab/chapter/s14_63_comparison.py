@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..analysis.multiple import holm
 from ..experiments.forecast import (
     CLASSICAL_ENTRIES,
     CLASSICAL_MODELS,
@@ -42,9 +43,40 @@ def entry_tests(sig: pd.DataFrame) -> pd.DataFrame:
     return sig[sig.baseline == "best classical entry"].drop(columns="baseline").reset_index(drop=True)
 
 
-def head_to_head(summary: pd.DataFrame, sig: pd.DataFrame, scope: str = "official hold-out") -> pd.DataFrame:
+#: the competition sets whose official hold-out the verdict reads
+VERDICT_SETS = ("M3 monthly", "Tourism quarterly", "M1 yearly", "M3 yearly")
+
+
+def verdict_family(units: pd.DataFrame, summary: pd.DataFrame, sets=VERDICT_SETS, n_boot: int = 5000,
+                   seed: int = 0, alpha: float = 0.05) -> pd.DataFrame:
+    """Every hold-out comparison the verdict reads, judged as one family.
+
+    Per set: N-BEATS, N-BEATS + Combination and the best neural model, each against the best classical entry,
+    on the series' last window. ``p_value`` is the cluster bootstrap's
+    (:func:`~seqlab.forecast.comparison.bootstrap_pvalue`, the same draws as the intervals), ``p_holm`` Holm's
+    adjustment over the whole family, ``settled`` whether it is below ``alpha``.
+    """
+    from ..forecast.comparison import bootstrap_pvalue
+
+    v = verdict(summary).set_index(["dataset", "scope"])
+    rows = []
+    for d in sets:
+        u = units[units.dataset == d]
+        last = u[u.cutoff == u.groupby("unique_id").cutoff.transform("max")]
+        best = v.loc[(d, "official hold-out")]
+        for m in dict.fromkeys(["N-BEATS", "N-BEATS + Combination", best.best_neural]):
+            rows.append(dict(dataset=d, **bootstrap_pvalue(last, m, best.best_classical, n_boot, seed)))
+    out = pd.DataFrame(rows)
+    out["p_holm"] = holm(out.p_value.to_numpy())
+    out["settled"] = out.p_holm < alpha
+    return out
+
+
+def head_to_head(summary: pd.DataFrame, sig: pd.DataFrame, scope: str = "official hold-out",
+                 family: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per set: the best classical entry and its rivals (the best single model, both combinations, N-BEATS, and
-    N-BEATS with the classical combination), each neural entry with its bootstrap interval against that entry."""
+    N-BEATS with the classical combination), each neural entry with its bootstrap interval against that entry;
+    with ``family`` (:func:`verdict_family`) also its Holm-adjusted p (``nbeats_p_holm``, ``both_p_holm``)."""
     S = summary[summary.scope == scope]
     T = entry_tests(sig)
     T = T[T.scope == scope].set_index(["dataset", "model"])
@@ -60,6 +92,9 @@ def head_to_head(summary: pd.DataFrame, sig: pd.DataFrame, scope: str = "officia
             row |= {f"{key}_mase": g[m], f"{key}_difference": t.mean_difference, f"{key}_ci_low": t.ci_low,
                     f"{key}_ci_high": t.ci_high, f"{key}_significant": bool(t.significant),
                     f"{key}_share_won": t.share_of_units_better, f"{key}_testable": bool(t.testable)}
+            if family is not None:
+                f = family[(family.dataset == d) & (family.model == m)]
+                row[f"{key}_p_holm"] = float(f.p_holm.iloc[0]) if len(f) else float("nan")
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -56,24 +56,30 @@ ENTRY_SETS = (("m3m", "M3 monthly"), ("m3y", "M3 yearly"), ("tq", "Tourism quart
 
 
 @claim_source
-def entry_claims(h2h: pd.DataFrame):
+def entry_claims(h2h: pd.DataFrame, family: int, alpha: float = 0.05):
     """The verdict against the best classical entry: per set, is N-BEATS's difference told from zero, does the
-    untuned combination beat every single classical model, and does the neural + classical mean beat both parts?"""
+    untuned combination beat every single classical model, and does the neural + classical mean beat both parts?
+
+    ``h2h`` is :func:`~seqlab.chapter.s14_63.head_to_head` with its ``family``'s Holm p-values; ``family`` the
+    number of comparisons in that family. A difference is settled where its interval excludes zero and its
+    Holm-adjusted p is below ``alpha``."""
     H = h2h.set_index("dataset")
     out = []
     for key, d in ENTRY_SETS:
         if d not in H.index:
             continue
         r = H.loc[d]
-        out.append(verdict(f"s63_entry_{key}", bool(r.nbeats_significant), best_entry=r.best_entry,
+        excludes = bool(r.nbeats_significant)
+        out.append(verdict(f"s63_entry_{key}", excludes and r.nbeats_p_holm < alpha, best_entry=r.best_entry,
                            best_entry_mase=r.best_entry_mase, nbeats_mase=r.nbeats_mase,
                            difference=r.nbeats_difference, ci=[r.nbeats_ci_low, r.nbeats_ci_high],
-                           share_won=r.nbeats_share_won, ahead=bool(r.nbeats_difference < 0)))
+                           share_won=r.nbeats_share_won, ahead=bool(r.nbeats_difference < 0), excludes=excludes,
+                           p_holm=r.nbeats_p_holm, family=family))
     comb_wins = [d for d, r in H.iterrows() if r.combination_mase < r.best_single_mase]
     out.append(verdict("s63_comb_single", len(comb_wins) == len(H), sets=comb_wins, n_sets=len(H),
                        n_wins=len(comb_wins)))
     both_best = [d for d, r in H.iterrows() if r.both_mase < min(r.nbeats_mase, r.best_entry_mase)]
-    both_sig = [d for d, r in H.iterrows() if r.both_significant and r.both_difference < 0]
+    both_sig = [d for d, r in H.iterrows() if r.both_significant and r.both_p_holm < alpha and r.both_difference < 0]
     out.append(verdict("s63_both", len(both_best) == len(H), lower_than_both=both_best, significant=both_sig))
     return out
 
@@ -128,22 +134,24 @@ SIGNIFICANCE_READ = [("M3 monthly", HO, "s63_sig_m3m"), ("M3 monthly", ALL, "s63
 
 
 @claim_source
-def verdict_significance_claims(sig: pd.DataFrame, v: pd.DataFrame,
+def verdict_significance_claims(family: pd.DataFrame, v: pd.DataFrame,
                                 sets=("M3 monthly", "Tourism quarterly", "M1 yearly", "M3 yearly")):
-    """Which of the hold-out verdicts the paired bootstrap tells from zero (the best neural model against the best
-    classical one, as in the verdict)."""
+    """Which of the hold-out verdicts the paired bootstrap settles once the verdict's comparisons are judged as one
+    family (``family``: :func:`~seqlab.chapter.s14_63.verdict_family`): the best neural model against the best
+    classical entry, as in the verdict."""
     V = v.set_index(["dataset", "scope"])
-    S = entry_tests(sig)
-    S = S[S.scope == HO].set_index(["dataset", "model"])
-    sure, open_, sides = [], [], {"neural": [], "classical": []}
+    F = family.set_index(["dataset", "model"])
+    sure, open_, sides, p = [], [], {"neural": [], "classical": []}, {}
     for d in sets:
-        r = S.loc[(d, V.loc[(d, HO)].best_neural)]
-        (sure if bool(r.significant) else open_).append(d)
-        if bool(r.significant):
+        r = F.loc[(d, V.loc[(d, HO)].best_neural)]
+        settled = bool(r.settled) and (r.ci_low > 0 or r.ci_high < 0)
+        (sure if settled else open_).append(d)
+        p[d] = float(r.p_holm)
+        if settled:
             sides["neural" if float(r.mean_difference) < 0 else "classical"].append(d)
     return [verdict("s63_verdict_sig", not open_, significant=sure, not_significant=open_, sides=sides,
-                    neural_ahead=sides["neural"], classical_ahead=sides["classical"],
-                    both_sides=bool(sides["neural"]) and bool(sides["classical"]))]
+                    neural_ahead=sides["neural"], classical_ahead=sides["classical"], family=len(family),
+                    both_sides=bool(sides["neural"]) and bool(sides["classical"]), p_holm=p)]
 
 
 @claim_source

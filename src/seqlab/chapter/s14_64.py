@@ -201,12 +201,15 @@ def _crossover_claim(name: str, cross: pd.DataFrame, which: str, level: float):
 
 @claim_source
 def decoding_claims(leak_masked: float, leak_unmasked: float, matched: pd.DataFrame, se: float, kv: dict,
-                    rounding: float = ROUNDING, n_se: float = DECODING_SE, levels: pd.DataFrame | None = None) -> list:
+                    rounding: float = ROUNDING, n_se: float = DECODING_SE, levels: pd.DataFrame | None = None,
+                    family: pd.DataFrame | None = None, alpha: float = 0.05) -> list:
     """The causal mask hides the future; a truncation rule against temperature; the cache's tokens and cost.
 
     ``matched`` is one diversity level of §14.59 (the middle one on the page); ``levels`` (§14.59's
     ``against`` over all its levels) adds whether the best rule of that level leads across every level.
     ``kv`` is §14.60's ``kv_speedup()``: identical_tokens, step_speedup, cached_rise, context_lo, context_hi.
+    ``family`` (§14.59's ``family``: every comparison of that section with its Holm-adjusted p) makes the middle
+    level's lead count only where Holm's correction over all of them keeps it.
     """
     from .s14_59 import KNOB_NAMES
 
@@ -221,14 +224,22 @@ def decoding_claims(leak_masked: float, leak_unmasked: float, matched: pd.DataFr
         if len(row):
             se_diff, of_difference = float(row.se.iloc[0]), True
     across = [] if levels is None else [_levels_claim(levels, best)]
+    p_holm, comparisons = None, None
+    if family is not None and at_level:
+        row = family[(family.held == matched.held.iloc[0]) & (family.target == matched.target.iloc[0])
+                     & (family.knob == best)]
+        p_holm, comparisons = float(row.p_holm.iloc[0]), len(family)
+    beyond = gain > n_se * se_diff
+    kept = p_holm is None or p_holm < alpha
     return across + [
         verdict("s64_v_causal", leak_masked < rounding < leak_unmasked, masked=leak_masked, unmasked=leak_unmasked),
         verdict("s64_v_cache_tokens", kv["identical_tokens"], identical=kv["identical_tokens"]),
         verdict("s64_v_cache_cost", kv["step_speedup"] > 1 and kv["cached_rise"] > 1,
                 step_speedup=kv["step_speedup"], cached_rise=kv["cached_rise"], context_lo=kv["context_lo"],
                 context_hi=kv["context_hi"]),
-        verdict("s64_v_sampling", gain > n_se * se_diff, best=best, gain=gain, se=se_diff, rule=KNOB_NAMES.get(best, best),
-                n_se=n_se, threshold=n_se * se_diff, of_difference=of_difference, at_level=at_level,
+        verdict("s64_v_sampling", beyond and kept, best=best, gain=gain, se=se_diff, rule=KNOB_NAMES.get(best, best),
+                n_se=n_se, threshold=n_se * se_diff, of_difference=of_difference, at_level=at_level, beyond=beyond,
+                p_holm=p_holm, comparisons=comparisons, corrected=p_holm is not None,
                 target=float(matched.target.iloc[0]) if at_level else None),
     ]
 
@@ -279,6 +290,10 @@ _ERRATUM = re.compile(r"^:::\{erratum\}[ \t]*([^\n]*)$", re.M)
 _UNLESS = re.compile(r"[ \t]*:unless:[ \t]*\w+")
 
 
+#: pages whose headings carry no section number, and the section they extend
+_PAGE_SECTION = {"forecasting_record": "14.63"}
+
+
 def errata_index(pages: Path | None = None, shown: dict[str, bool] | None = None) -> pd.DataFrame:
     """Every Erratum box of the chapter's pages: section, page and what the chapter says (the ``{erratum}`` boxes
     of the page sources' Markdown).
@@ -297,7 +312,7 @@ def errata_index(pages: Path | None = None, shown: dict[str, bool] | None = None
         text = path.read_text(encoding="utf-8")
         heads = [(m.start(), m.group(1)) for m in re.finditer(r"^#{2,3} .*\(§(14\.[\d.]+)\)\s*$", text, re.M)]
         for box in _ERRATUM.finditer(text):  # the pages' erratum boxes, written in their Markdown
-            sec = next((s for pos, s in reversed(heads) if pos < box.start()), None)
+            sec = next((s for pos, s in reversed(heads) if pos < box.start()), _PAGE_SECTION.get(path.stem))
             unless = bool(_UNLESS.match(text, box.end() + 1))
             rows.append(dict(section=sec, page=path.stem, chapter_says=box.group(1).strip(), conditional=unless))
     rows.sort(key=lambda r: tuple(int(x) for x in (r["section"] or "0").split(".")))
