@@ -177,12 +177,15 @@ def _s61_63_cases():
     def significance(kind):
         rows = []
         for d, scope, _ in s14_63_verdicts.SIGNIFICANCE_READ:
-            lo, hi = (-0.04, -0.01) if kind == "sig" else (-0.01, 0.2)
+            lo, hi = (-0.04, -0.01) if kind in ("sig", "holm") else (-0.01, 0.2)
             for baseline in ("best classical entry", "best classical model"):
                 rows.append(dict(model="N-BEATS", dataset=d, scope=scope, ci_low=lo, ci_high=hi,
                                  mean_difference=(lo + hi) / 2, testable=True, baseline=baseline,
-                                 significant=(kind == "sig") != (kind == "wrong flag")))
-        return (pd.DataFrame(rows),), {}
+                                 significant=(kind in ("sig", "holm")) != (kind == "wrong flag")))
+        # "holm": the intervals exclude zero, but Holm's correction over the family does not keep them
+        family = pd.DataFrame([dict(dataset=d, scope=scope, p_holm=0.2 if kind == "holm" else 0.01)
+                               for d, scope, _ in s14_63_verdicts.SIGNIFICANCE_READ])
+        return (pd.DataFrame(rows), family), {}
 
     def intervals(ok):
         rows = []
@@ -283,7 +286,7 @@ def _s61_63_cases():
                                                          lambda: efficiency(100.0, 110.0)],
         P63V + "bias_claims": [lambda: bias(True), lambda: bias(False)],
         P63V + "significance_claims": [lambda: significance("sig"), lambda: significance("not"),
-                                      lambda: significance("wrong flag")],
+                                      lambda: significance("wrong flag"), lambda: significance("holm")],
         P63V + "verdict_significance_claims": [lambda: verdict_sig(True), lambda: verdict_sig(False)],
         P63R + "elsewhere_claims": [lambda: elsewhere(0.80, 13.0), lambda: elsewhere(0.8355, 13.58),
                                    lambda: elsewhere(0.83, 13.12)],

@@ -22,7 +22,7 @@ from .s14_63_nbeats import ablation, chosen, member_scores, recipe, rounds, sele
 from .s14_63_reference import anchors
 # the comparison's steps, which the page calls as s14_63.*
 from .s14_63_comparison import (entry_tests, head_to_head, horizon_ends, residual_check, results,
-                                validation_scores, verdict, verdict_family)
+                                validation_scores, verdict, verdict_family, nbeats_family)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -35,7 +35,8 @@ def model_table(summary: pd.DataFrame, scope: str = "official hold-out") -> pd.D
     order = [m for m in (*NEURAL, *COMBINATIONS, *CLASSICAL_MODELS) if m in wide.index]
     return wide.reindex(index=order, columns=list(dict.fromkeys(g.dataset))).reset_index()
 
-__all__ = ["results", "verdict", "verdict_family", "entry_tests", "head_to_head", "validation_scores", "residual_check",
+__all__ = ["results", "verdict", "verdict_family", "nbeats_family", "entry_tests", "head_to_head",
+           "validation_scores", "residual_check",
            "horizon_ends", "model_table", "validation_table", "cost_table", "horizon_figure", "run"]
 
 
@@ -105,7 +106,8 @@ def run(ctx):
     fresh_v, ranks = fresh.fresh_verdict_table(), fresh.fresh_ranks()
     # provenance, then the verdicts the page reads (the tables carry every number behind them)
     notes = [provenance("forecast", mode),
-             *comparison_claims(v, summary), *significance_claims(sig), *verdict_significance_claims(family, v),
+             *comparison_claims(v, summary), *significance_claims(sig, nbeats_family(units, summary)),
+             *verdict_significance_claims(family, v),
              *fresh.target_claims(goals), *fresh.averaging_claims(avg), *fresh.seed_claims(seeds, seed_v),
              *fresh.fresh_claims(fresh_v, ranks)]
     from .s14_63_intervals import coverage_by_step, fallback_claims, step_claims

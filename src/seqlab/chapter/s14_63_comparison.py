@@ -72,6 +72,29 @@ def verdict_family(units: pd.DataFrame, summary: pd.DataFrame, sets=VERDICT_SETS
     return out
 
 
+def nbeats_family(units: pd.DataFrame, summary: pd.DataFrame, n_boot: int = 5000, seed: int = 0,
+                  alpha: float = 0.05) -> pd.DataFrame:
+    """N-BEATS against each set's best classical entry in both scopes, as one family: the cluster bootstrap's p
+    (whole series with all their windows resampled, the same draws as the intervals) and Holm's adjustment over
+    every set and scope with more than one series."""
+    from ..forecast.comparison import bootstrap_pvalue
+
+    rows = []
+    for (d, scope), g in summary.groupby(["dataset", "scope"], sort=False):
+        u = units[units.dataset == d]
+        if scope == "official hold-out":
+            u = u[u.cutoff == u.groupby("unique_id").cutoff.transform("max")]
+        if u.unique_id.nunique() < 2:
+            continue
+        g = g.set_index("model").mase
+        entry = g[[m for m in CLASSICAL_ENTRIES if m in g.index]].idxmin()
+        rows.append(dict(dataset=d, scope=scope, **bootstrap_pvalue(u, "N-BEATS", entry, n_boot, seed)))
+    out = pd.DataFrame(rows)
+    out["p_holm"] = holm(out.p_value.to_numpy())
+    out["settled"] = out.p_holm < alpha
+    return out
+
+
 def head_to_head(summary: pd.DataFrame, sig: pd.DataFrame, scope: str = "official hold-out",
                  family: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per set: the best classical entry and its rivals (the best single model, both combinations, N-BEATS, and

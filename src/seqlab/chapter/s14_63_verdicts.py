@@ -155,20 +155,23 @@ def verdict_significance_claims(family: pd.DataFrame, v: pd.DataFrame,
 
 
 @claim_source
-def significance_claims(sig: pd.DataFrame):
-    """Each bootstrap interval read in words: does it exclude zero, and on which side lies N-BEATS?"""
+def significance_claims(sig: pd.DataFrame, family: pd.DataFrame, alpha: float = 0.05):
+    """Each bootstrap interval read in words: does it exclude zero, does Holm's correction over the family
+    (``family``: :func:`~seqlab.chapter.s14_63.nbeats_family`) keep it, and on which side lies N-BEATS?"""
     nb = entry_tests(sig)
     nb = nb[nb.model == "N-BEATS"]
     testable = nb[nb.testable.astype(bool)]
     computed = (testable.ci_low > 0) | (testable.ci_high < 0)
     out = [require("s63_sig_flag", bool((computed == testable.significant.astype(bool)).all()),
                    mismatched=list(testable.loc[computed != testable.significant.astype(bool), "dataset"]))]
-    G = nb.set_index(["dataset", "scope"])
+    G, F = nb.set_index(["dataset", "scope"]), family.set_index(["dataset", "scope"])
     for d, scope, name in SIGNIFICANCE_READ:
         r = G.loc[(d, scope)]
         lo, hi, mean = float(r.ci_low), float(r.ci_high), float(r.mean_difference)
-        out.append(verdict(name, lo > 0 or hi < 0, ci_low=lo, ci_high=hi, mean_difference=mean, size=abs(mean),
-                           lead=mean < 0, below=hi < 0))
+        excludes, p = lo > 0 or hi < 0, float(F.p_holm[(d, scope)])
+        out.append(verdict(name, excludes and p < alpha, ci_low=lo, ci_high=hi, mean_difference=mean,
+                           size=abs(mean), lead=mean < 0, below=hi < 0, excludes=excludes, p_holm=p,
+                           family=len(family)))
     return out
 
 
