@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 import torch
 from conftest import REPO, page_functions
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 # --- the summary's exercises: every solution cell runs and passes its own checks -------------------------------
 
@@ -396,3 +398,39 @@ def test_bar_lines_rejects_a_width_below_one():
 
     with pytest.raises(ValueError, match="width"):
         bar_lines(["a"], 0)
+
+
+@pytest.fixture(scope="module")
+def matching_cells():
+    return page_functions("text", ("value_at", "holm_by_hand"), {"np": np})
+
+
+@settings(max_examples=60, deadline=None)
+@given(xs=st.lists(st.floats(0, 1), min_size=2, max_size=8, unique=True), frac=st.floats(0, 1),
+       seed=st.integers(0, 1000))
+def test_the_pages_interpolation_equals_numpy(matching_cells, xs, frac, seed):
+    """§14.59's matched-diversity cell: a target inside the settings' range, read as np.interp reads it."""
+    x = np.sort(np.asarray(xs))
+    assume(np.min(np.diff(x)) > 1e-6)
+    y = np.random.default_rng(seed).normal(size=len(x))
+    target = x[0] + frac * (x[-1] - x[0])
+    assert matching_cells["value_at"](target, x, y) == pytest.approx(np.interp(target, x, y), abs=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(p=st.lists(st.floats(0, 1), min_size=1, max_size=20))
+def test_the_pages_holm_equals_the_library(matching_cells, p):
+    from seqlab.analysis.multiple import holm
+
+    np.testing.assert_allclose(matching_cells["holm_by_hand"](p), holm(p), rtol=0, atol=1e-15)
+
+
+@settings(max_examples=25, deadline=None)
+@given(r=st.integers(2, 40), c=st.integers(2, 40), seed=st.integers(0, 1000))
+def test_the_pages_newton_schulz_equals_the_optimizer(r, c, seed):
+    """§14.57's cell writes the Muon orthogonalisation out; the optimizer's batched one gives the same matrix."""
+    from seqlab.text.optim import newton_schulz
+
+    cell = page_functions("text", ("orthogonalize",), {"torch": torch})["orthogonalize"]
+    m = torch.randn(r, c, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    torch.testing.assert_close(cell(m), newton_schulz(m), rtol=1e-9, atol=1e-9)

@@ -118,11 +118,13 @@ def tokenizer_table(text: str | None = None, word_min_freqs=WORD_MIN_FREQS, bpe_
 def tokenizer_figure(df: pd.DataFrame):
     from ..plotting import line_pair
 
+    names = {"char": "character", "word": "word", "bpe": "byte BPE"}  # as the table names them
+    df = df.assign(family=df.family.map(names).fillna(df.family))
     return line_pair(df.sort_values("vocab_size"), "vocab_size", "tokens", "family", points=True,
                      log_x=True, log_y=True, title="Vocabulary size against sequence length",
                      subtitle="tinyshakespeare (1.1 M characters): a larger vocabulary shortens the sequence",
                      xlab="Vocabulary size (log scale)", ylab="Tokens in the corpus (log scale)",
-                     colors={"char": "#D8433B", "word": "#7FB069", "bpe": "#3B7DD8"})
+                     colors={"character": "#D8433B", "word": "#7FB069", "byte BPE": "#3B7DD8"})
 
 
 def bpe_model_results():

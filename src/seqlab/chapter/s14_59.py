@@ -102,9 +102,15 @@ def tradeoff_figure(summary: pd.DataFrame, on: str = MATCH_ON[0]):
     from ..plotting import line_pair
 
     df = summary.assign(knob=summary.knob.map(KNOB_NAMES)).sort_values(["knob", on])
-    return line_pair(df, on, "nll_judge", "knob", points=True,
+    band = None
+    if "nll_judge_se" in df:  # two standard errors either side: differences the text can read
+        df = df.assign(lo=df.nll_judge - SETTLED_SE * df.nll_judge_se, hi=df.nll_judge + SETTLED_SE * df.nll_judge_se)
+        band = ("lo", "hi")
+    return line_pair(df, on, "nll_judge", "knob", points=True, band=band,
                      title="Plausibility against diversity, four knobs",
-                     subtitle="Each point one setting (8 samples of 400 characters); lower = more plausible to the LSTM",
+                     subtitle="Each point one setting (8 samples of 400 characters)"
+                              + (", shaded ±2 standard errors" if band else "")
+                              + "; lower = more plausible to the LSTM",
                      xlab=AXIS[on], ylab="NLL under the independent LSTM (nats/char)", colors=KNOB_COLORS)
 
 

@@ -100,7 +100,7 @@ def windows_figure(df: pd.DataFrame, h: int = H, windows: int = WINDOWS):
     return line_pair(pd.concat(parts), "ds", "y", "role", facet="window",
                      title="Rolling origin: four expanding windows",
                      subtitle="Each window trains on everything before its cut and tests on the next 12 months",
-                     xlab="Month", ylab="Passengers", colors={"training": "#737373", "test": "#D8433B"})
+                     xlab="Month", ylab="Passengers (thousands)", colors={"training": "#737373", "test": "#D8433B"})
 
 
 def horizon_figure(hz: pd.DataFrame):

@@ -11,7 +11,9 @@ __all__ = ["line_pair", "heatmap_pair", "surface_figure"]
 
 def _plain_numbers(values) -> list[str]:
     """Tick labels on a log axis as plain numbers with thousands separators (700,000, not 7e5)."""
-    return [f"{v:,.0f}" if abs(v) >= 1 and float(v).is_integer() else f"{v:g}" for v in values]
+    # a log scale's breaks come back as 699999.9999...: round before asking whether a value is whole
+    values = [round(float(v), 6) for v in values]
+    return [f"{v:,.0f}" if abs(v) >= 1 and v.is_integer() else f"{v:g}" for v in values]
 
 
 def spaced_log_breaks(values, min_gap: float = 0.06) -> list:
