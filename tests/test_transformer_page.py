@@ -145,6 +145,23 @@ def test_warmup_of_one_step_is_the_chapter_loop():
     assert slow.losses[0] == runs[0].losses[0] and slow.losses[1] != runs[0].losses[1]
 
 
+@pytest.mark.parametrize("lr, warmup", [(0.03, 100), (5e-3, 7), (0.01, 1)])
+def test_page_warmup_schedule_is_the_loops_own(lr, warmup):
+    """The page writes the linear warm-up out (eq-warmup); step for step it is the learning rate the training loop's
+    optimizer held, read from the optimizer (s14_53.warmup_rates), up to and past the end of the warm-up."""
+    from conftest import page_functions
+
+    from seqlab.chapter import s14_53
+
+    warmup_lr = page_functions("transformer", ("warmup_lr",), {})["warmup_lr"]
+    steps = warmup + 3
+    used = s14_53.warmup_rates(lr, warmup, steps)
+    assert len(used) == steps
+    assert [warmup_lr(s, lr, warmup) for s in range(steps)] == used
+    assert used[warmup - 1] == used[-1] == lr and (warmup == 1 or used[0] < lr)
+    assert s14_53.schedule_claims(used, used)[0].holds
+
+
 def test_gru_copy_reproduces_the_chapters_copy_experiment():
     from seqlab.experiments.seq2seq import copy_experiment
     from seqlab.experiments.transformer_tasks import task_experiment

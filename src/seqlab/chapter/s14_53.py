@@ -17,6 +17,8 @@ SEED = 91
 D_MODEL, N_HEADS, D_FF, DEPTH = 64, 4, 256, 12
 #: a warm-up-study run counts as solved when its held-out free-running token accuracy reaches this
 SOLVED = 0.95
+#: two settings' seed counts differ only where a one-sided Fisher exact test gives p below this
+ALPHA = 0.05
 
 
 def layer_norm(norm: nn.LayerNorm, z: torch.Tensor) -> torch.Tensor:
@@ -109,9 +111,22 @@ def spread_claims(spread: pd.DataFrame) -> list:
     return [verdict("s53_spread", leans, post_last_over_first=post, pre_last_over_first=pre)]
 
 
+def _fisher_greater(k_a: int, k_b: int, n: int) -> float:
+    """One-sided Fisher exact p that setting a, with ``k_a`` of ``n`` seeds solved, solves more often than setting b
+    with ``k_b`` of ``n``."""
+    from scipy.stats import fisher_exact
+
+    return float(fisher_exact([[k_a, n - k_a], [k_b, n - k_b]], alternative="greater").pvalue)
+
+
 @claim_source
-def warmup_claims(summary: pd.DataFrame, warmup_steps: int, chance: float) -> list:
-    """What the trained warm-up study shows at the large and the small learning rate."""
+def warmup_claims(summary: pd.DataFrame, warmup_steps: int, chance: float, alpha: float = ALPHA) -> list:
+    """What the trained warm-up study shows at the large and the small learning rate.
+
+    A difference between two settings counts only where a one-sided Fisher exact test on their
+    seed counts gives p < ``alpha``; ``p_floor`` is the smallest p that ``n`` seeds a setting can
+    give at all (all against none).
+    """
     by = summary.set_index(["lr", "norm", "warmup_steps"])
     hi, lo = summary.lr.max(), summary.lr.min()
     n = int(summary.seeds.max())
@@ -120,16 +135,50 @@ def warmup_claims(summary: pd.DataFrame, warmup_steps: int, chance: float) -> li
     pre0 = int(solved[(hi, "pre-LN", 0)])
     post0_lo = int(solved[(lo, "post-LN", 0)])
     acc0 = float(by.mean_heldout_free_running[(hi, "post-LN", 0)])
-    helps, tolerates, fine_lo = postw > post0, pre0 == n, post0_lo == n
-    classical = helps and pre0 > post0
-    evidence = dict(n=n, post_no_warmup=post0, post_warmup=postw, pre_no_warmup=pre0, post_no_warmup_small_lr=post0_lo)
+    p_warmup, p_pre, p_floor = (_fisher_greater(a, b, n) for a, b in ((postw, post0), (pre0, post0), (n, 0)))
+    helps, pre_better, fine_lo = p_warmup < alpha, p_pre < alpha, post0_lo == n
+    classical = helps and pre_better
+    evidence = dict(n=n, post_no_warmup=post0, post_warmup=postw, pre_no_warmup=pre0, post_no_warmup_small_lr=post0_lo,
+                    lr_high=hi, lr_low=lo, p_warmup=p_warmup, p_pre=p_pre, alpha=alpha, p_floor=p_floor,
+                    few=p_floor >= alpha, leans=postw > post0 and pre0 > post0)
     return [
-        verdict("s53_classical", classical, lr_high=hi, **evidence),
+        verdict("s53_classical", classical, **evidence),
         verdict("s53_post_stalls", acc0 <= 2 * chance, accuracy=acc0, chance=chance),
-        verdict("s53_narrow", helps and tolerates and fine_lo, warmup_helps=helps, pre_tolerates=tolerates,
-                post_fine_at_small_rate=fine_lo, **evidence),
+        verdict("s53_narrow", classical and fine_lo, warmup_helps=helps, pre_better=pre_better,
+                post_fine_at_small_rate=fine_lo, settled=classical, **evidence),
         verdict("s53_small_rate", fine_lo, **evidence),
     ]
+
+
+def warmup_rates(lr: float, warmup: int, steps: int, seed: int = SEED) -> list[float]:
+    """The learning rate of each of ``steps`` optimizer steps of the study's training loop
+    (:func:`~seqlab.tasks.seq2seq.fit_seq2seq`, as ``warmup_run`` calls it), read from the optimizer
+    itself at each step: the warm-up schedule the runs used, not a copy of it."""
+    from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+    from ..experiments.transformer_tasks import make_model, task_pairs
+    from ..tasks.seq2seq import fit_seq2seq
+
+    w = WARMUP_STUDY
+    torch.manual_seed(seed)
+    net = make_model("Transformer", PROTOCOL["vocab"], norm_first=True, transformer=w["transformer"])
+    src, tgt = task_pairs(w["task"], 4, w["T"], PROTOCOL["vocab"], torch.Generator().manual_seed(seed))
+    used: list[float] = []
+    handle = register_optimizer_step_pre_hook(lambda opt, args, kwargs: used.append(opt.param_groups[0]["lr"]))
+    try:
+        fit_seq2seq(net, src, tgt, steps, lr, warmup)
+    finally:
+        handle.remove()
+    return used
+
+
+@claim_source
+def schedule_claims(written: list[float], used: list[float]) -> list:
+    """The warm-up schedule written out on the page equals the one the training loop used, step by step."""
+    same = len(written) == len(used) and all(a == b for a, b in zip(written, used))
+    worst = max((abs(a - b) for a, b in zip(written, used)), default=float("nan"))
+    return [require("s53_schedule_matches", same, steps=len(used), written_steps=len(written),
+                    largest_difference=worst)]
 
 
 def layer_norm_check(norm: nn.LayerNorm, x: torch.Tensor) -> pd.DataFrame:
@@ -236,7 +285,8 @@ def gradient_figure(grads: pd.DataFrame):
 
 
 def warmup_figure(curves: pd.DataFrame):
-    """Training loss against step, one line per run, one panel per learning rate, one colour per configuration."""
+    """Training loss against step, one line per run, one panel per learning rate, one colour per configuration;
+    runs without warm-up dashed and drawn last, so that no run with warm-up hides them."""
     import plotly.express as px
     from plotnine import (
         aes,
@@ -247,33 +297,46 @@ def warmup_figure(curves: pd.DataFrame):
         guides,
         labs,
         scale_color_manual,
+        scale_linetype_manual,
         scale_y_log10,
     )
 
     from ..plotting import theme_seqlab
-    from ..plotting.figures import legend_rows
+    from ..plotting.figures import _facet_titles, _log_y_ticks, _plain_numbers, legend_rows
     from ..plotting.theme import plotly_layout
 
     w, cfg = WARMUP_STUDY["warmup_steps"], WARMUP_STUDY["transformer"]
+    order = [f"pre-LN, warm-up {w}", f"post-LN, warm-up {w}", "pre-LN, no warm-up", "post-LN, no warm-up"]
     c = curves.assign(config=curves.norm + (", warm-up " + curves.warmup_steps.astype(str)).where(
         curves.warmup_steps > 0, ", no warm-up"))
+    c["config"] = pd.Categorical(c.config, categories=order, ordered=True)
     panels = [f"learning rate {v:g}" for v in sorted(c.lr.unique())]
     c["panel"] = pd.Categorical([f"learning rate {v:g}" for v in c.lr], categories=panels, ordered=True)
-    c["run"] = c.config + ", seed " + c.seed.astype(str)
-    colors = {f"pre-LN, warm-up {w}": "#1B3F7A", "pre-LN, no warm-up": "#6FA8E8",
-              f"post-LN, warm-up {w}": "#8C1C13", "post-LN, no warm-up": "#F08C84"}
+    c["run"] = c.config.astype(str) + ", seed " + c.seed.astype(str)
+    c = c.sort_values(["config", "seed", "step"])  # no-warm-up runs last: drawn on top
+    colors = {order[0]: "#1B3F7A", order[2]: "#6FA8E8", order[1]: "#8C1C13", order[3]: "#F08C84"}
+    dashes = {k: ("dashed" if "no warm-up" in k else "solid") for k in order}
     title = "Training one reversal model with post-LN and with pre-LN blocks"
     subtitle = (f"{cfg['num_encoder_layers']}+{cfg['num_decoder_layers']} layers, d_model = {cfg['d_model']}, "
-                "full-batch Adam; one line per seed")
-    gg = (ggplot(c, aes("step", "loss", color="config", group="run")) + geom_line(size=0.7, alpha=0.85)
-          + facet_wrap("panel") + scale_y_log10() + scale_color_manual(values=colors)
-          + guides(color=guide_legend(nrow=legend_rows(colors)))
-          + labs(title=title, subtitle=subtitle, x="Training step", y="Training loss (log scale)", color="")
+                "full-batch Adam; one line per seed, dashed without warm-up")
+    xlab, ylab = "Training step", "Training loss (log scale)"
+    warm = c.warmup_steps > 0
+    gg = (ggplot(c, aes("step", "loss", color="config", linetype="config", group="run"))
+          + geom_line(data=c[warm], size=0.7, alpha=0.85) + geom_line(data=c[~warm], size=0.8)
+          + facet_wrap("panel") + scale_y_log10(labels=_plain_numbers) + scale_color_manual(values=colors)
+          + scale_linetype_manual(values=dashes)
+          + guides(color=guide_legend(nrow=legend_rows(order)), linetype=guide_legend(nrow=legend_rows(order)))
+          + labs(title=title, subtitle=subtitle, x=xlab, y=ylab, color="", linetype="")
           + theme_seqlab())
-    fig = px.line(c, x="step", y="loss", color="config", line_group="run", facet_col="panel", log_y=True,
-                  color_discrete_map=colors, category_orders={"panel": panels},
-                  labels={"step": "Training step", "loss": "Training loss"})
-    fig.update_layout(**plotly_layout(title, subtitle))
+    fig = px.line(c, x="step", y="loss", color="config", line_dash="config", line_group="run", facet_col="panel",
+                  log_y=True, color_discrete_map=colors, line_dash_map={k: "dash" if v == "dashed" else "solid"
+                                                                        for k, v in dashes.items()},
+                  category_orders={"panel": panels, "config": order}, labels={"step": xlab, "loss": ylab})
+    fig.update_layout(**plotly_layout(title, subtitle), legend_title_text="")
+    _log_y_ticks(fig, c.loss)
+    _facet_titles(fig, xlab, ylab, len(panels), len(panels))
+    # one scale, as facet_wrap draws it: ticks on the first panel only
+    fig.update_layout({f"yaxis{i}": dict(matches="y", showticklabels=False) for i in range(2, len(panels) + 1)})
     return gg, fig
 
 

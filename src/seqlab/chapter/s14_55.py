@@ -254,6 +254,17 @@ def equal_flops(grid: pd.DataFrame) -> pd.DataFrame:
     return rows[cols].reset_index(drop=True)
 
 
+def round_spread(*rounds: pd.DataFrame) -> float:
+    """How far one timing strays on the reference machine: over the grids measured in rounds (``grid_rounds``,
+    ``training_rounds``), the largest factor between the slowest and the fastest round of one layer's time at one
+    point. A gap between two timings taken once each that is smaller than this is one a single timing cannot carry."""
+    worst = 1.0
+    for frame in rounds:
+        by = frame.groupby(["T", "d"])[[c for c in frame.columns if c.endswith("_ms")]]
+        worst = max(worst, float((by.max() / by.min()).to_numpy().max()))
+    return worst
+
+
 def thread_summary(threads: pd.DataFrame) -> pd.DataFrame:
     """Median speed-up from a second thread per layer and pass."""
     return (threads.groupby(["layer", "mode"], sort=False).speedup.agg(["median", "min", "max"])
@@ -272,9 +283,9 @@ SEQUENTIAL_STEPS = pd.DataFrame([
 def claims_for(ref, memory: pd.DataFrame, here: pd.DataFrame) -> list:
     """Every claim §14.55 makes, from the reference tables, the memory measurement and the quick one here."""
     grid, training, parts, threads = ref["grid"], ref["training"], ref["parts"], ref["threads"]
-    cross = crossovers(grid, training)
-    return [*crossover_claims(cross, ROUNDS), *equal_work_claims(equal_flops(grid)), *parts_claims(parts),
-            *score_claims(parts), *growth_claims(grid), *verdict_claims(cross, parts, grid),
+    cross, spread = crossovers(grid, training), round_spread(ref["grid_rounds"], ref["training_rounds"])
+    return [*crossover_claims(cross, ROUNDS), *equal_work_claims(equal_flops(grid)), *parts_claims(parts, spread),
+            *score_claims(parts, spread), *growth_claims(grid), *verdict_claims(cross, parts, grid, spread),
             *thread_claims(threads), *memory_claims(memory), *here_claims(here, grid)]
 
 

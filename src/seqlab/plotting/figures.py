@@ -218,13 +218,22 @@ def _band_offsets(df, y: str, band, side: str):
 
 
 def _log_y_ticks(fig, values: pd.Series) -> None:
-    """Plotly labels every digit of a short log range ("6 7 8 9"): 2 and 5 only, or powers of ten only."""
+    """Log-axis ticks written out in full. Plotly labels a short log range by its digits alone ("2 5" within each
+    decade, so 0.5 and 50 both read "5"): below three decades the ticks are 1, 2 and 5 times powers of ten,
+    labelled as plain numbers; over more, a tick every k decades, about six in all, written as powers of ten."""
     positive = values[values > 0]
-    decades = np.log10(positive.max() / positive.min()) if len(positive) else 0
-    if decades > 3:  # a tick every k decades, about six in all, written as powers of ten
+    if not len(positive):
+        return
+    lo, hi = float(positive.min()), float(positive.max())
+    decades = np.log10(hi / lo)
+    if decades > 3:
         fig.update_yaxes(dtick=int(np.ceil(decades / 6)), exponentformat="power")
-    else:
-        fig.update_yaxes(dtick="D2")
+        return
+    steps = (1, 2, 5) if decades > 0.7 else (1, 1.5, 2, 3, 5, 7)
+    ticks = [m * 10.0 ** k for k in range(int(np.floor(np.log10(lo))) - 1, int(np.ceil(np.log10(hi))) + 1)
+             for m in steps]
+    ticks = [float(f"{t:.3g}") for t in ticks if lo / 3 <= t <= hi * 3]  # margin: a band or padding past the data
+    fig.update_yaxes(tickmode="array", tickvals=ticks, ticktext=_plain_numbers(ticks))
 
 
 def _facet_titles(fig, xlab: str, ylab: str, panels: int, columns: int) -> None:
@@ -307,11 +316,14 @@ def _heatmap_interactive(df, x, y, fill, *, title, subtitle, facet, cmap, diverg
     groups = list(df[facet].unique()) if facet else [None]
     fig = make_subplots(rows=1, cols=len(groups), subplot_titles=[str(gr) for gr in groups] if facet else None)
     scale = "RdBu_r" if diverging else cmap.capitalize()
+    # one colour scale for every panel, as in the static figure: one colour bar then reads all of them
+    reach = float(df[fill].abs().max())
+    zmin, zmax = (-reach, reach) if diverging else (float(df[fill].min()), float(df[fill].max()))
     for i, gr in enumerate(groups, start=1):
         part = df if gr is None else df[df[facet] == gr]
         wide = part.pivot(index=y, columns=x, values=fill)
-        fig.add_trace(go.Heatmap(z=wide.values, x=wide.columns, y=wide.index, colorscale=scale,
-                                 showscale=i == len(groups), zmid=0 if diverging else None), row=1, col=i)
+        fig.add_trace(go.Heatmap(z=wide.values, x=wide.columns, y=wide.index, colorscale=scale, zmin=zmin,
+                                 zmax=zmax, showscale=i == len(groups)), row=1, col=i)
         fig.update_yaxes(autorange="reversed", row=1, col=i)
     fig.update_layout(**plotly_layout(title, subtitle))
     return fig
