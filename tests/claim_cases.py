@@ -340,13 +340,27 @@ def _h4_cases():
                              (("RNN", (rnn1, 1e-9)), ("LSTM", (lstm1, 1e-9 * ratio79)), ("GRU", (lstm1, 1e-9 * ratio79)))
                              for lag, v in zip((1, 79), vals)])
 
-    def gaps(narrow_above, wide_ok, ratios):
+    def gaps(narrow_above):
         rows = [dict(width=8, lags_lstm_above=narrow_above, lstm_above_from_lag_40=False, ratio_at_last_lag=0.5)]
-        rows += [dict(width=w, lags_lstm_above=60, lstm_above_from_lag_40=wide_ok, ratio_at_last_lag=r)
-                 for w, r in zip((16, 32, 64), ratios)]
+        rows += [dict(width=w, lags_lstm_above=60, lstm_above_from_lag_40=True, ratio_at_last_lag=2.0)
+                 for w in (16, 32, 64)]
         return pd.DataFrame(rows)
 
+    def ratios(at32, by_width, miss=False):
+        """Three draws per width: LSTM/RNN ``by_width[w] * (1, 2, 3)``; at width 32 ``at32`` for both gated cells;
+        ``miss``: the LSTM falls below the RNN from lag 40 on in one draw at width 16."""
+        rows = []
+        for w, r in by_width.items():
+            for k, seed in enumerate((31, 32, 33)):
+                x = at32[k] if w == 32 else r * (k + 1)
+                rows.append(dict(seed=seed, width=w, lstm_over_rnn=x, gru_over_rnn=x,
+                                 lstm_above_from_lag_40=not (miss and w == 16 and k == 1)))
+        return pd.DataFrame(rows)
+
+    ordered = {8: 0.5, 16: 2.0, 32: 0, 64: 1e4}
     forget = lambda vals: pd.DataFrame(dict(forget_bias=[-1.0, 0.0, 1.0, 2.0][:len(vals)], lag_70=vals))
+    slopes = lambda s115: pd.DataFrame(dict(rho=[0.7, 1.15], mean_slope=[0.95, s115], rho_times_slope=[0.665,
+                                            1.15 * s115], largest_state=[0.8, 0.96]))
 
     def formulas(gru, lstm, ok=True):
         return pd.DataFrame(dict(cell=["RNN", "GRU", "LSTM"], parameters=[100, gru, lstm],
@@ -365,6 +379,13 @@ def _h4_cases():
             rows.append(dict(sequence_length=T, attention="general", final_loss=0.1, copy_accuracy=1.0,
                              heldout_teacher_forced=att_tf, heldout_free_running=att_free))
         return pd.DataFrame(rows)
+
+    def seeds(att, fixed):  # three seeds per model at T = 16, held-out teacher-forced accuracy
+        return pd.DataFrame([dict(sequence_length=16, attention=m, seed=s, heldout_teacher_forced=v)
+                             for m, vals in (("general", att), ("none", fixed)) for s, v in zip((41, 42, 43), vals)])
+
+    apart, overlap, reversed_ = seeds([0.9, 0.92, 0.95], [0.3, 0.35, 0.4]), seeds([0.5, 0.6, 0.9], [0.3, 0.55, 0.7]), \
+        seeds([0.3, 0.32, 0.35], [0.6, 0.62, 0.7])
 
     good = sweep([1.0, 0.8, 0.5, 0.3], [0.9, 0.4, 0.2, 0.15], 0.99, 0.5)
     bad = sweep([1.0, 0.8, 0.85, 0.3], [1.0, 0.4, 0.2, 0.15], 0.4, 0.35)
@@ -385,23 +406,36 @@ def _h4_cases():
         "seqlab.chapter.s14_46.count_claims": [lambda: ((352, 16, 4), {}), lambda: ((336, 16, 4), {})],
         "seqlab.chapter.s14_46_1.gradient_claims": [lambda: ((geometric,), {}), lambda: ((bent,), {}),
                                                      lambda: ((exploding,), {})],
+        "seqlab.chapter.s14_46_1.slope_claims": [lambda: ((slopes(0.83),), {}), lambda: ((slopes(0.9),), {}),
+                                                  lambda: ((slopes(0.97),), {})],  # product < 1 but no fall
         "seqlab.chapter.s14_46_1.clipping_claims": [lambda: ((clip(1.0, 1.0),), {}),
                                                      lambda: ((clip(1.0, 0.9),), {})],
         "seqlab.chapter.s14_47.match_claims": [lambda: ((1e-7, "lstm"), {}), lambda: ((1e-3, "lstm"), {}),
                                                 lambda: ((1e-7, "gru"), {}), lambda: ((1e-3, "gru"), {})],
         "seqlab.chapter.s14_47.reach_claims": [
-            lambda: ((reach(2.0, 1.0, 100.0), gaps(0, True, [2, 5, 9]), forget([1e-9, 1e-7, 1e-5, 1e-3])), {}),
-            lambda: ((reach(2.0, 1.0, 0.5), gaps(0, False, [9, 5, 2]), forget([1e-5, 1e-7, 1e-5, 1e-9])), {}),
-            lambda: ((reach(2.0, 1e-12, 0.5), gaps(0, True, [2, 5, 9]), forget([1e-9, 1e-7, 1e-5, 1e-3])), {}),
-            lambda: ((reach(1.0, 2.0, 100.0), gaps(0, True, [2, 5, 9]), forget([1e-9, 1e-7, 1e-5, 1e-3])), {})],
+            lambda: ((reach(2.0, 1.0, 100.0), gaps(0), ratios([50, 60, 70], ordered)), {}),
+            lambda: ((reach(2.0, 1.0, 0.5), gaps(0), ratios([0.5, 60, 70], {8: 0.5, 16: 2.0, 32: 0, 64: 3.0},
+                                                           miss=True)), {}),
+            lambda: ((reach(2.0, 1e-12, 0.5), gaps(0), ratios([50, 60, 70], ordered)), {}),
+            lambda: ((reach(2.0, 1.0, 100.0), gaps(3), ratios([50, 60, 70], ordered)), {}),
+            lambda: ((reach(1.0, 2.0, 100.0), gaps(0), ratios([50, 60, 70], ordered)), {})],
+        "seqlab.chapter.s14_47.forget_claims": [
+            lambda: ((forget([1e-9, 1e-7, 1e-5, 1e-3]),), {}),  # rising, a factor 1e4 against the guide's 1.6e17
+            lambda: ((forget([1e-5, 1e-7, 1e-5, 1e-9]),), {}),
+            lambda: ((forget([1e-30, 1e-28, 1e-14, 1e-2]),), {})],  # rising by 1e26 from a bias of 0: above it
         "seqlab.chapter.s14_47_1.count_claims": [lambda: ((formulas(300, 400),), {}),
                                                   lambda: ((formulas(350, 400),), {}),
                                                   lambda: ((formulas(300, 400, ok=False),), {})],
         "seqlab.chapter.s14_47_1.step_time_claims": [lambda: ((steps(20.0, 30.0),), {}),
                                                       lambda: ((steps(33.0, 24.0),), {}),
                                                       lambda: ((steps(25.0, 24.0, 0.1),), {})],  # overlapping
-        "seqlab.chapter.s14_48.copy_claims": [lambda: ((good, shown(0.8)), {}), lambda: ((bad, shown(0.8)), {}),
-                                               lambda: ((good, shown(0.7)), {})],
+        "seqlab.chapter.s14_48.copy_claims": [lambda: ((good, shown(0.8), apart), {}),
+                                               lambda: ((bad, shown(0.8), overlap), {}),
+                                               lambda: ((bad, shown(0.8), reversed_), {}),
+                                               lambda: ((good, shown(0.7), apart), {}),
+                                               # attention ahead at T = 4 when decoding freely
+                                               lambda: ((sweep([1.0, 0.8, 0.5, 0.3], [0.3, 0.4, 0.2, 0.15], 0.99,
+                                                               0.5), shown(0.8), apart), {})],
         "seqlab.chapter.s14_49.reversal_claims": [
             lambda: ((rev(0.99, 0.95, 0.15), controls(0.7, 0.25, 0.2, 0.7), 0.99), {}),
             lambda: ((rev(0.90, 0.50, 0.30), controls(0.3, 0.25, 0.7, 0.2, exact=0.2), 0.6), {}),
@@ -662,12 +696,15 @@ def _h4_attention_cases():
                                 dot_min=[32.0, 28.0, 12.0 if good else 1.0], spread=[1e-5, 1e-5, 1e-5 if good else 1e-2]))
         return o, rot, sim, (1e-6 if good else 1e-2)
 
-    def ablation(good):
-        ab = pd.DataFrame(dict(positions=["learned", "none"], n_heads=[4, 4],
-                               accuracy_first_target=[1.0, 0.23], accuracy_second_target=[1.0, 0.23],
-                               accuracy_both=[1.0, 0.03] if good else [0.6, 0.55]))
-        by = pd.DataFrame(dict(positions=["none"] * 3, position=[4, 5, 6], accuracy=[0.35, 0.3, 0.17] if good
-                               else [0.17, 0.3, 0.35]))
+    def ablation(good, steady=True):
+        """Two seeds per setting; ``steady``: every seed's accuracy falls at each step (else one rises once)."""
+        ab = pd.DataFrame(dict(positions=["learned", "learned", "none", "none"], seed=[1, 2, 1, 2], n_heads=[4] * 4,
+                               accuracy_first_target=[1.0, 1.0, 0.23, 0.24], accuracy_second_target=[1.0, 1.0, 0.23, 0.22],
+                               accuracy_both=[1.0, 0.99, 0.03, 0.04] if good else [0.6, 0.7, 0.55, 0.5]))
+        curve = [0.35, 0.3, 0.17] if good else [0.17, 0.3, 0.35]
+        bump = [0.35, 0.36, 0.17] if not steady else curve
+        by = pd.DataFrame(dict(positions=["none"] * 6, seed=[1] * 3 + [2] * 3, position=[4, 5, 6] * 2,
+                               accuracy=curve + bump))
         return ab, by
 
     return {
@@ -679,6 +716,7 @@ def _h4_attention_cases():
         "seqlab.chapter.s14_50.temperature_claims": [lambda: ((ridge(2.97, 3.15), np.array([0.02, 3.46])), {"T": 32}),
                                                       lambda: ((ridge(1.0, 3.0), np.array([1.0, 2.0])), {"T": 32})],
         "seqlab.chapter.s14_50_2.mask_claims": [lambda: ((W_diag, checks(0.78, 0.0), leak(0.0, 0.5)), {}),
+                                                 lambda: ((W_diag, checks(0.78, 0.0), leak(1e-8, 0.5)), {}),
                                                  lambda: ((W_off, checks(0.999, 1e-3), leak(0.1, 0.5)), {}),
                                                  lambda: ((W_diag, checks(0.78, 0.0, above=0.1), leak(0.0, 0.5)), {})],
         "seqlab.chapter.s14_51.parameter_claims": [lambda: ((params([262144] * 3), div(0.0618, 0.202)), {}),
@@ -688,7 +726,8 @@ def _h4_attention_cases():
             lambda: (heads(True), {"offsets": (1, 3)}), lambda: (heads(False), {"offsets": (1, 3)}),
             lambda: ((heads(True)[0].assign(parameters=[100, 200, 300]), *heads(True)[1:]), {"offsets": (1, 3)})],
         "seqlab.chapter.s14_52.order_claims": [lambda: (order(True), {}), lambda: (order(False), {})],
-        "seqlab.chapter.s14_52.ablation_claims": [lambda: (ablation(True), {}), lambda: (ablation(False), {})],
+        "seqlab.chapter.s14_52.ablation_claims": [lambda: (ablation(True), {}), lambda: (ablation(False), {}),
+                                                   lambda: (ablation(True, steady=False), {})],
     }
 
 

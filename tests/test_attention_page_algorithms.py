@@ -80,3 +80,18 @@ def test_page_rotate_depends_on_the_offset_only(page_code):
     dots = [(rot(q, m) @ rot(k, m - 3)).item() for m in range(3, 40)]
     assert max(dots) - min(dots) < 1e-4
     assert abs((rot(q, 5) @ rot(k, 5)).item() - (q @ k).item()) < 1e-4  # offset 0: the plain dot product
+
+
+@pytest.mark.parametrize("d_k, T, scaled, seed", [(512, 32, False, 63), (512, 32, True, 63), (8, 5, False, 1),
+                                                  (64, 16, True, 7)])
+def test_softmax_gradient_equals_the_saturation_measurement(d_k, T, scaled, seed):
+    """eq-softmax-grad written out on the page: the norm that attention_saturation takes with autograd."""
+    from seqlab.analysis.softmax import attention_saturation
+
+    ns = page_functions("attention", ("softmax_gradient",), {"torch": torch, "math": math})
+    torch.manual_seed(seed)  # attention_saturation's draw order: Q, K, then G
+    Q, K, G = torch.randn(1, T, d_k), torch.randn(1, T, d_k), torch.randn(1, T, T)
+    tau = math.sqrt(d_k) if scaled else 1.0
+    mine = ns["softmax_gradient"](Q, K, G, tau)
+    lib = attention_saturation(d_k, T=T, scaled=scaled, seed=seed)["logit_gradient_norm"]
+    assert mine == pytest.approx(lib, rel=1e-4, abs=1e-7)

@@ -52,3 +52,36 @@ def test_clip_by_norm_equals_torch(page_code, scale, c):
         assert torch.equal(x, k)  # the caller's tensors are left alone
     total = torch.cat([m.flatten() for m in mine]).norm().item()
     assert total <= c * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("B, T, d_s, d_h, a", [(2, 10, 16, 16, 16), (1, 1, 3, 5, 2), (4, 7, 8, 6, 12)])
+def test_additive_attention_equals_the_library(B, T, d_s, d_h, a):
+    """eq-scores' additive score with eq-alignment around it, written out on the page: AdditiveAttention's output."""
+    from seqlab.nn.attention import AdditiveAttention
+
+    ns = page_functions("recurrence", ("additive_attention",), {"torch": torch})
+    torch.manual_seed(B * 100 + T)
+    layer = AdditiveAttention(d_s, d_h, a)
+    s, H = torch.randn(B, d_s), torch.randn(B, T, d_h)
+    with torch.no_grad():
+        context, alpha = ns["additive_attention"](s, H, layer.W_s.weight, layer.W_h.weight, layer.v.weight[0])
+        lib_context, lib_alpha = layer(s, H)
+    torch.testing.assert_close(alpha, lib_alpha, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(context, lib_context, rtol=1e-5, atol=1e-6)
+    assert alpha.shape == (B, T) and torch.allclose(alpha.sum(-1), torch.ones(B))
+
+
+def test_tanh_slopes_follow_grad_by_lag_draws():
+    """s14_46_1.tanh_slopes runs the states of grad_by_lag's recurrence: the same draws give the same states."""
+    from seqlab.chapter import s14_46_1
+
+    W, Wx, xs = _draw(1.15, 60, 32, 21)
+    h, hs = torch.zeros(32), []
+    for x in xs:
+        h = torch.tanh(W @ h + Wx @ x)
+        hs.append(h)
+    H = torch.stack(hs)
+    row = s14_46_1.tanh_slopes(rhos=(1.15,)).iloc[0]
+    assert row.mean_slope == pytest.approx(float((1 - H ** 2).mean()), rel=1e-6)
+    assert row.largest_state == pytest.approx(float(H.abs().max()), rel=1e-6)
+    assert row.rho_times_slope == pytest.approx(1.15 * row.mean_slope)

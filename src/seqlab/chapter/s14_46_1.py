@@ -32,6 +32,30 @@ def gradient_frame(rhos=RHOS, T: int = T, d: int = D, seed: int = SEED) -> pd.Da
     return pd.DataFrame(rows)
 
 
+def tanh_slopes(rhos=RHOS, T: int = T, d: int = D, seed: int = SEED) -> pd.DataFrame:
+    """The tanh slope 1 - h^2 along the runs of :func:`gradient_frame` (the same W, W_x and inputs).
+
+    Columns: rho, mean_slope (mean of 1 - h_t^2 over every step and unit), rho_times_slope,
+    largest_state (the largest |h_t| of the run).
+    """
+    rows = []
+    for rho in rhos:
+        torch.manual_seed(seed)  # grad_by_lag's draw order: W, W_x, then the inputs
+        W = torch.randn(d, d)
+        W = W / torch.linalg.eigvals(W.double()).abs().max().item() * rho
+        Wx = torch.randn(d, 4) * 0.1
+        xs = [torch.randn(4) for _ in range(T)]
+        h, hs = torch.zeros(d), []
+        for x in xs:
+            h = torch.tanh(W @ h + Wx @ x)
+            hs.append(h)
+        H = torch.stack(hs)
+        slope = float((1 - H ** 2).mean())
+        rows.append(dict(rho=rho, mean_slope=slope, rho_times_slope=rho * slope,
+                         largest_state=float(H.abs().max())))
+    return pd.DataFrame(rows)
+
+
 def clipping_check(seed: int = CLIP_SEED) -> pd.DataFrame:
     """Norm-clip an exploding gradient (norm 1e5) to 1 and measure the angle between before and after."""
     torch.manual_seed(seed)
@@ -85,6 +109,17 @@ def gradient_claims(vg: pd.DataFrame) -> list:
 
 
 @claim_source
+def slope_claims(slopes: pd.DataFrame) -> list:
+    """At the largest radius the mean tanh slope brings rho times it below one, and the slope falls as rho grows."""
+    s = slopes.sort_values("rho")
+    top, low = s.iloc[-1], s.iloc[0]
+    falls = bool((np.diff(s.mean_slope.to_numpy()) < 0).all())
+    return [verdict("s461_brake", falls and top.rho_times_slope < 1, rho=float(top.rho), slope=float(top.mean_slope),
+                    product=float(top.rho_times_slope), largest=float(top.largest_state), rho_low=float(low.rho),
+                    slope_low=float(low.mean_slope), falls=falls)]
+
+
+@claim_source
 def clipping_claims(clip: pd.DataFrame) -> list:
     """Clipping sets the norm to one and keeps the direction (cosine one to 1e-6)."""
     c = clip.iloc[0]
@@ -92,14 +127,17 @@ def clipping_claims(clip: pd.DataFrame) -> list:
                     norm_after=float(c.norm_after), cosine=float(c.cosine_between_directions))]
 
 
-def figure(vg: pd.DataFrame):
+def figure(vg: pd.DataFrame, slopes: pd.DataFrame | None = None):
+    """The gradient by lag for every radius; ``slopes`` (:func:`tanh_slopes`) adds the largest radius's mean slope."""
     from ..plotting import line_pair
 
     top = vg[vg.label == vg.label.max()]  # the largest radius (labels share one format)
     rho = top.label.iloc[0].split("= ")[1]
-    return line_pair(vg, "lag", "g", "label", title="Gradient reaching back through time",
-                     subtitle=f"Dashed: norm 1. Below one the curves fall geometrically with the lag; rho = {rho} "
-                              f"stays between {top.g.min():.2g} and {top.g.max():.2g} because tanh saturates",
+    mean = None if slopes is None else float(slopes.set_index("rho").mean_slope[float(rho)])
+    subtitle = (f"Dashed: norm 1. Below one the curves fall geometrically with the lag; rho = {rho} stays between "
+                f"{top.g.min():.2g} and {top.g.max():.2g}"
+                + ("" if mean is None else f", with a mean tanh slope 1 - h² of {mean:.2f} along its states"))
+    return line_pair(vg, "lag", "g", "label", title="Gradient reaching back through time", subtitle=subtitle,
                      xlab="Lag (steps back from the loss)", ylab="Gradient norm (log scale)", log_y=True,
                      reverse_x=True, hline=1.0)
 
@@ -131,9 +169,10 @@ def run(ctx):
     vg = gradient_frame(seed=ctx.seed(SEED))
     wide = wide_by_lag(vg, "rho", [5, 20, 40, 55])
     clipping = clipping_check(ctx.seed(CLIP_SEED))
+    slopes = tanh_slopes(seed=ctx.seed(SEED))
     figs = []
     if ctx.figures:
-        figs = ctx.save("grad_by_lag", *figure(vg))
+        figs = ctx.save("grad_by_lag", *figure(vg, slopes))
         figs += ctx.save_plotly("rho_explorer", explorer(ctx.seed(SEED)))
-    return ({"grad_by_lag": vg, "grad_by_lag_wide": wide, "clipping": clipping}, figs,
-            [*gradient_claims(vg), *clipping_claims(clipping)])
+    return ({"grad_by_lag": vg, "grad_by_lag_wide": wide, "clipping": clipping, "tanh_slopes": slopes}, figs,
+            [*gradient_claims(vg), *slope_claims(slopes), *clipping_claims(clipping)])

@@ -12,6 +12,7 @@ from ..analysis.gradients import input_gradient_reach
 from ..claims import claim_source, require, verdict
 from ..plotting.theme import PALETTE
 from ..results import once
+from ..threads import single_threaded
 from ._util import wide_by_lag
 from .base import section
 
@@ -21,6 +22,8 @@ WIDTHS = (8, 16, 32, 64, 128)
 #: the width of the cells in the reach table (the surface varies it)
 REACH_WIDTH = 32
 SEED = 31
+#: the initialisations the ratios are repeated over: the chapter's seed and the next two (no training)
+SEEDS = (31, 32, 33)
 FORGET_SEED = 33
 FORGET_BIASES = (-1.0, 0.0, 1.0, 2.0)
 #: the hand-written cells against PyTorch's: seed, batch, steps, input and hidden width (the page's cells)
@@ -67,6 +70,30 @@ def surface_gap_table(seed: int = SEED, widths=WIDTHS) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def reach_ratios(seeds=SEEDS, widths=WIDTHS) -> pd.DataFrame:
+    """Each initialisation (seed) and width: the LSTM's and GRU's input gradient at lag T-1 over the RNN's, and
+    whether the LSTM is above the RNN at every lag from 40 on (the cells of :func:`surface_gap_table`)."""
+    rows = []
+    with single_threaded():  # tiny cells: one thread is many times faster than two under load
+        for seed, d in ((s, w) for s in seeds for w in widths):
+            g = {c: np.maximum(input_gradient_reach(c, T=T, d=d, seed=seed)[::-1], 1e-30)  # index = lag
+                 for c in ("rnn", "lstm", "gru")}
+            rows.append(dict(seed=seed, width=d, lstm_over_rnn=float(g["lstm"][-1] / g["rnn"][-1]),
+                             gru_over_rnn=float(g["gru"][-1] / g["rnn"][-1]),
+                             lstm_above_from_lag_40=bool((g["lstm"][40:] > g["rnn"][40:]).all())))
+    return pd.DataFrame(rows)
+
+
+def ratio_spread(ratios: pd.DataFrame) -> pd.DataFrame:
+    """Per width, over the seeds of :func:`reach_ratios`: the lowest and highest LSTM/RNN ratio at lag T-1, and
+    in how many initialisations the LSTM is above at that lag and at every lag from 40 on."""
+    g = ratios.groupby("width")
+    return pd.DataFrame(dict(lowest=g.lstm_over_rnn.min(), highest=g.lstm_over_rnn.max(),
+                             seeds_above=g.lstm_over_rnn.apply(lambda r: int((r > 1).sum())),
+                             seeds_above_from_40=g.lstm_above_from_lag_40.sum().astype(int),
+                             seeds=g.size())).reset_index()
+
+
 @torch.no_grad()
 def unroll_difference(cell: str, seed: int = MATCH_SEED) -> float:
     """Largest difference between ``seqlab.nn.unroll`` (the hand-written ``cell``, "lstm" or "gru") and PyTorch's
@@ -90,28 +117,51 @@ def match_claims(max_difference: float, cell: str) -> list:
 
 
 @claim_source
-def reach_claims(reach: pd.DataFrame, gaps: pd.DataFrame, forget: pd.DataFrame) -> list:
-    """The gated cells reach further at the longest lag; all three still decay; the erratum's premises; the bias."""
+def reach_claims(reach: pd.DataFrame, gaps: pd.DataFrame, ratios: pd.DataFrame, width: int = REACH_WIDTH) -> list:
+    """Over the initialisations of ``ratios`` (:func:`reach_ratios`): do the gated cells reach further at ``width``,
+    does the LSTM stay above from lag 40 on, does its lead grow with width beyond the spread of the draws; all three
+    decay; the erratum's premises (the chapter's surface ``gaps``)."""
     g = reach.set_index(["cell", "lag"]).g
     last = int(reach.lag.max())
-    lstm_r, gru_r = g[("LSTM", last)] / g[("RNN", last)], g[("GRU", last)] / g[("RNN", last)]
     decays = {c: bool(g[(c, last)] < g[(c, 1)]) for c in ("RNN", "LSTM", "GRU")}
-    narrow, wide = gaps.iloc[0], gaps.iloc[1:]
-    gain = float(forget.lag_70.iloc[-1] / forget.lag_70.iloc[0])
-    lo, hi = float(forget.forget_bias.iloc[0]), float(forget.forget_bias.iloc[-1])
-    rising = bool((np.diff(forget.lag_70.to_numpy()) > 0).all())
+    narrow = gaps.iloc[0]
+    at = ratios[ratios.width == width]
+    lstm_lo, lstm_hi, gru_lo, gru_hi = (float(f(at[c])) for c in ("lstm_over_rnn", "gru_over_rnn") for f in (min, max))
+    widths = sorted(ratios.width.unique())[1:]  # from the second width up, as the chapter's reading
+    wide = ratios[ratios.width.isin(widths)]
+    misses = [dict(width=int(r.width), seed=int(r.seed)) for r in wide.itertuples() if not r.lstm_above_from_lag_40]
+    spans = {int(w): (float(p.lstm_over_rnn.min()), float(p.lstm_over_rnn.max())) for w, p in wide.groupby("width")}
+    ordered = all(spans[a][1] < spans[b][0] for a, b in zip(widths, widths[1:]))
     return [
-        verdict("s47_reach", lstm_r > 1 and gru_r > 1, lstm_over_rnn=lstm_r, gru_over_rnn=gru_r),
+        verdict("s47_reach", lstm_lo > 1 and gru_lo > 1, width=width, seeds=int(at.seed.nunique()), last_lag=last,
+                lstm_lo=lstm_lo, lstm_hi=lstm_hi, gru_lo=gru_lo, gru_hi=gru_hi),
         verdict("s47_decay", all(decays.values()), last_lag=last, **{f"{c}_decays": v for c, v in decays.items()}),
         require("s47_erratum_short_lags", g[("RNN", 1)] > g[("LSTM", 1)] and narrow.lags_lstm_above == 0,
                 rnn_lag1=g[("RNN", 1)], lstm_lag1=g[("LSTM", 1)], narrow_width=narrow.width,
                 narrow_lags_lstm_above=narrow.lags_lstm_above),
-        verdict("s47_wide_above", bool(wide.lstm_above_from_lag_40.all()), first_width=int(wide.width.iloc[0]),
-                widths=wide.width.tolist(), above=wide.lstm_above_from_lag_40.tolist()),
-        verdict("s47_gap_widens", bool((np.diff(wide.ratio_at_last_lag.to_numpy()) > 0).all()),
-                ratios=wide.ratio_at_last_lag.tolist()),
-        verdict("s47_forget_bias", rising and gain > 1, gain=gain, rising=rising, lowest=lo, highest=hi,
-                gate_at_highest=1 / (1 + math.exp(-hi))),
+        verdict("s47_wide_above", not misses, first_width=int(widths[0]), seeds=int(ratios.seed.nunique()),
+                misses=misses),
+        verdict("s47_gap_widens", ordered, seeds=int(ratios.seed.nunique()), first_width=int(widths[0]),
+                spans={w: list(v) for w, v in spans.items()}),
+    ]
+
+
+@claim_source
+def forget_claims(forget: pd.DataFrame, lag: int = 70) -> list:
+    """The gradient at ``lag`` rises with every step up in the forget bias; its gain from a bias of 0 (else the
+    lowest) to the highest against the guide (sigma(highest) / sigma(0)) ** lag of a gate set by the bias alone."""
+    bias, grad = forget.forget_bias.to_numpy(dtype=float), forget.lag_70.to_numpy(dtype=float)
+    base = 0.0 if 0.0 in bias else float(bias[0])
+    lo, hi = float(bias[0]), float(bias[-1])
+    gain = float(grad[-1] / grad[list(bias).index(base)])
+    sig = lambda b: 1 / (1 + math.exp(-b))
+    guide = (sig(hi) / sig(base)) ** lag
+    rising = bool((np.diff(grad) > 0).all())
+    return [
+        verdict("s47_forget_bias", rising and gain > 1, gain=gain, rising=rising, lowest=lo, highest=hi, base=base,
+                lag=lag),
+        verdict("s47_forget_guide", gain < guide, gain=gain, guide=guide, base=base, highest=hi, lag=lag,
+                gate_at_base=sig(base), gate_at_highest=sig(hi)),
     ]
 
 
@@ -149,12 +199,14 @@ def run(ctx):
                             for i, w in enumerate(WIDTHS) for lag in range(T)])
 
     gaps = once(surface_gap_table, seed=seed, widths=WIDTHS)
+    ratios = reach_ratios(seeds=tuple(ctx.seed(s) for s in SEEDS), widths=WIDTHS)
     fb = forget.rename(columns={"grad_at_lag_40": "lag_40", "grad_at_lag_70": "lag_70"})
-    verdicts = [*match_claims(unroll_difference("lstm"), "lstm"), *reach_claims(gt, gaps, fb)]
+    verdicts = [*match_claims(unroll_difference("lstm"), "lstm"), *reach_claims(gt, gaps, ratios), *forget_claims(fb)]
     figs = []
     if ctx.figures:
         figs = ctx.save("grad_through_time", *figure(gt))
         figs += ctx.save_plotly("reach_surface_3d", reach_surface_figure(z_lstm, z_rnn))
     tables = {"grad_through_time": gt, "grad_through_time_wide": wide, "forget_bias": forget,
-              "reach_surface": surface, "reach_surface_gaps": gaps}
+              "reach_surface": surface, "reach_surface_gaps": gaps,
+              "reach_ratios": ratios, "reach_ratio_spread": ratio_spread(ratios)}
     return tables, figs, verdicts

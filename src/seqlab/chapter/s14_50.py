@@ -143,7 +143,8 @@ def surface_3d(Z: np.ndarray, ridge: pd.DataFrame, dk_grid=SURFACE_DK, divisors=
     dk_ticks, div_ticks = [4, 16, 64, 256, 512], [0.3, 1, 3, 10]
     fig.update_layout(scene=dict(xaxis=dict(tickvals=dk_ticks, ticktext=[f"{v:g}" for v in dk_ticks]),
                                  yaxis=dict(tickvals=div_ticks, ticktext=[f"{v:g}" for v in div_ticks]),
-                                 camera=dict(eye=dict(x=1.5, y=-1.7, z=0.8))),
+                                 # far enough back that the z title clears its tick labels in the book's column
+                                 camera=dict(eye=dict(x=1.7, y=-2.0, z=1.0))),
                       margin=dict(l=10, r=10, b=10))
     return fig
 

@@ -96,5 +96,6 @@ def mask_claims(W: torch.Tensor, checks: pd.DataFrame, leak: pd.DataFrame) -> li
         verdict("s502_diagonal", on_diag == T, rows_on_diagonal=on_diag, rows=T, diagonal_min=diag_lo),
         verdict("s502_post", post < 0.99, post_min=post),
         verdict("s502_fused", fused < 1e-5, fused=fused),
-        verdict("s502_no_leak", masked < 1e-6 and unmasked > 1e-3, masked=masked, unmasked=unmasked),
+        verdict("s502_no_leak", masked < 1e-6 and unmasked > 1e-3, masked=masked, unmasked=unmasked,
+                unchanged=masked == 0),
     ]

@@ -11,8 +11,9 @@ __all__ = ["line_pair", "heatmap_pair", "surface_figure"]
 
 def _plain_numbers(values) -> list[str]:
     """Tick labels on a log axis as plain numbers with thousands separators (700,000, not 7e5)."""
-    # a log scale's breaks come back as 699999.9999...: round before asking whether a value is whole
-    values = [round(float(v), 6) for v in values]
+    # a log scale's breaks come back as 699999.9999...: round (to significant digits, so 1e-8 stays 1e-8) before
+    # asking whether a value is whole
+    values = [float(f"{float(v):.6g}") for v in values]
     return [f"{v:,.0f}" if abs(v) >= 1 and v.is_integer() else f"{v:g}" for v in values]
 
 
@@ -305,10 +306,11 @@ def heatmap_pair(df: pd.DataFrame, x: str, y: str, fill: str, *, title: str, sub
     if size:
         g += theme(figure_size=size)
     return g, _heatmap_interactive(df, x, y, fill, title=title, subtitle=subtitle, facet=facet, cmap=cmap,
-                                   diverging=diverging)
+                                   diverging=diverging, xlab=xlab, ylab=ylab, antidiagonal=antidiagonal)
 
 
-def _heatmap_interactive(df, x, y, fill, *, title, subtitle, facet, cmap, diverging):
+def _heatmap_interactive(df, x, y, fill, *, title, subtitle, facet, cmap, diverging, xlab="", ylab="",
+                         antidiagonal=None):
     """:func:`heatmap_pair`'s plotly figure: one heatmap per panel, row 1 on top."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
@@ -325,6 +327,15 @@ def _heatmap_interactive(df, x, y, fill, *, title, subtitle, facet, cmap, diverg
         fig.add_trace(go.Heatmap(z=wide.values, x=wide.columns, y=wide.index, colorscale=scale, zmin=zmin,
                                  zmax=zmax, showscale=i == len(groups)), row=1, col=i)
         fig.update_yaxes(autorange="reversed", row=1, col=i)
+        if antidiagonal is not None:  # the static figure's dashed line x + y = n + 1, in every panel
+            n = antidiagonal
+            fig.add_trace(go.Scatter(x=[0.5, n + 0.5], y=[n + 0.5, 0.5], mode="lines", showlegend=False,
+                                     hoverinfo="skip", line=dict(color="white", dash="dash", width=1.5)),
+                          row=1, col=i)
+            fig.update_xaxes(range=[0.5, n + 0.5], row=1, col=i)  # the line's ends stay on the matrix's edges
+            fig.update_yaxes(range=[n + 0.5, 0.5], autorange=False, row=1, col=i)
+    fig.update_xaxes(title_text=xlab)
+    fig.update_yaxes(title_text=ylab, col=1)
     fig.update_layout(**plotly_layout(title, subtitle))
     return fig
 
