@@ -768,6 +768,14 @@ def _s64_cases() -> dict:
                              "target": [0.6, 0.7, 0.8][:len(diffs)] * 2,
                              "difference": list(diffs) + [0.01] * len(diffs), "se": [0.01] * (2 * len(diffs))})
 
+    def ratios(by_width):  # §14.47's reach_ratios: per width, the LSTM/RNN ratio of each draw (GRU twice that)
+        return pd.DataFrame([dict(seed=k, width=w, lstm_over_rnn=x, gru_over_rnn=2 * x)
+                             for w, xs in by_width.items() for k, x in enumerate(xs)])
+
+    def copy_seeds(attention, fixed):  # §14.48's seed_table: three seeds per model, spread ±0.02 around each
+        return pd.DataFrame([dict(sequence_length=16, attention=a, seed=k, heldout_teacher_forced=m + 0.02 * (k - 1))
+                             for a, m in (("none", fixed), ("general", attention)) for k in range(3)])
+
     def family(p_holm):  # §14.59's family(): the middle level's top-p with the given Holm p, two other rows
         return pd.DataFrame({"held": ["distinct_3", "distinct_3", "entropy"], "target": [0.7, 0.6, 1.2],
                              "knob": ["top_p", "top_p", "top_p"], "p_holm": [p_holm, 1.0, 1.0]})
@@ -794,10 +802,11 @@ def _s64_cases() -> dict:
         P + "gradient_claims": [
             lambda: (({0.7: 0.65, 1.15: 0.97}, {0.7: (1e-9, 1.0), 1.15: (0.3, 2.1)}), {}),
             lambda: (({0.7: 0.75, 1.15: 1.05}, {0.7: (1e-5, 1.0), 1.15: (0.3, 9.0)}), {})],
-        P + "gating_claims": [lambda: ((5500.0, 40.0, {8: 3.0, 32: 5500.0}), {}),
-                              lambda: ((5500.0, 40.0, {8: 0.03, 32: 5500.0}), {}),
-                              lambda: ((0.5, 2.0, {8: 2.0, 32: 0.5}), {"lag": 79})],
-        P + "bottleneck_claims": [lambda: ((0.91, 0.25, 0.87), {}), lambda: ((0.91, 0.88, 0.9), {})],
+        P + "gating_claims": [lambda: ((ratios({8: [3.0, 4.0], 32: [5500.0, 800.0]}),), {}),
+                              lambda: ((ratios({8: [0.03, 2.0], 32: [5500.0, 800.0]}),), {}),
+                              lambda: ((ratios({8: [0.5, 0.2], 32: [0.5, 3.0]}),), {"lag": 79})],
+        P + "bottleneck_claims": [lambda: ((0.91, 0.25, 0.87, copy_seeds(0.9, 0.4)), {}),
+                                  lambda: ((0.91, 0.88, 0.9, copy_seeds(0.5, 0.6)), {})],
         P + "scaling_claims": [lambda: ((spread(True), saturation(True)), {}),
                                lambda: ((spread(False), saturation(False)), {})],
         P + "multihead_claims": [lambda: (({1: 7616, 4: 7616}, 0.3, 0.99), {}),
