@@ -64,3 +64,19 @@ def test_page_split_conformal_equals_the_library(page_code):
         lo, hi, _ = conformal_band(point, scale, scores, level * 100)
         mine = page_code["split_conformal"](10.0, 2.5, scores[:, 0], level)
         assert mine == pytest.approx((lo[0, 0], hi[0, 0]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(k=st.integers(2, 8), n=st.integers(2, 3000))
+def test_the_records_critical_distance_equals_mcb(k, n):
+    """The record's written-out Nemenyi distance is the width of every interval that ``mcb`` draws."""
+    from scipy.stats import studentized_range
+
+    from seqlab.forecast.comparison import mcb
+
+    cell = page_functions("forecasting_record", ("critical_distance",),
+                          {"np": np, "studentized_range": studentized_range})["critical_distance"]
+    scores = pd.DataFrame(np.random.default_rng(k * n).random((n, k)), columns=[f"m{j}" for j in range(k)])
+    out = mcb(scores)
+    assert cell(k, n) == pytest.approx(out.attrs["critical_distance"], rel=1e-12)
+    assert (out.hi - out.lo).to_numpy() == pytest.approx([cell(k, n)] * k, rel=1e-12)

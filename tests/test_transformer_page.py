@@ -464,6 +464,6 @@ def test_crossover_at_the_shortest_length_is_read_as_an_upper_bound():
     said = s14_55_claims.here_claims(here, grid)[0]
     written = {t.name: t for t in templates(PAGE.read_text(encoding="utf-8"))}
     text = render(written["s55_here_side"], {"holds": said.holds, "evidence": said.evidence})
-    assert "at or below T = 32, the shortest length timed" in text
+    assert "is above 1 already at T = 32, the shortest length timed" in text
     assert "T* ≈ 32" not in text
-    assert "reference (at T* ≈" in text or "reference's lies at T* ≈" in text
+    assert "the reference's rounds put the crossover between" in text

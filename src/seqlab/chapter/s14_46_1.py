@@ -134,8 +134,8 @@ def figure(vg: pd.DataFrame, slopes: pd.DataFrame | None = None):
     top = vg[vg.label == vg.label.max()]  # the largest radius (labels share one format)
     rho = top.label.iloc[0].split("= ")[1]
     mean = None if slopes is None else float(slopes.set_index("rho").mean_slope[float(rho)])
-    subtitle = (f"Dashed: norm 1. Below one the curves fall geometrically with the lag; rho = {rho} stays between "
-                f"{top.g.min():.2g} and {top.g.max():.2g}"
+    subtitle = (f"Dashed: norm 1. At or below one the curves fall geometrically with the lag; rho = {rho} stays "
+                f"between {top.g.min():.2g} and {top.g.max():.2g}"
                 + ("" if mean is None else f", with a mean tanh slope 1 - h² of {mean:.2f} along its states"))
     return line_pair(vg, "lag", "g", "label", title="Gradient reaching back through time", subtitle=subtitle,
                      xlab="Lag (steps back from the loss)", ylab="Gradient norm (log scale)", log_y=True,

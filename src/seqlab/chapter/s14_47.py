@@ -85,10 +85,12 @@ def reach_ratios(seeds=SEEDS, widths=WIDTHS) -> pd.DataFrame:
 
 
 def ratio_spread(ratios: pd.DataFrame) -> pd.DataFrame:
-    """Per width, over the seeds of :func:`reach_ratios`: the lowest and highest LSTM/RNN ratio at lag T-1, and
+    """Per width, over the seeds of :func:`reach_ratios`: the lowest and highest LSTM/RNN (and GRU/RNN) ratio at
+    lag T-1, and
     in how many initialisations the LSTM is above at that lag and at every lag from 40 on."""
     g = ratios.groupby("width")
     return pd.DataFrame(dict(lowest=g.lstm_over_rnn.min(), highest=g.lstm_over_rnn.max(),
+                             gru_lowest=g.gru_over_rnn.min(), gru_highest=g.gru_over_rnn.max(),
                              seeds_above=g.lstm_over_rnn.apply(lambda r: int((r > 1).sum())),
                              seeds_above_from_40=g.lstm_above_from_lag_40.sum().astype(int),
                              seeds=g.size())).reset_index()
@@ -140,7 +142,7 @@ def reach_claims(reach: pd.DataFrame, gaps: pd.DataFrame, ratios: pd.DataFrame, 
                 rnn_lag1=g[("RNN", 1)], lstm_lag1=g[("LSTM", 1)], narrow_width=narrow.width,
                 narrow_lags_lstm_above=narrow.lags_lstm_above),
         verdict("s47_wide_above", not misses, first_width=int(widths[0]), seeds=int(ratios.seed.nunique()),
-                misses=misses),
+                misses=misses, draws=len(wide), kept=len(wide) - len(misses)),
         verdict("s47_gap_widens", ordered, seeds=int(ratios.seed.nunique()), first_width=int(widths[0]),
                 spans={w: list(v) for w, v in spans.items()}),
     ]

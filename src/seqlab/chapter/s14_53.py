@@ -147,6 +147,10 @@ def warmup_claims(summary: pd.DataFrame, warmup_steps: int, chance: float, alpha
         verdict("s53_narrow", classical and fine_lo, warmup_helps=helps, pre_better=pre_better,
                 post_fine_at_small_rate=fine_lo, settled=classical, **evidence),
         verdict("s53_small_rate", fine_lo, **evidence),
+        # a post-LN run with warm-up that failed sits at the same loss as the runs without: its line is hidden
+        verdict("s53_warmup_miss", postw < n,
+                worst=float(by.worst_heldout_free_running[(hi, "post-LN", warmup_steps)]), chance=chance,
+                missed=n - postw, n=n),
     ]
 
 

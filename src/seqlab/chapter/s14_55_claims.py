@@ -275,16 +275,20 @@ def _where(frame: pd.DataFrame, prefix: str, d: int) -> dict:
     pos = _position(t, d, *band)
     # attention already the dearer layer at the shortest length: the crossing lies somewhere below it
     shortest = bool(not np.isnan(t) and t == f["T"].min() and f.ratio_attention_to_lstm.iloc[0] >= 1)
-    return {f"{prefix}_T_star": t, f"{prefix}_found": bool(not np.isnan(t)), f"{prefix}_at_shortest": shortest,
+    lo, hi = band if band else (t, t)
+    return {f"{prefix}_T_star": t, f"{prefix}_T_lo": lo, f"{prefix}_T_hi": hi,
+            f"{prefix}_found": bool(not np.isnan(t)), f"{prefix}_at_shortest": shortest,
             f"{prefix}_T_min": f["T"].min(), f"{prefix}_T_max": f["T"].max(), f"{prefix}_before": pos < 0,
             f"{prefix}_near": pos == 0, f"{prefix}_position": pos}
 
 
 @claim_source
 def here_claims(here: pd.DataFrame, grid: pd.DataFrame) -> list:
-    """The quick measurement on this machine beside the reference: is the crossover on the same side of 2d?"""
+    """The quick measurement on this machine beside the reference: does its crossover fall inside the band that the
+    reference's rounds give? One round here has no spread of its own, so no side of 2d is read from it."""
     d = int(here.d.iloc[0])
     h, ref = _where(here, "here", d), _where(grid[grid.d == d], "reference", d)
-    return [verdict("s55_here_side", h["here_position"] == ref["reference_position"], d=d, flop_T_star=2 * d,
-                    level=LEVEL, **h, **ref)]
+    inside = bool(h["here_found"] and ref["reference_found"]
+                  and ref["reference_T_lo"] <= h["here_T_star"] <= ref["reference_T_hi"])
+    return [verdict("s55_here_side", inside, d=d, flop_T_star=2 * d, level=LEVEL, **h, **ref)]
 
