@@ -1,9 +1,11 @@
 """Every code cell a reader sees fits the page's code column without scrolling sideways.
 
 At the browser check's 1200-px window a code box holds 68 characters (66 inside a folded
-``hide-cell`` cell). Cells whose source is hidden (``hide-input``, ``remove-input``,
-``remove-cell``) do not count. This reads the Markdown only, so it runs without a browser;
-the browser check (``seqlab.book.browser``) measures the rendered boxes and the outputs too.
+``hide-cell`` or ``hide-input`` cell: a reader unfolds a ``hide-input`` cell's source with
+"Show code cell source", and it must fit then too). Cells whose source a reader never sees
+(``remove-input``, ``remove-cell``) do not count. This reads the Markdown only, so it runs
+without a browser; the browser check (``seqlab.book.browser``) measures the rendered boxes
+and the outputs too.
 """
 import json
 
@@ -29,11 +31,15 @@ def test_the_width_check_can_fail():
     assert len(long) > CODE_COLUMN
     folded = "y = " + "2" * (FOLDED_COLUMN + 1 - 4)
     assert FOLDED_COLUMN < len(folded) <= CODE_COLUMN
+    fits = "z = " + "3" * (FOLDED_COLUMN - 4)
+    assert len(fits) == FOLDED_COLUMN
     page = ("# A page\n\n```{code-cell} ipython3\nshort = 1\n" + long + "\n```\n\n"
-            "```{code-cell} ipython3\n:tags: [hide-input]\n" + long + "\n```\n\n"
+            "```{code-cell} ipython3\n:tags: [hide-input]\n" + folded + "\n" + fits + "\n```\n\n"
             "```{code-cell} ipython3\n:tags: [remove-cell]\n" + long + "\n```\n\n"
+            "```{code-cell} ipython3\n:tags: [remove-input]\n" + long + "\n```\n\n"
             "```{code-cell} ipython3\n:tags: [hide-cell]\n" + folded + "\n```\n")
-    assert long_lines(code_cells(page)) == [(1, 5, long), (4, 20, folded)]
+    # the folded hide-input line is reported at FOLDED_COLUMN; the removed cells' lines are not
+    assert long_lines(code_cells(page)) == [(1, 5, long), (2, 10, folded), (5, 26, folded)]
 
 
 def test_the_install_lines_fit_their_box():

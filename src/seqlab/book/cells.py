@@ -3,7 +3,8 @@
 A reader who downloads a page as a notebook, or copies one cell, has only what the visible
 cells define. :func:`undefined_names` lists every name a visible cell uses that no visible
 cell before it (or the cell itself) imports or assigns, and that Python does not provide.
-:func:`long_lines` lists the lines of visible cells wider than the page's code column.
+:func:`long_lines` lists the lines a reader can see wider than their box: those of visible cells and
+of ``hide-input`` cells, whose folded source a reader opens with "Show code cell source".
 """
 from __future__ import annotations
 
@@ -17,11 +18,13 @@ __all__ = ["Cell", "code_cells", "undefined_names", "glue_share", "long_lines", 
 
 _CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```\s*$", re.S | re.M)
 _HIDDEN = ("hide-input", "remove-input", "remove-cell")
+_REMOVED = ("remove-input", "remove-cell")  # a reader never sees these sources, not even folded
 
 #: characters a code cell's box holds without scrolling sideways in a 1200-px window (the browser check's
 #: FIT_WINDOW): a 608-px box with 16 px of padding each side, in a 14-px monospace font
 CODE_COLUMN = 68
-#: the same for a ``hide-cell`` cell: a reader unfolds it inside a frame that takes two characters of the box
+#: the same for a ``hide-cell`` or ``hide-input`` cell: a reader unfolds it inside a frame that takes two
+#: characters of the box
 FOLDED_COLUMN = 66
 
 
@@ -36,9 +39,15 @@ class Cell:
         return not any(t in self.tags for t in _HIDDEN)
 
     @property
+    def readable(self) -> bool:
+        """Whether a reader can see the source: visible, or folded (``hide-input``) and opened on a click."""
+        return not any(t in self.tags for t in _REMOVED)
+
+    @property
     def column(self) -> int:
         """How many characters a line of this cell may hold on the page."""
-        return FOLDED_COLUMN if "hide-cell" in self.tags else CODE_COLUMN
+        folded = "hide-cell" in self.tags or "hide-input" in self.tags
+        return FOLDED_COLUMN if folded else CODE_COLUMN
 
 
 def code_cells(page: Path | str) -> list[Cell]:
@@ -59,8 +68,9 @@ def code_cells(page: Path | str) -> list[Cell]:
 
 
 def long_lines(cells: list[Cell]) -> list[tuple[int, int, str]]:
-    """``(cell number, page line, line)`` for each line of a visible cell longer than the cell's column."""
-    return [(i, cell.line + k, text) for i, cell in enumerate(cells, 1) if cell.visible
+    """``(cell number, page line, line)`` for each line a reader can see (a visible cell's, or a folded
+    ``hide-input`` cell's) longer than the cell's column."""
+    return [(i, cell.line + k, text) for i, cell in enumerate(cells, 1) if cell.readable
             for k, text in enumerate(cell.source.splitlines()) if len(text) > cell.column]
 
 
