@@ -47,7 +47,12 @@ def coverage_by_set(iv: pd.DataFrame, kind: str = "conformal", level: int = 80) 
 
 def coverage_summary(iv: pd.DataFrame) -> pd.DataFrame:
     """Per kind and level: the range of coverage over every (data set, model) scored, the mean shortfall
-    below the nominal level and the mean distance from it (``mean_miss``, either side)."""
+    below the nominal level and the mean distance from it (``mean_miss``, either side).
+
+    Only the data sets that every kind scores count, so that the kinds' means cover the same sets (conformal
+    bands need earlier windows to calibrate on, which a set with a single series and window lacks)."""
+    shared = set.intersection(*(set(g.dataset) for _, g in iv.groupby("kind")))
+    iv = iv[iv.dataset.isin(shared)]
     rows = []
     for kind, g in iv.groupby("kind", sort=False):
         for level in (80, 95):

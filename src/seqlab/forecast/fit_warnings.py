@@ -165,6 +165,9 @@ class Witness:
         owner = {}
         for uid, y in series():
             owner.setdefault(fingerprint(y), []).append(uid)
+        first = {key: k for k, key in enumerate(owner)}  # each distinct series' place in the panel
+        # records arrive in whatever order the workers finished: take them in the panel's own order
+        found.sort(key=lambda r: (first.get(r[3], len(first)), str(r[0]), str(r[1]), str(r[2])))
         grouped: dict = {}
         for model, category, message, key in found:
             series = grouped.setdefault((model, category, message), {})
