@@ -11,6 +11,7 @@ from ..experiments.forecast import (
     NEURAL,
     forecast_results,
     nbeats_results,
+    official_holdout,
     validation_units,
 )
 
@@ -47,6 +48,14 @@ def entry_tests(sig: pd.DataFrame) -> pd.DataFrame:
 VERDICT_SETS = ("M3 monthly", "Tourism quarterly", "M1 yearly", "M3 yearly")
 
 
+def _judged_together(rows: list, alpha: float) -> pd.DataFrame:
+    """Bootstrap tests as one family: Holm's adjustment over all of them, and which ones it settles."""
+    out = pd.DataFrame(rows)
+    out["p_holm"] = holm(out.p_value.to_numpy())
+    out["settled"] = out.p_holm < alpha
+    return out
+
+
 def verdict_family(units: pd.DataFrame, summary: pd.DataFrame, sets=VERDICT_SETS, n_boot: int = 5000,
                    seed: int = 0, alpha: float = 0.05) -> pd.DataFrame:
     """Every hold-out comparison the verdict reads, judged as one family.
@@ -61,15 +70,11 @@ def verdict_family(units: pd.DataFrame, summary: pd.DataFrame, sets=VERDICT_SETS
     v = verdict(summary).set_index(["dataset", "scope"])
     rows = []
     for d in sets:
-        u = units[units.dataset == d]
-        last = u[u.cutoff == u.groupby("unique_id").cutoff.transform("max")]
+        last = official_holdout(units[units.dataset == d])
         best = v.loc[(d, "official hold-out")]
         for m in dict.fromkeys(["N-BEATS", "N-BEATS + Combination", best.best_neural]):
             rows.append(dict(dataset=d, **bootstrap_pvalue(last, m, best.best_classical, n_boot, seed)))
-    out = pd.DataFrame(rows)
-    out["p_holm"] = holm(out.p_value.to_numpy())
-    out["settled"] = out.p_holm < alpha
-    return out
+    return _judged_together(rows, alpha)
 
 
 def nbeats_family(units: pd.DataFrame, summary: pd.DataFrame, n_boot: int = 5000, seed: int = 0,
@@ -80,19 +85,14 @@ def nbeats_family(units: pd.DataFrame, summary: pd.DataFrame, n_boot: int = 5000
     from ..forecast.comparison import bootstrap_pvalue
 
     rows = []
-    for (d, scope), g in summary.groupby(["dataset", "scope"], sort=False):
-        u = units[units.dataset == d]
-        if scope == "official hold-out":
-            u = u[u.cutoff == u.groupby("unique_id").cutoff.transform("max")]
-        if u.unique_id.nunique() < 2:
-            continue
-        g = g.set_index("model").mase
-        entry = g[[m for m in CLASSICAL_ENTRIES if m in g.index]].idxmin()
-        rows.append(dict(dataset=d, scope=scope, **bootstrap_pvalue(u, "N-BEATS", entry, n_boot, seed)))
-    out = pd.DataFrame(rows)
-    out["p_holm"] = holm(out.p_value.to_numpy())
-    out["settled"] = out.p_holm < alpha
-    return out
+    for r in verdict(summary).itertuples():
+        u = units[units.dataset == r.dataset]
+        if r.scope == "official hold-out":
+            u = official_holdout(u)
+        if u.unique_id.nunique() > 1:
+            rows.append(dict(dataset=r.dataset, scope=r.scope,
+                             **bootstrap_pvalue(u, "N-BEATS", r.best_classical, n_boot, seed)))
+    return _judged_together(rows, alpha)
 
 
 def head_to_head(summary: pd.DataFrame, sig: pd.DataFrame, scope: str = "official hold-out",
