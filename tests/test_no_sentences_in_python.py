@@ -38,7 +38,7 @@ LABEL_CONSTANTS = {
         "ROLE_LABELS": "cells of the protocol table: the role of each window, in the table's columns",
     },
     "s14_63_nbeats": {
-        "INGREDIENTS": "the ablation's row labels (the ingredient changed), each mapped to its claim's name",
+        "INGREDIENTS": "the ablation's row labels (the ingredient changed), each mapped to a short name",
     },
     "s14_63_reference": {
         "ANCHORS": "the source column of the anchors table: where each reference value comes from",

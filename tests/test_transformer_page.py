@@ -441,13 +441,13 @@ def test_encoder_decoder_notes_carry_the_claims_verdicts():
     checks, _ = s14_54.causality_check(dec, w["memory"], tgt, w["causal self"])
     batch, lengths = s14_54.padded_batch(s14_54.SEED)
     masks = s14_54.mask_checks(s14_54.demo_model(s14_54.SEED), batch, lengths, s14_54.SEED)
-    comparison, maps = s14_54.task_comparison(), s14_54.cross_attention_maps()
+    grid, maps = s14_54.seed_grid(), s14_54.cross_attention_maps()
     # a stand-in for the cell retrained now (rerun_one trains; its claim is checked by its own test)
     rerun = pd.DataFrame(dict(run=["chapter's run", "trained now"], final_loss=[0.5, 0.5]))
-    notes = s14_54.claims_for(checks, comparison, masks, maps, rerun)
+    notes = s14_54.claims_for(checks, grid, masks, maps, rerun)
     assert all(isinstance(c, Claim) for c in notes)
     said = {c.name: c for c in notes}
-    expected = [*s14_54.task_claims(comparison, 1 / s14_54.PROTOCOL["vocab"]),
+    expected = [*s14_54.task_claims(grid, 1 / s14_54.PROTOCOL["vocab"]),
                 *s14_54.alignment_claims(s14_54.alignment_share(maps)), *s14_54.mask_claims(checks, masks)]
     assert all(said[c.name].holds == c.holds and said[c.name].evidence == c.evidence for c in expected)
     assert said["s54_rerun_agreement"].holds and said["s54_rerun_agreement"].evidence["figures"] == 16
@@ -467,3 +467,56 @@ def test_crossover_at_the_shortest_length_is_read_as_an_upper_bound():
     assert "is above 1 already at T = 32, the shortest length timed" in text
     assert "T* ≈ 32" not in text
     assert "the reference's rounds put the crossover between" in text
+
+
+def test_grid_seeds_write_verified_artifacts_and_refuse_a_changed_file(tmp_path, monkeypatch):
+    from seqlab.experiments import transformer_task_seeds as tts
+    from seqlab.experiments import transformer_tasks as tt
+    from seqlab.store import ArtifactError
+
+    small = dict(tt.PROTOCOL, epochs=2, n_train=12, n_test=6)
+    monkeypatch.setattr(tt, "PROTOCOL", small)  # what task_experiment trains with
+    monkeypatch.setattr(tts, "PROTOCOL", small)  # what the manifest records
+    monkeypatch.setattr(tts, "LENGTHS", (4,))
+    grid = tts.run_grid_seeds(tmp_path, workers=1, log=lambda *_: None)
+    back = tts.load_grid_seeds(tmp_path)
+    assert len(back) == len(tts.GRID_SEEDS) * len(tt.TASKS) * len(tt.MODELS)
+    assert sorted(back.seed.unique()) == list(tts.GRID_SEEDS) and "attention" not in back.columns
+    pd.testing.assert_frame_equal(back, grid.reset_index(drop=True), check_dtype=False)
+    path = tmp_path / tts.SEEDS_NAME / "comparison.csv"
+    path.write_text(path.read_text().replace("GRU", "GRV", 1))
+    with pytest.raises(ArtifactError):
+        tts.load_grid_seeds(tmp_path)
+
+
+def test_stored_grid_seed_is_the_chapters_copy_experiment_under_that_seed():
+    """§14.48 reads its further seeds from §14.54's grid: one of them trained again by §14.48's own function."""
+    from seqlab.chapter import s14_48
+    from seqlab.experiments.seq2seq import copy_experiment
+    from seqlab.experiments.transformer_task_seeds import GRID_SEEDS
+
+    more = s14_48.more_seeds()
+    seed = GRID_SEEDS[0]
+    stored = more[(more.seed == seed) & (more.sequence_length == 4) & (more.attention == "none")].iloc[0]
+    now = copy_experiment(4, None, seed)
+    for k in ("copy_accuracy", "heldout_teacher_forced", "heldout_free_running"):
+        assert abs(float(stored[k]) - now[k]) <= s14_48.REPRODUCE_TOL, k
+    assert abs(float(stored.final_loss) - now["final_loss"]) <= s14_48.REPRODUCE_TOL * now["final_loss"] + 1e-6
+
+
+def test_copy_runs_reads_a_seed_trained_now_only_once(monkeypatch):
+    from seqlab.chapter import s14_48
+    from seqlab.experiments.transformer_task_seeds import GRID_SEEDS
+
+    def sweep(seed, lengths):
+        return pd.DataFrame([dict(sequence_length=T, attention=a, final_loss=0.0, copy_accuracy=0.5,
+                                  heldout_teacher_forced=0.5, heldout_free_running=0.5)
+                             for a in ("none", "general") for T in lengths])
+
+    monkeypatch.setattr(s14_48, "copy_sweep", sweep)
+    runs = s14_48.copy_runs(seed=GRID_SEEDS[0])
+    assert runs.groupby(["seed", "attention", "sequence_length"]).size().max() == 1
+    assert set(runs.seed) == set(GRID_SEEDS)
+    spread = s14_48.seed_spread(runs)
+    assert (spread.seeds == len(GRID_SEEDS)).all() and list(spread.attention[:1]) == ["none"]
+    assert (spread.heldout_free_running_lowest <= spread.heldout_free_running_mean).all()

@@ -239,7 +239,7 @@ def member_claims(members: pd.DataFrame, pairs: pd.DataFrame):
     ]
 
 
-#: the ablation's rows the page reads, each with its claim's name
+#: the ablation's rows that form its family of tests, each with a short name
 INGREDIENTS = {
     "raw weights instead of their moving average": "s63_ab_ema",
     "loss: scaled MAE instead of MASE": "s63_ab_mae",
@@ -274,12 +274,12 @@ def ablation_tests(ab: pd.DataFrame, pairs: dict) -> pd.DataFrame:
 
 @claim_source
 def ablation_claims(tested: pd.DataFrame, chosen_steps: dict, largest: dict, alpha: float = 0.05):
-    """Each ingredient against the seed pairs of its set: does the chapter's setting earn its place?
+    """The ingredients against the seed pairs of their sets, as one family: does any setting earn its place?
 
     ``tested`` is :func:`ablation_tests`; ``chosen_steps`` maps a data set to the step count its seed pairs were
     scored at, which must be the ablation's own; ``largest`` to its largest seed-pair difference. A setting helps
-    only where the change makes the member worse with a Holm-adjusted p below ``alpha``; one run per setting
-    against six seed pairs settles a direction in neither sense otherwise.
+    only where the change makes the member worse with a Holm-adjusted p below ``alpha`` (it hurts where the change
+    makes it better so); one run per setting against six seed pairs settles a direction in neither sense otherwise.
     """
     out = []
     for d, g in tested.groupby("dataset", sort=False):
@@ -287,14 +287,17 @@ def ablation_claims(tested: pd.DataFrame, chosen_steps: dict, largest: dict, alp
                            int(g.steps.iloc[0]) == int(chosen_steps[d]),
                            ablation_steps=int(g.steps.iloc[0]), member_steps=int(chosen_steps[d])))
     D = tested.set_index("ingredient")
-    family = int(D.index.isin(list(INGREDIENTS)).sum())
-    for row, name in INGREDIENTS.items():
-        if row not in D.index:
-            continue
-        d, p, hp, where = (float(D.difference[row]), float(D.p[row]), float(D.holm_p[row]), D.dataset[row])
-        settled = hp < alpha
-        out.append(verdict(name, settled and d > 0, difference=d, p=p, holm_p=hp, family=family,
-                           largest_seed_difference=largest[where], dataset=where, hurts=settled and d < 0))
+    fam = D[D.index.isin(list(INGREDIENTS))]
+    settled = fam.holm_p < alpha
+    helps, hurts = fam[settled & (fam.difference > 0)], fam[settled & (fam.difference < 0)]
+    record = lambda rows: [dict(setting=k, difference=float(r.difference), p=float(r.p), holm_p=float(r.holm_p))
+                           for k, r in rows.iterrows()]
+    if len(fam):
+        low = fam.holm_p.idxmin()
+        out.append(verdict("s63_ab_family", len(helps) > 0, family=len(fam), helps=record(helps),
+                           hurts=record(hurts), unadjusted=record(fam[fam.p < alpha]),
+                           smallest=record(fam.loc[[low]])[0]["holm_p"], smallest_setting=low,
+                           expected=len(fam) * alpha))
     ens = tested[tested.ingredient.str.startswith("ensemble") & (tested.dataset == "M3 monthly")]
     if len(ens):
         e, p = float(ens.difference.iloc[0]), float(ens.p.iloc[0])

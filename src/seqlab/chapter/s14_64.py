@@ -114,22 +114,23 @@ def gating_claims(ratios: pd.DataFrame, lag: int = REACH_LAG, width: int = 32) -
 
 
 @claim_source
-def bottleneck_claims(fixed_short: float, fixed_long: float, attention_long: float, seeds: pd.DataFrame,
-                      short: int = COPY_SHORT, long: int = COPY_LONG, margin: float = ACCURACY_MARGIN) -> list:
-    """Held-out teacher-forced copy accuracy: does the fixed vector fail with length (one run per length), and
-    does attention repair it (``seeds``: §14.48's ``seed_table``, both models at one length over three seeds;
-    attention's worst seed must beat the fixed vector's best)?"""
-    falls = fixed_short - fixed_long > margin
-    acc = seeds.groupby("attention").heldout_teacher_forced
-    lo, hi = acc.min(), acc.max()
-    T = int(seeds.sequence_length.iloc[0])
+def bottleneck_claims(spread: pd.DataFrame, short: int = COPY_SHORT, long: int = COPY_LONG,
+                      margin: float = ACCURACY_MARGIN) -> list:
+    """Held-out teacher-forced copy accuracy over seeds (``spread``: §14.48's ``seed_spread``): does the fixed
+    vector fail with length (its worst seed at ``short`` above its best at ``long`` by more than ``margin``), and
+    does attention repair it (attention's worst seed at ``long`` above the fixed vector's best)?"""
+    r = spread.set_index(["attention", "sequence_length"])
+    lo, hi = r.heldout_teacher_forced_lowest, r.heldout_teacher_forced_highest
+    mean = r.heldout_teacher_forced_mean
+    n = int(spread.seeds.min())
     return [
-        verdict("s64_v_bottleneck", falls, short=short, long=long, fixed_short=fixed_short, fixed_long=fixed_long,
+        verdict("s64_v_bottleneck", float(lo[("none", short)] - hi[("none", long)]) > margin, short=short, long=long,
+                seeds=n, fixed_short=float(mean[("none", short)]), fixed_long=float(mean[("none", long)]),
+                fixed_short_worst=float(lo[("none", short)]), fixed_long_best=float(hi[("none", long)]),
                 margin=margin),
-        verdict("s64_v_bottleneck_attention", lo["general"] > hi["none"], T=T, n_seeds=int(seeds.seed.nunique()),
-                attention_worst=float(lo["general"]), attention_best=float(hi["general"]),
-                fixed_worst=float(lo["none"]), fixed_best=float(hi["none"]), long=long,
-                attention_long=attention_long, fixed_long=fixed_long),
+        verdict("s64_v_bottleneck_attention", bool(lo[("general", long)] > hi[("none", long)]), long=long, seeds=n,
+                attention_worst=float(lo[("general", long)]), attention_best=float(hi[("general", long)]),
+                fixed_worst=float(lo[("none", long)]), fixed_best=float(hi[("none", long)])),
     ]
 
 
@@ -358,7 +359,7 @@ def _numbers():
         shapes = {T: tuple(m2o(torch.zeros(2, T, s14_45.D_IN)).shape) for T in s14_45.LENGTHS}
     vg = once(s14_46_1.gradient_frame, rhos=s14_46_1.RHOS)
     ratios = once(s14_47.reach_ratios, seeds=s14_47.SEEDS, widths=s14_47.WIDTHS)
-    runs = once(s14_48.copy_runs, seed=s14_48.SEED, repeat_T=s14_48.REPEAT_T, repeat_seeds=s14_48.REPEAT_SEEDS)
+    runs = once(s14_48.copy_runs, seed=s14_48.SEED)
     copy = runs[runs.seed == s14_48.SEED]
     spread = once(s14_50.spread_table, s14_50.D_GRID, n=s14_50.N_PAIRS, seed=s14_50.SPREAD_SEED)
     sat = once(s14_50.saturation_table, s14_50.D_GRID, T=s14_50.T, seed=s14_50.SATURATION_SEED)
@@ -379,16 +380,13 @@ def _numbers():
     summary = forecast_results()[0]
     verdict = s14_63.verdict(summary)
     cover = s14_63_intervals.coverage_summary(s14_63_intervals.intervals())
-    fixed = copy[copy.attention == "none"].set_index("sequence_length")
-    att = copy[copy.attention == "general"].set_index("sequence_length")
     by_h = heads.set_index("n_heads")
     return dict(
         problem=({T: count_parameters(m2o) for T in s14_45.LENGTHS}, shapes),
         gradient=({r: s14_46_1.decay_per_step(vg, r) for r in s14_46_1.RHOS},
                   {r: (float(g.min()), float(g.max())) for r, g in vg.groupby("rho").g}),
         gating=(ratios, REACH_LAG, s14_47.REACH_WIDTH),
-        bottleneck=(fixed.heldout_teacher_forced[COPY_SHORT], fixed.heldout_teacher_forced[COPY_LONG],
-                    att.heldout_teacher_forced[COPY_LONG], s14_48.seed_table(runs)),
+        bottleneck=(s14_48.seed_spread(runs),),
         scaling=(spread, sat),
         heads=(dict(zip(params.n_heads, params.parameters)), by_h.mean_accuracy_both.iloc[0],
                by_h.worst_accuracy_both.iloc[-1]),
