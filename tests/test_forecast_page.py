@@ -80,3 +80,33 @@ def test_the_records_critical_distance_equals_mcb(k, n):
     out = mcb(scores)
     assert cell(k, n) == pytest.approx(out.attrs["critical_distance"], rel=1e-12)
     assert (out.hi - out.lo).to_numpy() == pytest.approx([cell(k, n)] * k, rel=1e-12)
+
+
+def test_series_bias_means_over_series_are_the_residual_checks_means():
+    """The standard error rests on per-series means whose average is the stored residual check's own mean."""
+    from seqlab.chapter import s14_63
+
+    summary, _, _, _, _, nb, _ = s14_63.results()
+    check = s14_63.residual_check(nb, summary, scope="official hold-out")
+    check = check[check.dataset.isin(["M3 yearly", "Tourism quarterly"])]
+    out = s14_63.series_bias(check)
+    assert list(out.mean_scaled_error) == list(check.mean_scaled_error) and (out.series > 100).all()
+    assert (out.mean_scaled_error_se > 0).all() and out.mean_scaled_error_se.notna().all()
+    # the same per-series means, recomputed here from the stored forecasts
+    from seqlab.experiments.forecast import DATASETS
+    from seqlab.experiments.forecast.results import stored_forecasts
+    from seqlab.experiments.forecast.scoring import add_combinations
+    from seqlab.experiments.forecast.sets import _load, official_holdout
+    from seqlab.forecast.metrics import mase_scale
+
+    f = stored_forecasts()
+    x = add_combinations(official_holdout(f[f.dataset == "Tourism quarterly"].drop(columns="dataset")))
+    src = _load(DATASETS["Tourism quarterly"][0])
+    hist = {str(u): h for u, h in src.history.groupby("unique_id")}
+    per = []
+    for (u, c), w in x.groupby(["unique_id", "cutoff"]):
+        scale = mase_scale(hist[str(u)].loc[hist[str(u)].ds <= c, "y"].to_numpy(float), src.season)
+        per.append(float(np.mean((w["N-BEATS"] - w.y) / scale)))
+    row = out[(out.dataset == "Tourism quarterly") & (out.model == "N-BEATS")].iloc[0]
+    assert math.isclose(np.mean(per), row.mean_scaled_error, rel_tol=1e-9)
+    assert math.isclose(np.std(per, ddof=1) / math.sqrt(len(per)), row.mean_scaled_error_se, rel_tol=1e-9)

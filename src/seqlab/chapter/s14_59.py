@@ -114,6 +114,28 @@ def tradeoff_figure(summary: pd.DataFrame, on: str = MATCH_ON[0]):
                      xlab=AXIS[on], ylab="NLL under the independent LSTM (nats/char)", colors=KNOB_COLORS)
 
 
+def matched_figure(matched: pd.DataFrame):
+    """Each knob's NLL at the diversity levels of :func:`at_matched_diversity`, shaded ±2 standard errors: the
+    comparison the text reads, on a scale that shows it."""
+    from ..plotting import line_pair
+
+    on = str(matched.held.iloc[0])
+    df = matched.assign(knob=matched.knob.map(KNOB_NAMES), lo=matched.nll_judge - SETTLED_SE * matched.nll_judge_se,
+                        hi=matched.nll_judge + SETTLED_SE * matched.nll_judge_se).sort_values(["knob", "target"])
+    from plotnine import scale_x_continuous
+
+    levels = sorted(df.target.unique())
+    gg, fig = line_pair(df, "target", "nll_judge", "knob", points=True, band=("lo", "hi"),
+                        title="The four rules at equal diversity",
+                        subtitle=f"{len(levels)} levels of matched diversity, each rule interpolated there; "
+                                 "shaded ±2 standard errors",
+                        xlab=AXIS[on], ylab="NLL under the independent LSTM (nats/char)", colors=KNOB_COLORS)
+    # ticks at the levels themselves, as the tables print them
+    gg += scale_x_continuous(breaks=levels, labels=[f"{t:.3f}" for t in levels])
+    fig.update_xaxes(tickmode="array", tickvals=levels, ticktext=[f"{t:.3f}" for t in levels])
+    return gg, fig
+
+
 @section("14.59", "Top-k and nucleus sampling")
 def run(ctx):
     gpt, tok, _, _, tradeoff, _, mode = lm()
@@ -138,6 +160,7 @@ def run(ctx):
     figs = []
     if ctx.figures:
         figs = ctx.save("diversity_quality", *tradeoff_figure(sweep))
+        figs += ctx.save("matched_diversity", *matched_figure(matched))
     return {"filtered_distribution": dist, "tokens_kept": kept, "tradeoff": summary, "kept_by_context": by_context,
             "decoding_sweep": sweep, "matched_diversity": matched, "matched_entropy": matched_entropy}, figs, notes
 
@@ -222,21 +245,21 @@ def topp_claims(old: pd.Series, new: pd.DataFrame, vs_text: pd.DataFrame, vs_dra
     ]
 
 
-def _level_claim(i: int, g: pd.DataFrame):
-    """One distinct-3 level of :func:`against` (``g`` indexed by knob): do both adaptive rules beat temperature?"""
-    rules = [dict(rule=KNOB_NAMES[k], nll=g.nll[k], lower=bool(g.difference[k] < 0), settled=bool(g.settled[k]))
-             for k in ("top_p", "min_p")]
-    return verdict(f"s59_adaptive_{i}", all(r["lower"] for r in rules), target=g.target.iloc[0],
-                   difference=g.difference.to_dict(), se=g.se.to_dict(), rules=rules, base=g.nll_base.iloc[0])
-
-
-def _adaptive_all(vs_text: pd.DataFrame, both_everywhere: bool):
-    """Every level at once: where each adaptive rule is ahead of temperature, and how many differences settle."""
+def _adaptive_all(vs_text: pd.DataFrame):
+    """Every level at once: each level's means (``by_level``), where each adaptive rule is ahead of temperature, and
+    how many differences settle; holds where both adaptive rules have the lower mean at every level."""
     adaptive = vs_text[vs_text.knob.isin(["top_p", "min_p"])]
+    by_level = []
+    for target, g in adaptive.groupby("target"):
+        g = g.set_index("knob")
+        by_level.append(dict(target=target, base=g.nll_base.iloc[0], **{
+            f"{k}{part}": v for k in ("top_p", "min_p") for part, v in
+            (("", g.nll[k]), ("_lower", bool(g.difference[k] < 0)), ("_settled", bool(g.settled[k])))}))
+    both_everywhere = all(r["top_p_lower"] and r["min_p_lower"] for r in by_level)
     ahead = adaptive.assign(ahead=adaptive.difference < 0).groupby("target").ahead.sum()
     at = {k: g.target[g.difference < 0].tolist() for k, g in adaptive.groupby("knob")}
     n_levels = vs_text.target.nunique()
-    return verdict("s59_adaptive_all", both_everywhere, levels=sorted(vs_text.target.unique()),
+    return verdict("s59_adaptive_all", both_everywhere, levels=sorted(vs_text.target.unique()), by_level=by_level,
                    ahead=ahead.to_dict(), settled=int(adaptive.settled.sum()), differences=len(adaptive),
                    top_p_at=at.get("top_p", []), min_p_at=at.get("min_p", []),
                    one_leads_all=any(len(v) == n_levels for v in at.values()))
@@ -261,9 +284,7 @@ def matched_claims(vs_text: pd.DataFrame, matched: pd.DataFrame, by_entropy: pd.
     """At equal diversity: do the adaptive rules beat temperature at each level, which rule is last, and does
     temperature win at equal entropy while repeating more at equal distinct-3?"""
     levels = sorted(vs_text.target.unique())
-    out = [_level_claim(i, vs_text[vs_text.target == target].set_index("knob"))
-           for i, target in enumerate(levels, start=1)]
-    out.append(_adaptive_all(vs_text, all(c.holds for c in out)))
+    out = [_adaptive_all(vs_text)]
     worst = set(rank_rules(matched).worst) | set(rank_rules(by_entropy).worst)
     out.append(verdict("s59_topk_last", worst == {"top_k"}, worst=sorted(worst), levels=len(levels),
                        worst_names=sorted(KNOB_NAMES[w] for w in worst),

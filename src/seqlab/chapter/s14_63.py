@@ -21,7 +21,7 @@ from .s14_63_intervals import coverage_summary, intervals
 from .s14_63_nbeats import ablation, chosen, member_scores, recipe, rounds, selection_figure
 from .s14_63_reference import anchors
 # the comparison's steps, which the page calls as s14_63.*
-from .s14_63_comparison import (entry_tests, head_to_head, horizon_ends, residual_check, results,
+from .s14_63_comparison import (entry_tests, head_to_head, horizon_ends, residual_check, results, series_bias,
                                 validation_scores, verdict, verdict_family, nbeats_family)
 
 
@@ -36,7 +36,7 @@ def model_table(summary: pd.DataFrame, scope: str = "official hold-out") -> pd.D
     return wide.reindex(index=order, columns=list(dict.fromkeys(g.dataset))).reset_index()
 
 __all__ = ["results", "verdict", "verdict_family", "nbeats_family", "entry_tests", "head_to_head",
-           "validation_scores", "residual_check",
+           "validation_scores", "residual_check", "series_bias",
            "horizon_ends", "model_table", "validation_table", "cost_table", "horizon_figure", "run"]
 
 
@@ -74,7 +74,7 @@ def cost_table(timings: pd.DataFrame) -> pd.DataFrame:
 
 #: the horizon figure's lines: seasonal naive as the floor, the two leaders the text compares (Combination,
 #: N-BEATS), the hybrid and the best single-pass sequence model; one distinct hue each (Okabe and Ito's palette)
-HORIZON_COLORS = {"SeasonalNaive": "#999999", "Combination": "#D55E00", "Transformer": "#009E73",
+HORIZON_COLORS = {"SeasonalNaive": "#999999", "Combination": "#000000", "GRU": "#E69F00", "Transformer": "#009E73",
                   "N-BEATS": "#0072B2", "N-BEATS + Combination": "#CC79A7"}
 
 
@@ -86,8 +86,9 @@ def horizon_figure(horizon: pd.DataFrame, scope: str = "official hold-out"):
     if keep.empty:
         raise ValueError(f"no horizon errors for scope {scope!r}")
     return line_pair(keep, "step", "mase", "model", facet="dataset", points=False, colors=HORIZON_COLORS,
-                     title="MASE by forecast horizon, classical vs neural",
-                     subtitle=f"The {scope} of each set; means over the series, without intervals",
+                     free_x=True, title="MASE by forecast horizon, classical vs neural",
+                     subtitle=f"The {scope} of each set, each panel over its own horizon; means over the series, "
+                              "without intervals",
                      xlab="Steps ahead", ylab="Mean scaled absolute error")
 
 
@@ -124,7 +125,7 @@ def run(ctx):
             "verdict_family": family,
             "interval_groups": interval_group_results(),
             "nbeats_members": member_scores(nb),
-            "nbeats_ablation": ablation(nb), "residual_check": residual_check(nb, summary),
+            "nbeats_ablation": ablation(nb), "residual_check": series_bias(residual_check(nb, summary)),
             "intervals": iv, "interval_coverage": coverage_summary(iv), "round3_targets": goals,
             "averaging": avg, "m3_seed_sets": seeds, "m3_seed_verdicts": seed_v, "fresh_mase": fresh.fresh_table(),
             "fresh_verdicts": fresh_v, "fresh_ranks": ranks}, figs, notes

@@ -155,6 +155,35 @@ def residual_check(nbeats: dict, summary: pd.DataFrame, scope: str = "official h
     return pd.DataFrame(rows)
 
 
+def series_bias(check: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :func:`residual_check` (official hold-out) with the spread behind each mean: ``series`` and
+    ``mean_scaled_error_se``, the standard error of the mean over series of each series' mean signed scaled error
+    (forecast - actual, over its scale), from the stored forecasts."""
+    import numpy as np
+
+    from ..experiments.forecast import DATASETS
+    from ..experiments.forecast.results import stored_forecasts
+    from ..experiments.forecast.scoring import add_combinations
+    from ..experiments.forecast.sets import _load
+    from ..forecast.metrics import mase_scale
+
+    f = stored_forecasts()
+    out = []
+    for d, g in check.groupby("dataset", sort=False):
+        x = add_combinations(official_holdout(f[f.dataset == d].drop(columns="dataset")))
+        src = _load(DATASETS[d][0])
+        hist = {str(u): h for u, h in src.history.groupby("unique_id")}
+        scale = {(u, c): mase_scale(hist[str(u)].loc[hist[str(u)].ds <= c, "y"].to_numpy(float), src.season)
+                 for u, c in x[["unique_id", "cutoff"]].drop_duplicates().itertuples(index=False)}
+        x = x.assign(scale=[scale[k] for k in zip(x.unique_id, x.cutoff)])
+        x = x[x.scale > 0]
+        for row in g.itertuples():
+            per = ((x[row.model] - x.y) / x.scale).groupby([x.unique_id, x.cutoff]).mean()
+            out.append(dict(dataset=d, model=row.model, role=row.role, series=len(per),
+                            mean_scaled_error_se=float(per.std(ddof=1) / np.sqrt(len(per)))))
+    return check.merge(pd.DataFrame(out), on=["dataset", "role", "model"], how="left", validate="one_to_one")
+
+
 def horizon_ends(horizon: pd.DataFrame, scope: str = "official hold-out") -> pd.DataFrame:
     """Last-step MASE over first-step MASE, one row per model and one column per competition set."""
     ho = horizon[horizon.scope == scope].sort_values("step")

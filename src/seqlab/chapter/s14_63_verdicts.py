@@ -103,26 +103,33 @@ def _nbeats_key(index, dataset: str) -> tuple:
     return (dataset, "N-BEATS") if (dataset, "N-BEATS") in index else (dataset, "best neural")
 
 
-def _nbeats_bias(b: pd.Series, dataset: str) -> float:
-    """N-BEATS's mean scaled error on ``dataset`` from the residual check."""
-    return float(b[_nbeats_key(b.index, dataset)])
+def _lean(mean: float, se: float) -> int:
+    """+1 over-forecasting, -1 under-forecasting, by more than twice the standard error; 0 where that is not told."""
+    return 1 if mean > 2 * se else -1 if mean < -2 * se else 0
 
 
 @claim_source
 def bias_claims(check: pd.DataFrame):
     """Which way the leaders lean on M3 monthly, and whether N-BEATS and the best classical entry lean apart on M3
-    yearly and on Tourism."""
+    yearly and on Tourism. ``check`` is :func:`~seqlab.chapter.s14_63_comparison.series_bias`: a lean counts only
+    where the mean is more than twice its standard error over series from zero."""
     R = check.set_index(["dataset", "role"])
-    b = R.mean_scaled_error
-    nn, cl = _nbeats_bias(b, "M3 monthly"), float(b[("M3 monthly", "best classical")])
-    share = float(R.share_over[_nbeats_key(R.index, "M3 monthly")])
+    b, se = R.mean_scaled_error, R.mean_scaled_error_se
+    k = _nbeats_key(R.index, "M3 monthly")
+    nn, cl = float(b[k]), float(b[("M3 monthly", "best classical")])
+    nn_se, cl_se = float(se[k]), float(se[("M3 monthly", "best classical")])
+    same = _lean(nn, nn_se) == _lean(cl, cl_se) != 0
     lean = {}
     for key, d in (("y", "M3 yearly"), ("t", "Tourism quarterly")):
-        y_nn, y_cl = _nbeats_bias(b, d), float(b[(d, "best classical")])
-        lean.update({f"{key}_nbeats": y_nn, f"{key}_classical": y_cl, f"{key}_model": R.model[(d, "best classical")],
-                     f"{key}_apart": y_nn > 0 > y_cl, f"{key}_same": (y_nn > 0) == (y_cl > 0)})
+        kn = _nbeats_key(R.index, d)
+        a, c = _lean(float(b[kn]), float(se[kn])), _lean(float(b[(d, "best classical")]), float(se[(d, "best classical")]))
+        lean.update({f"{key}_nbeats": float(b[kn]), f"{key}_nbeats_se": float(se[kn]),
+                     f"{key}_classical": float(b[(d, "best classical")]),
+                     f"{key}_classical_se": float(se[(d, "best classical")]), f"{key}_model": R.model[(d, "best classical")],
+                     f"{key}_clear": a != 0 and c != 0, f"{key}_apart": a > 0 > c, f"{key}_same": a == c})
     return [
-        verdict("s63_m3m_bias", (nn > 0) == (cl > 0), neural=nn, classical=cl, share_over=share, over=nn > 0),
+        verdict("s63_m3m_bias", same, neural=nn, classical=cl, neural_se=nn_se, classical_se=cl_se,
+                series=int(R.series[k]), share_over=float(R.share_over[k]), over=nn > 0),
         verdict("s63_apart", lean["y_apart"] and lean["t_apart"], apart=[lean["y_apart"], lean["t_apart"]], **lean),
     ]
 
@@ -207,15 +214,18 @@ def yearly_claims(val: pd.DataFrame, coll: pd.DataFrame, picked: pd.DataFrame, g
     K = coll.set_index("dataset")
     P = picked.set_index("dataset").steps
     yearly = [d for d in ("M3 yearly", "M1 yearly") if d in P.index]
-    b = check.set_index(["dataset", "role"]).mean_scaled_error
-    y_nn, y_cl = _nbeats_bias(b, "M3 yearly"), float(b[("M3 yearly", "best classical")])
+    R = check.set_index(["dataset", "role"])
+    kn, kc = _nbeats_key(R.index, "M3 yearly"), ("M3 yearly", "best classical")
+    y_nn, y_cl = float(R.mean_scaled_error[kn]), float(R.mean_scaled_error[kc])
+    nn_se, cl_se = float(R.mean_scaled_error_se[kn]), float(R.mean_scaled_error_se[kc])
     return [
         verdict("s63_y_seen", nb - th > noise, nbeats=nb, autotheta=th, seed_spread=noise, behind=nb > th,
                 gap=nb - th),
         _length_claim(K, verdict_),
         verdict("s63_y_steps", all(int(P[d]) == min(grids[d]) for d in yearly), sets=yearly,
                 steps={d: int(P[d]) for d in yearly}),
-        verdict("s63_y_dir", y_nn > 0 > y_cl, neural=y_nn, classical=y_cl),
+        verdict("s63_y_dir", _lean(y_nn, nn_se) > 0 > _lean(y_cl, cl_se), neural=y_nn, classical=y_cl,
+                neural_se=nn_se, classical_se=cl_se),
     ]
 
 

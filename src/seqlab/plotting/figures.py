@@ -96,22 +96,24 @@ def default_colors(values) -> dict:
 
 def legend_rows(labels, width_px: float | None = None) -> int:
     """Rows a bottom legend of ``labels`` needs to fit the static figure's width: each entry takes its key (about
-    30 px) and about 7.5 px per character of its label at the theme's legend size."""
+    30 px) and about 8 px per character of its label at the theme's legend size."""
     from .theme import FIGURE_SIZE
 
     width_px = FIGURE_SIZE[0] * 110 * 0.92 if width_px is None else width_px
-    need = sum(30 + 7.5 * len(str(v)) for v in labels)
+    need = sum(30 + 8 * len(str(v)) for v in labels)
     return max(1, int(np.ceil(need / width_px)))
 
 
 def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str, subtitle: str = "",
               xlab: str = "", ylab: str = "", log_y: bool = False, log_x: bool = False, reverse_x: bool = False,
               colors: dict | None = None, points: bool = False, hline: float | None = None, facet: str | None = None,
-              x_breaks: list | None = None, hline_label: str | None = None, band: tuple[str, str] | None = None):
+              x_breaks: list | None = None, hline_label: str | None = None, band: tuple[str, str] | None = None,
+              free_x: bool = False):
     """Lines of ``y`` against ``x`` per ``color`` group. An integer ``x`` gets whole-number ticks (``x_breaks``
     sets them), a date ``x`` January ticks spaced by the panel's width, a log axis the data's own values.
     ``hline`` draws a dashed reference line, named on the plot by ``hline_label``. ``band`` names two columns,
-    the low and high edge of a shaded range drawn under each line in its colour (rows without one get none)."""
+    the low and high edge of a shaded range drawn under each line in its colour (rows without one get none).
+    ``free_x`` gives each facet panel its own x range (whole-number ticks fitted to it)."""
     if color and not colors:
         colors = default_colors(df[color])
     panels = df[facet].nunique() if facet else 1
@@ -125,12 +127,12 @@ def line_pair(df: pd.DataFrame, x: str, y: str, color: str | None, *, title: str
                 if log_x else None)
     opts = dict(title=title, subtitle=subtitle, xlab=xlab, ylab=ylab, log_y=log_y, log_x=log_x,
                 reverse_x=reverse_x, colors=colors, points=points, hline=hline, facet=facet,
-                hline_label=hline_label, band=band)
+                hline_label=hline_label, band=band, free_x=free_x)
     return _line_static(df, x, y, color, axes, **opts), _line_interactive(df, x, y, color, axes, **opts)
 
 
 def _line_static(df, x, y, color, axes, *, title, subtitle, xlab, ylab, log_y, log_x, reverse_x, colors, points,
-                 hline, facet, hline_label, band):
+                 hline, facet, hline_label, band, free_x):
     """:func:`line_pair`'s plotnine figure."""
     from plotnine import (annotate, aes, facet_wrap, geom_hline, geom_line, geom_point, geom_ribbon, ggplot,
                           guide_legend, guides, labs, scale_fill_manual, scale_color_manual, scale_x_continuous, scale_x_datetime, scale_x_log10, scale_x_reverse,
@@ -164,18 +166,20 @@ def _line_static(df, x, y, color, axes, *, title, subtitle, xlab, ylab, log_y, l
         g += scale_x_log10(breaks=axes["log_breaks"], labels=_plain_numbers)
     elif reverse_x:
         g += scale_x_reverse(breaks=x_breaks) if x_breaks else scale_x_reverse()
+    elif x_breaks and free_x:  # each panel's own whole-number ticks
+        g += scale_x_continuous(breaks=lambda lims: integer_breaks(lims[0], lims[1], n=5))
     elif x_breaks:
         g += scale_x_continuous(breaks=x_breaks)
     elif axes["x_dates"]:
         breaks, label = date_breaks(df[x], n=max(2, 6 - 2 * (axes["columns"] - 1)))
         g += scale_x_datetime(breaks=breaks, date_labels=label)
     if facet:
-        g += facet_wrap(facet, scales="free_y")
+        g += facet_wrap(facet, scales="free" if free_x else "free_y")
     return g + theme_seqlab()
 
 
 def _line_interactive(df, x, y, color, axes, *, title, subtitle, xlab, ylab, log_y, log_x, reverse_x, colors,
-                      points, hline, facet, hline_label, band):
+                      points, hline, facet, hline_label, band, free_x):
     """:func:`line_pair`'s plotly figure, with the static figure's ticks."""
     import plotly.express as px
 
@@ -191,7 +195,9 @@ def _line_interactive(df, x, y, color, axes, *, title, subtitle, xlab, ylab, log
     if reverse_x:
         fig.update_xaxes(autorange="reversed")
     x_breaks = axes["x_breaks"]
-    if x_breaks:
+    if free_x:
+        fig.update_xaxes(matches=None, showticklabels=True)
+    elif x_breaks:
         fig.update_xaxes(tick0=x_breaks[0], dtick=x_breaks[1] - x_breaks[0] if len(x_breaks) > 1 else 1)
     if log_x:
         fig.update_xaxes(tickmode="array", tickvals=axes["log_breaks"], ticktext=_plain_numbers(axes["log_breaks"]))
