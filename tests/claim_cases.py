@@ -385,10 +385,14 @@ def _h4_cases():
                 rows.append(dict(sequence_length=T, attention="none", final_loss=1.0, copy_accuracy=tf[i] + j,
                                  heldout_teacher_forced=fixed_tf32[k] if T == 32 else 0.5,
                                  heldout_free_running=short_fixed[k] if T == 4 else free[i] + j, seed=seed))
+                free_att = att_free32[k] if T == 32 else short_att[k] if T == 4 else 0.5
                 rows.append(dict(sequence_length=T, attention="general", final_loss=0.1, copy_accuracy=1.0,
                                  heldout_teacher_forced=att_tf32[k] if T == 32 else 0.99,
-                                 heldout_free_running=(att_free32[k] if T == 32 else short_att[k] if T == 4
-                                                       else 0.5), seed=seed))
+                                 heldout_free_running=free_att, seed=seed,
+                                 # after a first mistake: the free-running accuracy falls as far as free running
+                                 # does overall, against 0.9 fed the true prefix
+                                 heldout_after_error_free_running=free_att - 0.05,
+                                 heldout_after_error_teacher_forced=0.9, heldout_after_error_positions=0.5))
         return pd.DataFrame(rows)
 
     good = runs([1.0, 0.8, 0.5, 0.3], [0.9, 0.4, 0.2, 0.15], [0.9, 0.92, 0.95], [0.3, 0.35, 0.4],

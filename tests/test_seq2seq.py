@@ -3,6 +3,7 @@ import torch
 
 from seqlab.nn import Seq2Seq
 from seqlab.tasks.seq2seq import fit_seq2seq, random_tokens, token_accuracy
+from seqlab.errors import InvalidParameterError
 
 
 @pytest.mark.parametrize("attention", [None, "general"])
@@ -157,3 +158,20 @@ def test_surface_gap_table_reads_the_surface():
 
     gaps = s14_47.surface_gap_table(seed=31, widths=(8, 32))
     assert list(gaps.width) == [8, 32] and (gaps.lags_lstm_above <= 80).all()
+
+
+def test_after_first_error_by_hand():
+    """Sequence 2 first errs at step 2, so steps 3 and 4 count; sequence 1 never errs and adds none."""
+    import math
+
+    from seqlab.tasks.seq2seq import after_first_error
+
+    target = torch.tensor([[1, 2, 3, 4], [1, 2, 3, 4]])
+    free = torch.tensor([[1, 2, 3, 4], [1, 9, 3, 9]])
+    forced = torch.tensor([[1, 2, 3, 4], [1, 2, 3, 4]])
+    out = after_first_error(free, forced, target)
+    assert out == dict(free_running=0.5, teacher_forced=1.0, positions=0.25)
+    clean = after_first_error(target, forced, target)
+    assert math.isnan(clean["free_running"]) and math.isnan(clean["teacher_forced"]) and clean["positions"] == 0
+    with pytest.raises(InvalidParameterError):
+        after_first_error(free[:1], forced, target)

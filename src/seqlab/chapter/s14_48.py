@@ -15,6 +15,9 @@ LENGTHS = (4, 8, 16, 32)
 SEED = 41
 #: the copy model and its training (the defaults of ``copy_experiment``): vocabulary, widths, data, steps
 VOCAB, D_EMBED, D_HIDDEN, N_TRAIN, N_TEST, EPOCHS, LR = 8, 16, 24, 400, 400, 250, 5e-3
+#: accuracy after each held-out sequence's first free-running mistake, decoding freely and with the true prefix,
+#: and the share of positions that come after one (``after_first_error``)
+AFTER_ERROR = ("heldout_after_error_free_running", "heldout_after_error_teacher_forced", "heldout_after_error_positions")
 #: how closely the page's own training must reproduce the library's at the same length (accuracies, loss)
 REPRODUCE_TOL = 0.005
 
@@ -42,7 +45,8 @@ def more_seeds() -> pd.DataFrame:
                                                                                         "GRU + attention": "general"}),
                              final_loss=g.final_loss, copy_accuracy=g.train_teacher_forced,
                              heldout_teacher_forced=g.heldout_teacher_forced,
-                             heldout_free_running=g.heldout_free_running, seed=g.seed)).reset_index(drop=True)
+                             heldout_free_running=g.heldout_free_running,
+                             **{c: g[c] for c in AFTER_ERROR}, seed=g.seed)).reset_index(drop=True)
 
 
 def copy_runs(seed: int = SEED, lengths=LENGTHS) -> pd.DataFrame:
@@ -121,6 +125,8 @@ def copy_claims(runs: pd.DataFrame, shown: dict, seed: int = SEED) -> list:
     a_tf, f_tf = at("general", T_hi, "heldout_teacher_forced"), at("none", T_hi, "heldout_teacher_forced")
     a_free = at("general", T_hi, "heldout_free_running")
     short = {m: at(m, T_lo, "heldout_free_running") for m in ("none", "general")}
+    late = runs[(runs.attention == "general") & (runs.sequence_length == T_hi)]
+    a_after = [late[c].agg(["min", "max"]).astype(float).tolist() for c in AFTER_ERROR]
     short_order = _order(short["general"], short["none"])
     n = int(spread.seeds.min())
     return [
@@ -138,6 +144,9 @@ def copy_claims(runs: pd.DataFrame, shown: dict, seed: int = SEED) -> list:
                 not_separated=[T for T in lengths if order[T] != 1]),
         verdict("s48_attention_free", a_free[1] < a_tf[0] - 0.2, T_hi=T_hi, seeds=n, free_lowest=a_free[0],
                 free_highest=a_free[1], teacher_forced_lowest=a_tf[0]),
+        verdict("s48_derails", bool((late[AFTER_ERROR[0]] < late[AFTER_ERROR[1]] - 0.2).all()), T_hi=T_hi, seeds=n,
+                free_lowest=a_after[0][0], free_highest=a_after[0][1], forced_lowest=a_after[1][0],
+                forced_highest=a_after[1][1], share_lowest=a_after[2][0], share_highest=a_after[2][1], margin=0.2),
         verdict("s48_short", short_order == 0, T_lo=T_lo, seeds=n, fixed_lowest=short["none"][0],
                 fixed_highest=short["none"][1], attention_lowest=short["general"][0],
                 attention_highest=short["general"][1], attention_ahead=short_order == 1),

@@ -11,7 +11,7 @@ import functools
 import torch
 
 from ..nn.seq2seq import Seq2Seq
-from ..tasks.seq2seq import fit_seq2seq, random_tokens, token_accuracy
+from ..tasks.seq2seq import after_first_error, fit_seq2seq, random_tokens, token_accuracy
 from ..threads import single_threaded
 
 __all__ = ["copy_experiment", "reversal_experiment", "reversal_experiment_cached"]
@@ -19,7 +19,8 @@ __all__ = ["copy_experiment", "reversal_experiment", "reversal_experiment_cached
 
 def copy_experiment(T: int, attention: str | None = None, seed: int = 41, d_hidden: int = 24, n_train: int = 400,
                     epochs: int = 250, lr: float = 5e-3, vocab: int = 8, n_test: int = 400) -> dict:
-    """The chapter's copy task at length ``T``, plus held-out free-running accuracy.
+    """The chapter's copy task at length ``T``, plus held-out free-running accuracy, and both accuracies at the
+    positions after each held-out sequence's first free-running mistake (:func:`~seqlab.tasks.seq2seq.after_first_error`).
 
     Draw order after ``torch.manual_seed(seed)``: the training tokens, then the
     model (embedding, encoder, decoder[, query projection], head). Held-out
@@ -33,11 +34,13 @@ def copy_experiment(T: int, attention: str | None = None, seed: int = 41, d_hidd
     X_test = random_tokens(n_test, T, vocab, torch.Generator().manual_seed(seed + 1000))
     with torch.no_grad():
         train_tf = token_accuracy(model(X, X)[0].argmax(-1), X)
-        test_tf = token_accuracy(model(X_test, X_test)[0].argmax(-1), X_test)
+        forced = model(X_test, X_test)[0].argmax(-1)
         test_free, _ = model.greedy_decode(X_test, T)
+    after = after_first_error(test_free, forced, X_test)
     return dict(sequence_length=T, attention=attention or "none", final_loss=fit.final_loss,
-                copy_accuracy=train_tf, heldout_teacher_forced=test_tf,
-                heldout_free_running=token_accuracy(test_free, X_test))
+                copy_accuracy=train_tf, heldout_teacher_forced=token_accuracy(forced, X_test),
+                heldout_free_running=token_accuracy(test_free, X_test),
+                **{f"heldout_after_error_{k}": v for k, v in after.items()})
 
 
 def reversal_experiment_cached(seed: int = 53) -> dict:

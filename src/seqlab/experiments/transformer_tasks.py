@@ -29,7 +29,7 @@ from ..nn.seq2seq import Seq2Seq
 from ..nn.seq2seq_transformer import Seq2SeqTransformer
 from ..parallel import default_workers, run_calls
 from ..store import artifact_dir, heavy_eval, read_artifact_json, verify_artifacts, write_artifacts
-from ..tasks.seq2seq import fit_seq2seq, random_tokens, token_accuracy
+from ..tasks.seq2seq import after_first_error, fit_seq2seq, random_tokens, token_accuracy
 
 __all__ = ["NAME", "TASKS", "LENGTHS", "MODELS", "SEED", "PROTOCOL", "GRU", "TRANSFORMER", "WARMUP_STUDY", "ATTENTION_T",
            "task_pairs", "make_model", "evaluate", "task_experiment", "warmup_run",
@@ -79,14 +79,17 @@ def make_model(model: str, vocab: int, *, norm_first: bool = True, transformer: 
 
 @torch.no_grad()
 def evaluate(model: nn.Module, src: torch.Tensor, tgt: torch.Tensor) -> dict:
-    """Teacher-forced loss and accuracy, and free-running (greedy) token and whole-sequence accuracy."""
+    """Teacher-forced loss and accuracy, free-running (greedy) token and whole-sequence accuracy, and both
+    accuracies after each sequence's first free-running mistake (``after_error_*``)."""
     model.eval()
     logits, _ = model(src, tgt)
     free, _ = model.greedy_decode(src, tgt.size(1))
+    after = after_first_error(free, logits.argmax(-1), tgt)
     return dict(loss=F.cross_entropy(logits.reshape(-1, logits.size(-1)), tgt.reshape(-1)).item(),
                 teacher_forced=token_accuracy(logits.argmax(-1), tgt),
                 free_running=token_accuracy(free, tgt),
-                exact_sequences=(free == tgt).all(dim=1).float().mean().item())
+                exact_sequences=(free == tgt).all(dim=1).float().mean().item(),
+                **{f"after_error_{k}": v for k, v in after.items()})
 
 
 def task_experiment(model: str, task: str, T: int, seed: int = SEED, *, norm_first: bool = True,
@@ -117,7 +120,8 @@ def task_experiment(model: str, task: str, T: int, seed: int = SEED, *, norm_fir
                initial_loss=fit.losses[0], final_loss=fit.losses[-1], finite=finite,
                train_teacher_forced=train["teacher_forced"], heldout_loss=test["loss"],
                heldout_teacher_forced=test["teacher_forced"], heldout_free_running=test["free_running"],
-               heldout_exact_sequences=test["exact_sequences"], train_seconds=seconds)
+               heldout_exact_sequences=test["exact_sequences"], train_seconds=seconds,
+               **{f"heldout_{k}": v for k, v in test.items() if k.startswith("after_error_")})
     if isinstance(net, Seq2SeqTransformer) and T == ATTENTION_T:
         w = net.cross_attention(test_src[:1], test_tgt[:1])[0][0]  # first decoder layer, first sequence: (h, T', T)
         out["attention"] = [(h + 1, i + 1, j + 1, float(w[h, i, j])) for h in range(w.size(0))

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from ..errors import InvalidParameterError
 from ..nn.seq2seq import Seq2Seq
 
-__all__ = ["random_tokens", "Seq2SeqFit", "fit_seq2seq", "token_accuracy"]
+__all__ = ["random_tokens", "Seq2SeqFit", "fit_seq2seq", "token_accuracy", "after_first_error"]
 
 
 def random_tokens(n: int, length: int, vocab: int, generator: torch.Generator | None = None) -> torch.Tensor:
@@ -24,6 +24,23 @@ def random_tokens(n: int, length: int, vocab: int, generator: torch.Generator | 
 def token_accuracy(pred: torch.Tensor, target: torch.Tensor) -> float:
     """Fraction of positions where ``pred`` equals ``target``."""
     return (pred == target).float().mean().item()
+
+
+def after_first_error(free: torch.Tensor, forced: torch.Tensor, target: torch.Tensor) -> dict:
+    """Accuracy at the positions after each sequence's first free-running mistake: decoding freely (``free``, the
+    model's own guesses fed back) and with the true prefix (``forced``, teacher-forced predictions), on the same
+    positions. A free-running accuracy far below the teacher-forced one there says that a mistake, fed back,
+    spoils the steps after it. ``positions`` is the share of all positions that come after a first mistake
+    (NaN accuracies where there are none)."""
+    if not (free.shape == forced.shape == target.shape) or free.dim() != 2:
+        raise InvalidParameterError(f"need three (n, T) tensors of one shape, got {tuple(free.shape)}, "
+                                    f"{tuple(forced.shape)}, {tuple(target.shape)}")
+    wrong = free != target  # (n, T)
+    seen = wrong.long().cumsum(dim=1)
+    after = (seen - wrong.long()) > 0  # a mistake strictly before this position
+    n = int(after.sum())
+    acc = (lambda pred: (pred == target)[after].float().mean().item()) if n else (lambda pred: math.nan)
+    return dict(free_running=acc(free), teacher_forced=acc(forced), positions=n / target.numel())
 
 
 @dataclass
