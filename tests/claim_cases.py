@@ -413,6 +413,7 @@ def _h4_cases():
                                  weight_on_antidiagonal=[exact, 0.083, 0.083],
                                  argmax_on_antidiagonal=[on, 0.1, np.nan], argmax_one_step_later=[later, 0.1, np.nan]))
 
+    probe = lambda later: pd.DataFrame(dict(lag=[0, 1], accuracy=[0.99, later], chance=[0.1, 0.1]))
     rev = lambda acc, tf, free: dict(final_loss=0.05, token_accuracy=acc, heldout_teacher_forced=tf,
                                      heldout_free_running=free)
     return {
@@ -449,9 +450,9 @@ def _h4_cases():
                                                lambda: ((reversed_, shown(0.8)), {}),
                                                lambda: ((good, shown(0.7)), {})],
         "seqlab.chapter.s14_49.reversal_claims": [
-            lambda: ((rev(0.99, 0.95, 0.15), controls(0.7, 0.25, 0.2, 0.7), 0.99), {}),
-            lambda: ((rev(0.90, 0.50, 0.30), controls(0.3, 0.25, 0.7, 0.2, exact=0.2), 0.6), {}),
-            lambda: ((rev(0.99, 0.99, 0.95), controls(0.7, 0.25, 0.2, 0.7), 0.99), {})],
+            lambda: ((rev(0.99, 0.95, 0.15), controls(0.7, 0.25, 0.2, 0.7), 0.99, probe(0.9)), {}),
+            lambda: ((rev(0.90, 0.50, 0.30), controls(0.3, 0.25, 0.7, 0.2, exact=0.2), 0.6, probe(0.2)), {}),
+            lambda: ((rev(0.99, 0.99, 0.95), controls(0.7, 0.25, 0.2, 0.7), 0.99, probe(0.9)), {})],
     }
 
 

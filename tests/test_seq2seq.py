@@ -175,3 +175,20 @@ def test_after_first_error_by_hand():
     assert math.isnan(clean["free_running"]) and math.isnan(clean["teacher_forced"]) and clean["positions"] == 0
     with pytest.raises(InvalidParameterError):
         after_first_error(free[:1], forced, target)
+
+
+def test_probe_reads_a_token_from_the_state_that_holds_it():
+    """States that are a one-hot copy of the token at the next position: the lag-1 probe reads it, lag 0 cannot."""
+    from seqlab.analysis.probe import lagged_token_probe
+
+    gen = torch.Generator().manual_seed(0)
+    X = torch.randint(1, 5, (2, 200, 6), generator=gen)
+    def states(x):  # state t holds token t - 1 (and zeros at t = 0), plus a little noise
+        onehot = torch.nn.functional.one_hot(x - 1, 4).float()
+        shifted = torch.cat([torch.zeros_like(onehot[:, :1]), onehot[:, :-1]], dim=1)
+        return shifted + 0.01 * torch.randn(shifted.shape, generator=gen)
+    out = lagged_token_probe(states(X[0]), X[0], states(X[1]), X[1], vocab=4, lags=(0, 1))
+    acc = dict(zip(out.lag, out.accuracy))
+    assert acc[1] == 1.0 and acc[0] < 0.5 and (out.chance == 0.25).all()
+    with pytest.raises(InvalidParameterError):
+        lagged_token_probe(states(X[0]), X[0], states(X[1]), X[1], vocab=4, lags=(6,))

@@ -84,14 +84,16 @@ def sequences_above(A: np.ndarray, B: np.ndarray) -> float:
 
 
 @claim_source
-def reversal_claims(rev: dict, controls: pd.DataFrame, above: float,
+def reversal_claims(rev: dict, controls: pd.DataFrame, above: float, probe: pd.DataFrame,
                     chapter_accuracy: float = CHAPTER_REVERSAL_ACCURACY) -> list:
     """The reversal run against the chapter's number, and its alignment against the untrained and uniform controls.
 
     ``rev``: final_loss, token_accuracy (teacher-forced, training set), heldout_teacher_forced,
     heldout_free_running. ``controls``: :func:`alignment_controls` with rows trained,
     untrained, uniform. ``above``: share of held-out sequences where the trained weights put
-    more weight within one step of the anti-diagonal than the untrained ones.
+    more weight within one step of the anti-diagonal than the untrained ones. ``probe``: the trained encoder's
+    :func:`~seqlab.analysis.probe.lagged_token_probe` at lags 0 and 1 (does the state one step later still tell
+    the token, as a one-step-late alignment needs?).
     """
     c = controls.set_index("weights")
     near = c.weight_within_one_of_antidiagonal
@@ -99,6 +101,7 @@ def reversal_claims(rev: dict, controls: pd.DataFrame, above: float,
     on, later = float(c.argmax_on_antidiagonal["trained"]), float(c.argmax_one_step_later["trained"])
     exact = c.weight_on_antidiagonal
     n = int(c.sequences["trained"])
+    P = probe.set_index("lag")
     acc, free, tf = rev["token_accuracy"], rev["heldout_free_running"], rev["heldout_teacher_forced"]
     chance = 1 / REVERSAL_VOCAB
     learned = tr > max(un, uni) + 0.1 and above > 0.9
@@ -108,6 +111,8 @@ def reversal_claims(rev: dict, controls: pd.DataFrame, above: float,
         verdict("s49_learned", learned, trained=tr, untrained=un, uniform=uni, sequences_above=above, margin=0.1,
                 sequences=n),
         verdict("s49_one_later", later > on, on_antidiagonal=on, one_step_later=later),
+        verdict("s49_state_carries", float(P.accuracy[1]) > 0.5, same=float(P.accuracy[0]),
+                next=float(P.accuracy[1]), chance=float(P.chance[1])),
         verdict("s49_exact", float(exact["trained"]) < float(exact["untrained"]), trained=float(exact["trained"]),
                 untrained=float(exact["untrained"]), uniform=float(exact["uniform"])),
         verdict("s49_generalises", tf > 0.9, heldout_teacher_forced=tf, training=acc),
@@ -159,11 +164,12 @@ def run(ctx):
     summary = alignment_summary(A)
     controls = reversal_alignment(ctx.seed(REVERSAL_SEED))
     above = sequences_above(r["heldout_alpha"], r["heldout_alpha_untrained"])
-    verdicts = reversal_claims(r, controls, above)
+    verdicts = reversal_claims(r, controls, above, r["token_probe"])
     figs = []
     if ctx.figures:
         with ctx.step("drawing the reversal-attention figure"):
             figs = ctx.save("reversal_attention", *figure(A))
     tables = {"dot_attention_check": check, "additive_attention_check": additive_check, "reversal": reversal,
-              "reversal_alignment": summary, "alignment_controls": controls, "reversal_attention": alignment}
+              "reversal_alignment": summary, "alignment_controls": controls, "reversal_attention": alignment,
+              "token_probe": r["token_probe"]}
     return tables, figs, verdicts

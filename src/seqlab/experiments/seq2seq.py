@@ -10,6 +10,7 @@ import functools
 
 import torch
 
+from ..analysis.probe import lagged_token_probe
 from ..nn.seq2seq import Seq2Seq
 from ..tasks.seq2seq import after_first_error, fit_seq2seq, random_tokens, token_accuracy
 from ..threads import single_threaded
@@ -63,7 +64,9 @@ def reversal_experiment(seed: int = 53, T: int = 12, vocab: int = 10, n: int = 5
     training example, the loss curve, and the controls for the alignment: the
     teacher-forced attention weights on every held-out sequence, of the trained
     model (``heldout_alpha``) and of the same model before training
-    (``heldout_alpha_untrained``, same initial weights), each (n, T, T).
+    (``heldout_alpha_untrained``, same initial weights), each (n, T, T); and ``token_probe``
+    (:func:`~seqlab.analysis.probe.lagged_token_probe`): how well the trained encoder's state at position j and
+    at j + 1 tells the source token at j, on held-out sequences.
     """
     torch.manual_seed(seed)
     X = random_tokens(n, T, vocab)
@@ -82,4 +85,6 @@ def reversal_experiment(seed: int = 53, T: int = 12, vocab: int = 10, n: int = 5
                 heldout_teacher_forced=token_accuracy(heldout_logits.argmax(-1), Y_test),
                 heldout_free_running=token_accuracy(free, Y_test), alpha=alpha[0].numpy(),
                 losses=fit.losses, heldout_alpha=heldout_alpha.numpy(),
-                heldout_alpha_untrained=heldout_alpha_untrained.numpy())
+                heldout_alpha_untrained=heldout_alpha_untrained.numpy(),
+                token_probe=lagged_token_probe(model.encode(X)[0].detach(), X, model.encode(X_test)[0].detach(),
+                                               X_test, vocab))
