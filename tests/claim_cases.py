@@ -700,6 +700,9 @@ def _h4_attention_cases():
         roles = pd.DataFrame(dict(n_heads=[2, 2, 4, 4, 4, 4], head=[0, 1, 0, 1, 2, 3],
                                   main_offset=[1, 3, 1, 3, 1, 3] if good else [1, 1, 1, 1, 1, 1],
                                   main_weight=[0.999, 0.999, 0.9, 0.9, 0.9, 0.9] if good else [0.6] * 6))
+        # two seeds; when good, the second is the first again, when not, the second alone would pass
+        second = roles.assign(main_offset=[1, 3, 1, 3, 1, 3], main_weight=[0.999] * 2 + [0.9] * 4)
+        roles = pd.concat([roles.assign(seed=1), second.assign(seed=2)], ignore_index=True)
         return summary, split, roles
 
     def order(good):

@@ -156,12 +156,13 @@ def one_head_split(by_offset: pd.DataFrame, acc: pd.DataFrame, offsets=OFFSETS) 
     return out.reset_index()
 
 
-def head_roles(by_offset: pd.DataFrame, seed: int = TRAIN_SEEDS[0]) -> pd.DataFrame:
-    """For every head of the models of ``seed``: the offset it weighs most and that mean weight."""
-    part = by_offset[by_offset.seed == seed]
-    top = part.loc[part.groupby(["n_heads", "head"]).weight.idxmax()]
+def head_roles(by_offset: pd.DataFrame, seed: int | None = TRAIN_SEEDS[0]) -> pd.DataFrame:
+    """For every head of the models of ``seed`` (every seed: ``None``): the offset it weighs most and that mean
+    weight."""
+    part = by_offset if seed is None else by_offset[by_offset.seed == seed]
+    top = part.loc[part.groupby(["seed", "n_heads", "head"]).weight.idxmax()]
     return top.rename(columns={"offset": "main_offset", "weight": "main_weight"})[
-        ["n_heads", "head", "main_offset", "main_weight"]].reset_index(drop=True)
+        ["seed", "n_heads", "head", "main_offset", "main_weight"]].reset_index(drop=True)
 
 
 @torch.no_grad()
@@ -312,7 +313,7 @@ def run(ctx):
         by_offset = offset_attention_table(models, data)
 
         split = one_head_split(by_offset, acc, OFFSETS)
-        roles = head_roles(by_offset, seed=seeds[0])
+        roles = head_roles(by_offset, seed=None)
         verdicts = [*parameter_claims(heads, diversity), *heads_claims(summary, split, roles, offsets=OFFSETS)]
         figs = []
         if ctx.figures:
@@ -354,7 +355,10 @@ def heads_claims(summary: pd.DataFrame, split: pd.DataFrame, roles: pd.DataFrame
     favoured = int((w.argmax(1) == a.argmax(1)).sum())
     n = len(split)
     two_r, many_r = roles[roles.n_heads == two], roles[roles.n_heads == many]
-    n_a, n_b = int((many_r.main_offset == offsets[0]).sum()), int((many_r.main_offset == offsets[1]).sum())
+    split_two = all(g.main_offset.nunique() == 2 for _, g in two_r.groupby("seed"))
+    shares = [dict(seed=int(k), on_first=int((g.main_offset == offsets[0]).sum()),
+                   on_second=int((g.main_offset == offsets[1]).sum())) for k, g in many_r.groupby("seed")]
+    shared = all(r["on_first"] >= 1 and r["on_second"] >= 1 and r["on_first"] + r["on_second"] > 2 for r in shares)
     worst_two = float(by_h.worst_accuracy_both[two])
     split_ok = bool(((a.max(1) > 0.5) & (a.min(1) < 0.5)).all())
     return [
@@ -368,10 +372,11 @@ def heads_claims(summary: pd.DataFrame, split: pd.DataFrame, roles: pd.DataFrame
                 weights=w.tolist()),
         verdict("s51_heavier_wins", favoured == n, favoured=favoured, seeds=n, lighter_best=float(a.min(1).max()),
                 chance=2 ** n),
-        verdict("s51_two_split", two_r.main_offset.nunique() == 2 and two_r.main_weight.min() > 0.9,
+        verdict("s51_two_split", split_two and two_r.main_weight.min() > 0.9, seeds=int(two_r.seed.nunique()),
                 smallest_main_weight=float(two_r.main_weight.min()), main_offsets=two_r.main_offset.tolist(),
                 main_weights=two_r.main_weight.tolist()),
-        verdict("s51_many_share", n_a >= 1 and n_b >= 1 and n_a + n_b > 2, heads=many, on_first=n_a, on_second=n_b,
-                first_offset=offsets[0], second_offset=offsets[1]),
+        verdict("s51_many_share", shared, heads=many, shares=shares, seeds=len(shares), first_offset=offsets[0],
+                second_offset=offsets[1], alike=len({(r["on_first"], r["on_second"]) for r in shares}) == 1,
+                on_first=shares[0]["on_first"] if shares else 0, on_second=shares[0]["on_second"] if shares else 0),
         verdict("s51_two_enough", worst_two > 0.95, two=two, worst_two=worst_two),
     ]
