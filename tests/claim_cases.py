@@ -392,7 +392,8 @@ def _h4_cases():
                                  # after a first mistake: the free-running accuracy falls as far as free running
                                  # does overall, against 0.9 fed the true prefix
                                  heldout_after_error_free_running=free_att - 0.05,
-                                 heldout_after_error_teacher_forced=0.9, heldout_after_error_positions=0.5))
+                                 heldout_after_error_teacher_forced=0.9, heldout_after_error_positions=0.5,
+                                 heldout_after_error_one_behind=0.1, heldout_after_error_one_ahead=0.1))
         return pd.DataFrame(rows)
 
     good = runs([1.0, 0.8, 0.5, 0.3], [0.9, 0.4, 0.2, 0.15], [0.9, 0.92, 0.95], [0.3, 0.35, 0.4],
@@ -1038,6 +1039,8 @@ CASES["seqlab.chapter.s14_53.warmup_claims"] = [
     lambda: ((_s53_summary(0, 6, 6, 6, n=6), 10, 0.125), {}),           # six seeds: separated, fine at the low rate
     lambda: ((_s53_summary(0, 6, 6, 3, n=6), 10, 0.125), {}),           # separated, post-LN failing at the low rate
     lambda: ((_s53_summary(2, 2, 1, 2, acc0=0.8), 10, 0.125), {}),     # not the classical picture
+    lambda: ((_s53_summary(0, 3, 1, 3), 10, 0.125), {}),                # warm-up's half only
+    lambda: ((_s53_summary(0, 2, 2, 2, n=2), 10, 0.125), {}),           # two seeds: no count can reach the bar
 ]
 
 CASES["seqlab.chapter.s14_53.schedule_claims"] = [

@@ -85,3 +85,17 @@ def test_tanh_slopes_follow_grad_by_lag_draws():
     assert row.mean_slope == pytest.approx(float((1 - H ** 2).mean()), rel=1e-6)
     assert row.largest_state == pytest.approx(float(H.abs().max()), rel=1e-6)
     assert row.rho_times_slope == pytest.approx(1.15 * row.mean_slope)
+
+
+@pytest.mark.parametrize("seed, vocab", [(0, 3), (1, 8), (2, 2)])
+def test_page_after_mistake_equals_the_library(seed, vocab):
+    """§14.48's written-out cell scores the same positions as ``after_first_error``, the one the sweep uses."""
+    from seqlab.tasks.seq2seq import after_first_error
+
+    ns = page_functions("recurrence", ("after_mistake",), {"torch": torch, "np": np})
+    gen = torch.Generator().manual_seed(seed)
+    Y = torch.randint(1, vocab + 1, (50, 9), generator=gen)
+    free = torch.where(torch.rand(50, 9, generator=gen) < 0.3, torch.randint(1, vocab + 1, (50, 9), generator=gen), Y)
+    forced = torch.where(torch.rand(50, 9, generator=gen) < 0.1, torch.randint(1, vocab + 1, (50, 9), generator=gen), Y)
+    lib = after_first_error(free, forced, Y)
+    assert ns["after_mistake"](free, forced, Y) == (lib["free_running"], lib["teacher_forced"])

@@ -170,7 +170,7 @@ def test_after_first_error_by_hand():
     free = torch.tensor([[1, 2, 3, 4], [1, 9, 3, 9]])
     forced = torch.tensor([[1, 2, 3, 4], [1, 2, 3, 4]])
     out = after_first_error(free, forced, target)
-    assert out == dict(free_running=0.5, teacher_forced=1.0, positions=0.25)
+    assert out == dict(free_running=0.5, teacher_forced=1.0, one_behind=0.0, one_ahead=0.0, positions=0.25)
     clean = after_first_error(target, forced, target)
     assert math.isnan(clean["free_running"]) and math.isnan(clean["teacher_forced"]) and clean["positions"] == 0
     with pytest.raises(InvalidParameterError):
@@ -192,3 +192,16 @@ def test_probe_reads_a_token_from_the_state_that_holds_it():
     assert acc[1] == 1.0 and acc[0] < 0.5 and (out.chance == 0.25).all()
     with pytest.raises(InvalidParameterError):
         lagged_token_probe(states(X[0]), X[0], states(X[1]), X[1], vocab=4, lags=(6,))
+
+
+def test_after_first_error_tells_a_slip_from_a_derailment():
+    """A decoder that skips one token and copies on scores at chance in place but fully one step ahead."""
+    from seqlab.tasks.seq2seq import after_first_error
+
+    target = torch.tensor([[1, 2, 3, 4, 5, 6]])
+    skipped = torch.tensor([[1, 3, 4, 5, 6, 6]])  # slips at step 2, then copies on, one token ahead
+    repeated = torch.tensor([[1, 2, 2, 3, 4, 5]])  # repeats at step 3, then copies on, one token behind
+    out = after_first_error(skipped, target, target)
+    assert out["free_running"] == 0.25 and out["one_ahead"] == 1.0 and out["one_behind"] == 0.0
+    out = after_first_error(repeated, target, target)
+    assert out["free_running"] == 0.0 and out["one_behind"] == 1.0 and out["one_ahead"] == 0.0

@@ -17,7 +17,8 @@ SEED = 41
 VOCAB, D_EMBED, D_HIDDEN, N_TRAIN, N_TEST, EPOCHS, LR = 8, 16, 24, 400, 400, 250, 5e-3
 #: accuracy after each held-out sequence's first free-running mistake, decoding freely and with the true prefix,
 #: and the share of positions that come after one (``after_first_error``)
-AFTER_ERROR = ("heldout_after_error_free_running", "heldout_after_error_teacher_forced", "heldout_after_error_positions")
+AFTER_ERROR = ("heldout_after_error_free_running", "heldout_after_error_teacher_forced", "heldout_after_error_positions",
+               "heldout_after_error_one_behind", "heldout_after_error_one_ahead")
 #: how closely the page's own training must reproduce the library's at the same length (accuracies, loss)
 REPRODUCE_TOL = 0.005
 
@@ -144,9 +145,12 @@ def copy_claims(runs: pd.DataFrame, shown: dict, seed: int = SEED) -> list:
                 not_separated=[T for T in lengths if order[T] != 1]),
         verdict("s48_attention_free", a_free[1] < a_tf[0] - 0.2, T_hi=T_hi, seeds=n, free_lowest=a_free[0],
                 free_highest=a_free[1], teacher_forced_lowest=a_tf[0]),
-        verdict("s48_derails", bool((late[AFTER_ERROR[0]] < late[AFTER_ERROR[1]] - 0.2).all()), T_hi=T_hi, seeds=n,
-                free_lowest=a_after[0][0], free_highest=a_after[0][1], forced_lowest=a_after[1][0],
-                forced_highest=a_after[1][1], share_lowest=a_after[2][0], share_highest=a_after[2][1], margin=0.2),
+        verdict("s48_derails", bool((late[AFTER_ERROR[0]] < late[AFTER_ERROR[1]] - 0.2).all()
+                                    and (late[list(AFTER_ERROR[3:])].max(axis=1) < late[AFTER_ERROR[1]] - 0.2).all()),
+                T_hi=T_hi, seeds=n, free_lowest=a_after[0][0], free_highest=a_after[0][1],
+                forced_lowest=a_after[1][0], forced_highest=a_after[1][1], share_lowest=a_after[2][0],
+                share_highest=a_after[2][1], shifted_highest=max(a_after[3][1], a_after[4][1]), margin=0.2,
+                slipped=bool((late[list(AFTER_ERROR[3:])].max(axis=1) >= late[AFTER_ERROR[1]] - 0.2).any())),
         verdict("s48_short", short_order == 0, T_lo=T_lo, seeds=n, fixed_lowest=short["none"][0],
                 fixed_highest=short["none"][1], attention_lowest=short["general"][0],
                 attention_highest=short["general"][1], attention_ahead=short_order == 1),

@@ -239,8 +239,8 @@ def offset_attention_figure(by_offset: pd.DataFrame, seed: int = TRAIN_SEEDS[0])
     df["head"] = pd.Categorical("head " + df["head"].astype(str), categories=heads, ordered=True)
     offsets = sorted(df.offset.unique())
     colors = dict(zip(heads, HEAD_COLORS))
-    title, subtitle = "Where each trained head looks", "Mean attention weight on the token k steps back, " \
-        "held-out sequences"
+    title, subtitle = "Where each trained head looks", f"Mean weight on the token k steps back, held-out " \
+        f"sequences; seed {seed}"
     xlab = "Offset k (query position minus key position)"
     gg = (ggplot(df, aes("offset", "weight", fill="head")) + geom_col(position=position_dodge(width=0.85), width=0.8)
           + facet_wrap("model", nrow=1) + scale_fill_manual(values=colors)
@@ -377,6 +377,7 @@ def heads_claims(summary: pd.DataFrame, split: pd.DataFrame, roles: pd.DataFrame
                 main_weights=two_r.main_weight.tolist()),
         verdict("s51_many_share", shared, heads=many, shares=shares, seeds=len(shares), first_offset=offsets[0],
                 second_offset=offsets[1], alike=len({(r["on_first"], r["on_second"]) for r in shares}) == 1,
-                on_first=shares[0]["on_first"] if shares else 0, on_second=shares[0]["on_second"] if shares else 0),
+                on_first=shares[0]["on_first"] if shares else 0, on_second=shares[0]["on_second"] if shares else 0,
+                weakest=float(many_r.main_weight.min()) if len(many_r) else float("nan")),
         verdict("s51_two_enough", worst_two > 0.95, two=two, worst_two=worst_two),
     ]

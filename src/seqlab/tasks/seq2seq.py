@@ -30,8 +30,10 @@ def after_first_error(free: torch.Tensor, forced: torch.Tensor, target: torch.Te
     """Accuracy at the positions after each sequence's first free-running mistake: decoding freely (``free``, the
     model's own guesses fed back) and with the true prefix (``forced``, teacher-forced predictions), on the same
     positions. A free-running accuracy far below the teacher-forced one there says that a mistake, fed back,
-    spoils the steps after it. ``positions`` is the share of all positions that come after a first mistake
-    (NaN accuracies where there are none)."""
+    spoils the steps after it. ``one_behind`` and ``one_ahead`` score the same free-running guesses against the
+    target moved one step (the token before, the token after): a decoder that merely slipped a step, repeating or
+    skipping a token and copying on, would score high on one of them. ``positions`` is the share of all positions
+    that come after a first mistake (NaN accuracies where there are none)."""
     if not (free.shape == forced.shape == target.shape) or free.dim() != 2:
         raise InvalidParameterError(f"need three (n, T) tensors of one shape, got {tuple(free.shape)}, "
                                     f"{tuple(forced.shape)}, {tuple(target.shape)}")
@@ -40,7 +42,14 @@ def after_first_error(free: torch.Tensor, forced: torch.Tensor, target: torch.Te
     after = (seen - wrong.long()) > 0  # a mistake strictly before this position
     n = int(after.sum())
     acc = (lambda pred: (pred == target)[after].float().mean().item()) if n else (lambda pred: math.nan)
-    return dict(free_running=acc(free), teacher_forced=acc(forced), positions=n / target.numel())
+
+    def shifted(k: int) -> float:  # free[:, j] against target[:, j + k] where j is after a mistake and j + k exists
+        hit = free[:, max(0, -k): free.size(1) - max(0, k)] == target[:, max(0, k): target.size(1) - max(0, -k)]
+        mask = after[:, max(0, -k): after.size(1) - max(0, k)]
+        return hit[mask].float().mean().item() if mask.any() else math.nan
+
+    return dict(free_running=acc(free), teacher_forced=acc(forced), one_behind=shifted(-1), one_ahead=shifted(1),
+                positions=n / target.numel())
 
 
 @dataclass
