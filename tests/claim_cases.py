@@ -11,7 +11,9 @@ CASES: dict = {}
 # --- §14.61–§14.63 (the forecasting page) ---
 def _s61_63_cases():
     import pandas as pd
+    from scipy.stats import norm
 
+    from seqlab.analysis.multiple import holm
     from seqlab.chapter import s14_63, s14_63_intervals, s14_63_nbeats, s14_63_verdicts
     from seqlab.experiments.forecast import CLASSICAL_MODELS
 
@@ -104,7 +106,7 @@ def _s61_63_cases():
                           for n, v in (("N-BEATS", fin), ("Transformer", 124.0))])
         return (e, c, 12), {}
 
-    def bias(ok, se=0.02):  # se: every mean's standard error over 100 series
+    def bias(ok, se=0.02):  # se: every mean's standard error over 100 series; p and Holm as series_bias gives them
         rows = []
         for d, nn, cl in (("M3 monthly", -0.1, -0.09 if ok else 0.05), ("M3 yearly", 0.2 if ok else -0.2, -0.3),
                           ("Tourism quarterly", 0.3, -0.3 if ok else 0.1)):
@@ -115,7 +117,9 @@ def _s61_63_cases():
             rows[2] = dict(rows[2], model="GRU", mean_scaled_error=-0.4)
             rows.append(dict(dataset="M3 yearly", role="N-BEATS", model="N-BEATS", mean_scaled_error=-0.2,
                              share_over=0.4))
-        return (pd.DataFrame(rows).assign(mean_scaled_error_se=se, series=100),), {}
+        frame = pd.DataFrame(rows).assign(mean_scaled_error_se=se, series=100)
+        p = 2 * norm.sf((frame.mean_scaled_error / se).abs().to_numpy())
+        return (frame.assign(p=p, p_holm=holm(p)),), {}
 
     def elsewhere(mase, smape):  # reported: MASE 0.8286 / 0.8321, sMAPE 13.11 / 13.24
         return (pd.DataFrame({"metric": ["mase", "mase", "smape", "smape"], "model": ["A", "B", "C", "D"],
@@ -237,7 +241,8 @@ def _s61_63_cases():
         grids = {"M3 yearly": [100, 200], "M1 yearly": [100, 200]}
         check = pd.DataFrame({"dataset": "M3 yearly", "role": ["best neural", "best classical"],
                               "mean_scaled_error": [0.22, -0.32] if ok else [-0.22, -0.32],
-                              "mean_scaled_error_se": [se, se]})
+                              "mean_scaled_error_se": [se, se], "model": ["N-BEATS", "AutoTheta"]})
+        check["p_holm"] = holm(2 * norm.sf((check.mean_scaled_error / se).abs().to_numpy()))
         return (val, coll, picked, grids, check, 0.02, verdict), {}
 
     def r3_member(r3):

@@ -158,7 +158,8 @@ def residual_check(nbeats: dict, summary: pd.DataFrame, scope: str = "official h
 def series_bias(check: pd.DataFrame) -> pd.DataFrame:
     """The rows of :func:`residual_check` (official hold-out) with the spread behind each mean: ``series`` and
     ``mean_scaled_error_se``, the standard error of the mean over series of each series' mean signed scaled error
-    (forecast - actual, over its scale), from the stored forecasts."""
+    (forecast - actual, over its scale), from the stored forecasts; ``p`` tests each mean against zero and
+    ``p_holm`` adjusts it by Holm's rule over all the rows."""
     import numpy as np
 
     from ..experiments.forecast import DATASETS
@@ -181,7 +182,12 @@ def series_bias(check: pd.DataFrame) -> pd.DataFrame:
             per = ((x[row.model] - x.y) / x.scale).groupby([x.unique_id, x.cutoff]).mean()
             out.append(dict(dataset=d, model=row.model, role=row.role, series=len(per),
                             mean_scaled_error_se=float(per.std(ddof=1) / np.sqrt(len(per)))))
-    return check.merge(pd.DataFrame(out), on=["dataset", "role", "model"], how="left", validate="one_to_one")
+    merged = check.merge(pd.DataFrame(out), on=["dataset", "role", "model"], how="left", validate="one_to_one")
+    # each mean against zero (normal approximation), the table's rows as one family under Holm's correction
+    from scipy.stats import norm
+
+    p = 2 * norm.sf((merged.mean_scaled_error / merged.mean_scaled_error_se).abs().to_numpy())
+    return merged.assign(p=p, p_holm=holm(p))
 
 
 def horizon_ends(horizon: pd.DataFrame, scope: str = "official hold-out") -> pd.DataFrame:

@@ -103,34 +103,39 @@ def _nbeats_key(index, dataset: str) -> tuple:
     return (dataset, "N-BEATS") if (dataset, "N-BEATS") in index else (dataset, "best neural")
 
 
-def _lean(mean: float, se: float) -> int:
-    """+1 over-forecasting, -1 under-forecasting, by more than twice the standard error; 0 where that is not told."""
-    return 1 if mean > 2 * se else -1 if mean < -2 * se else 0
+def _lean(mean: float, p_holm: float, alpha: float = 0.05) -> int:
+    """+1 over-forecasting, -1 under-forecasting, where the mean's Holm-adjusted p is below ``alpha``; else 0."""
+    return 0 if not p_holm < alpha else 1 if mean > 0 else -1
 
 
 @claim_source
 def bias_claims(check: pd.DataFrame):
     """Which way the leaders lean on M3 monthly, and whether N-BEATS and the best classical entry lean apart on M3
     yearly and on Tourism. ``check`` is :func:`~seqlab.chapter.s14_63_comparison.series_bias`: a lean counts only
-    where the mean is more than twice its standard error over series from zero."""
+    where its Holm-adjusted p (over the table's rows) is below 0.05."""
     R = check.set_index(["dataset", "role"])
-    b, se = R.mean_scaled_error, R.mean_scaled_error_se
-    k = _nbeats_key(R.index, "M3 monthly")
-    nn, cl = float(b[k]), float(b[("M3 monthly", "best classical")])
-    nn_se, cl_se = float(se[k]), float(se[("M3 monthly", "best classical")])
-    same = _lean(nn, nn_se) == _lean(cl, cl_se) != 0
-    lean = {}
+    b, se, ph = R.mean_scaled_error, R.mean_scaled_error_se, R.p_holm
+    k, kc = _nbeats_key(R.index, "M3 monthly"), ("M3 monthly", "best classical")
+    nn, cl = float(b[k]), float(b[kc])
+    same = _lean(nn, float(ph[k])) == _lean(cl, float(ph[kc])) != 0
+    lean, used = {}, []
     for key, d in (("y", "M3 yearly"), ("t", "Tourism quarterly")):
-        kn = _nbeats_key(R.index, d)
-        a, c = _lean(float(b[kn]), float(se[kn])), _lean(float(b[(d, "best classical")]), float(se[(d, "best classical")]))
+        kn, kd = _nbeats_key(R.index, d), (d, "best classical")
+        a, c = _lean(float(b[kn]), float(ph[kn])), _lean(float(b[kd]), float(ph[kd]))
+        used += [float(ph[kn]), float(ph[kd])]
         lean.update({f"{key}_nbeats": float(b[kn]), f"{key}_nbeats_se": float(se[kn]),
-                     f"{key}_classical": float(b[(d, "best classical")]),
-                     f"{key}_classical_se": float(se[(d, "best classical")]), f"{key}_model": R.model[(d, "best classical")],
-                     f"{key}_clear": a != 0 and c != 0, f"{key}_apart": a > 0 > c, f"{key}_same": a == c})
+                     f"{key}_classical": float(b[kd]), f"{key}_classical_se": float(se[kd]),
+                     f"{key}_model": R.model[kd], f"{key}_clear": a != 0 and c != 0, f"{key}_apart": a > 0 > c,
+                     f"{key}_same": a == c})
+    y_best = R.model[("M3 yearly", "best neural")]
+    other = {} if y_best == "N-BEATS" else dict(y_other=y_best, y_other_bias=float(b[("M3 yearly", "best neural")]),
+                                                y_other_p=float(ph[("M3 yearly", "best neural")]))
     return [
-        verdict("s63_m3m_bias", same, neural=nn, classical=cl, neural_se=nn_se, classical_se=cl_se,
-                series=int(R.series[k]), share_over=float(R.share_over[k]), over=nn > 0),
-        verdict("s63_apart", lean["y_apart"] and lean["t_apart"], apart=[lean["y_apart"], lean["t_apart"]], **lean),
+        verdict("s63_m3m_bias", same, neural=nn, classical=cl, neural_se=float(se[k]), classical_se=float(se[kc]),
+                neural_p=float(ph[k]), classical_p=float(ph[kc]), series=int(R.series[k]),
+                share_over=float(R.share_over[k]), over=nn > 0, family=len(check)),
+        verdict("s63_apart", lean["y_apart"] and lean["t_apart"], apart=[lean["y_apart"], lean["t_apart"]],
+                weakest=max(used), other=bool(other), **other, **lean),
     ]
 
 
@@ -218,14 +223,17 @@ def yearly_claims(val: pd.DataFrame, coll: pd.DataFrame, picked: pd.DataFrame, g
     kn, kc = _nbeats_key(R.index, "M3 yearly"), ("M3 yearly", "best classical")
     y_nn, y_cl = float(R.mean_scaled_error[kn]), float(R.mean_scaled_error[kc])
     nn_se, cl_se = float(R.mean_scaled_error_se[kn]), float(R.mean_scaled_error_se[kc])
+    nn_p, cl_p = float(R.p_holm[kn]), float(R.p_holm[kc])
+    best = R.model[("M3 yearly", "best neural")]
     return [
         verdict("s63_y_seen", nb - th > noise, nbeats=nb, autotheta=th, seed_spread=noise, behind=nb > th,
                 gap=nb - th),
         _length_claim(K, verdict_),
         verdict("s63_y_steps", all(int(P[d]) == min(grids[d]) for d in yearly), sets=yearly,
                 steps={d: int(P[d]) for d in yearly}),
-        verdict("s63_y_dir", _lean(y_nn, nn_se) > 0 > _lean(y_cl, cl_se), neural=y_nn, classical=y_cl,
-                neural_se=nn_se, classical_se=cl_se),
+        verdict("s63_y_dir", _lean(y_nn, nn_p) > 0 > _lean(y_cl, cl_p), neural=y_nn, classical=y_cl,
+                neural_se=nn_se, classical_se=cl_se, best_neural=best, other=best != "N-BEATS",
+                best_bias=float(R.mean_scaled_error[("M3 yearly", "best neural")])),
     ]
 
 
