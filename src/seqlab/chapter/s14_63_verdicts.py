@@ -128,8 +128,9 @@ def bias_claims(check: pd.DataFrame):
                      f"{key}_model": R.model[kd], f"{key}_clear": a != 0 and c != 0, f"{key}_apart": a > 0 > c,
                      f"{key}_same": a == c})
     y_best = R.model[("M3 yearly", "best neural")]
-    other = {} if y_best == "N-BEATS" else dict(y_other=y_best, y_other_bias=float(b[("M3 yearly", "best neural")]),
-                                                y_other_p=float(ph[("M3 yearly", "best neural")]))
+    kb = ("M3 yearly", "best neural")
+    other = {} if y_best == "N-BEATS" else dict(y_other=y_best, y_other_bias=float(b[kb]), y_other_p=float(ph[kb]),
+                                                y_other_over=_lean(float(b[kb]), float(ph[kb])) > 0)
     return [
         verdict("s63_m3m_bias", same, neural=nn, classical=cl, neural_se=float(se[k]), classical_se=float(se[kc]),
                 neural_p=float(ph[k]), classical_p=float(ph[kc]), series=int(R.series[k]),
@@ -233,7 +234,9 @@ def yearly_claims(val: pd.DataFrame, coll: pd.DataFrame, picked: pd.DataFrame, g
                 steps={d: int(P[d]) for d in yearly}),
         verdict("s63_y_dir", _lean(y_nn, nn_p) > 0 > _lean(y_cl, cl_p), neural=y_nn, classical=y_cl,
                 neural_se=nn_se, classical_se=cl_se, best_neural=best, other=best != "N-BEATS",
-                best_bias=float(R.mean_scaled_error[("M3 yearly", "best neural")])),
+                best_bias=float(R.mean_scaled_error[("M3 yearly", "best neural")]),
+                best_over=_lean(float(R.mean_scaled_error[("M3 yearly", "best neural")]),
+                                float(R.p_holm[("M3 yearly", "best neural")])) > 0),
     ]
 
 
