@@ -174,8 +174,9 @@ def seed_grid() -> pd.DataFrame:
     the latter again, else the verified artifacts): one row per model, task, length and seed."""
     from ..experiments.transformer_task_seeds import grid_seed_results
 
-    more = grid_seed_results()[list(task_comparison().columns)]
-    df = pd.concat([task_comparison().assign(model=lambda d: d.model.astype(str)), more], ignore_index=True)
+    chapter = task_comparison()
+    more = grid_seed_results()[list(chapter.columns)]
+    df = pd.concat([chapter.assign(model=chapter.model.astype(str)), more], ignore_index=True)
     df["model"] = pd.Categorical(df.model, categories=list(MODELS), ordered=True)
     return df.sort_values(["task", "model", "sequence_length", "seed"]).reset_index(drop=True)
 

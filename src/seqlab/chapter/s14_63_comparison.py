@@ -162,19 +162,14 @@ def series_bias(check: pd.DataFrame) -> pd.DataFrame:
     ``p_holm`` adjusts it by Holm's rule over all the rows."""
     import numpy as np
 
-    from ..experiments.forecast import DATASETS
-    from ..experiments.forecast.results import stored_forecasts
-    from ..experiments.forecast.scoring import add_combinations
-    from ..experiments.forecast.sets import _load
+    from ..experiments.forecast.results import holdout_forecasts
     from ..forecast.metrics import mase_scale
 
-    f = stored_forecasts()
     out = []
     for d, g in check.groupby("dataset", sort=False):
-        x = add_combinations(official_holdout(f[f.dataset == d].drop(columns="dataset")))
-        src = _load(DATASETS[d][0])
-        hist = {str(u): h for u, h in src.history.groupby("unique_id")}
-        scale = {(u, c): mase_scale(hist[str(u)].loc[hist[str(u)].ds <= c, "y"].to_numpy(float), src.season)
+        x, src = holdout_forecasts(d)
+        hist = dict(tuple(src.history.groupby("unique_id")))
+        scale = {(u, c): mase_scale(hist[u].loc[hist[u].ds <= c, "y"].to_numpy(float), src.season)
                  for u, c in x[["unique_id", "cutoff"]].drop_duplicates().itertuples(index=False)}
         x = x.assign(scale=[scale[k] for k in zip(x.unique_id, x.cutoff)])
         x = x[x.scale > 0]

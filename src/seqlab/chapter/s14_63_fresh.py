@@ -8,8 +8,7 @@ import functools
 import pandas as pd
 
 from ..claims import claim_source, verdict
-from ..experiments.forecast import CLASSICAL_ENTRIES, DATASETS, forecast_results
-from ..experiments.forecast.sets import _load
+from ..experiments.forecast import CLASSICAL_ENTRIES, forecast_results
 from ..experiments.forecast_fresh import (
     FRESH_SETS, SEEDS_SET, artifact_name, fresh_mcb, fresh_tests, fresh_verdicts, seed_spread, stored_sets,
 )
@@ -47,14 +46,9 @@ def target_claims(t: pd.DataFrame):
 
 def _holdout_errors(dataset: str, extra: dict) -> pd.DataFrame:
     """MASE per hold-out series of the stored models and of ``extra`` (name -> members averaged)."""
-    from ..experiments.forecast.results import stored_forecasts
+    from ..experiments.forecast.results import holdout_forecasts
 
-    f = stored_forecasts()
-    f = f[f.dataset == dataset].drop(columns="dataset")
-    f = f[f.cutoff == f.groupby("unique_id").cutoff.transform("max")].copy()
-    src = _load(DATASETS[dataset][0])
-    f["unique_id"] = f.unique_id.map({str(u): u for u in src.history.unique_id.unique()})
-    f["Combination"] = f[["AutoETS", "AutoTheta", "Theta"]].mean(axis=1)
+    f, src = holdout_forecasts(dataset)
     for name, parts in extra.items():
         f[name] = f[list(parts)].mean(axis=1)
     models = ["Combination", *GLOBAL, *extra]

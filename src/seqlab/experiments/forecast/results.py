@@ -38,6 +38,20 @@ def stored_forecasts(root=None) -> pd.DataFrame:
                               dtype={"unique_id": str}, low_memory=False))
 
 
+def holdout_forecasts(dataset: str, root=None):
+    """``(frame, source)``: the stored forecasts of ``dataset``'s official hold-out (each series' last window), with
+    a column per classical combination and the series ids of the raw data; and that data set's source (history,
+    season)."""
+    from .scoring import add_combinations
+    from .sets import _load, official_holdout
+
+    f = stored_forecasts(root)
+    f = official_holdout(f[f.dataset == dataset].drop(columns="dataset"))
+    src = _load(DATASETS[dataset][0])
+    ids = {str(u): u for u in src.history.unique_id.unique()}
+    return add_combinations(f.assign(unique_id=f.unique_id.map(ids))), src
+
+
 TRAINING_FILES = ("forecasts.csv.gz", "timings.csv", "nbeats_selection.csv", "nbeats_members.csv",
                   "nbeats_ablation.csv", "nbeats_recipe.csv", "nbeats_rounds.csv")
 
