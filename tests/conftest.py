@@ -1,6 +1,10 @@
+import contextlib
 import importlib
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -115,3 +119,23 @@ def page_functions(page: str, names, namespace: dict) -> dict:
                 found.append(node.name)
     assert sorted(found) == sorted(names), f"every one of {sorted(names)} is a visible cell of {page}.md"
     return namespace
+
+
+@contextlib.contextmanager
+def held_by_another_process(folder, command: str = "seqlab test holder"):
+    """``folder``'s writer lock (``seqlab.files.folder_lock``) held by another process while the block runs;
+    yields that process's pid."""
+    code = ("import sys, time\nfrom seqlab.files import folder_lock\n"
+            "try:\n    with folder_lock(sys.argv[1], sys.argv[2]):\n        print('held', flush=True)\n"
+            "        time.sleep(600)\nexcept KeyboardInterrupt:\n    pass\n")
+    p = subprocess.Popen([sys.executable, "-c", code, str(folder), command], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "held"
+        yield p.pid
+    finally:  # Ctrl-C: the holder leaves its block, and releases the lock, as a finished writer does
+        p.send_signal(signal.SIGINT)
+        try:
+            p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()

@@ -5,6 +5,7 @@ import shutil
 import stat
 
 import pytest
+from conftest import held_by_another_process
 
 from seqlab.cli import main
 from seqlab.text.corpus import load_tinyshakespeare
@@ -129,11 +130,10 @@ def test_tiny_temperature_samples_like_greedy(capsys, ckpt):
 
 
 def test_a_second_training_on_the_same_folder_is_refused(capsys, corpus, copy):
-    from seqlab.cli.lm import output_lock
-
-    with output_lock(copy):
+    with held_by_another_process(copy, "seqlab lm train --out elsewhere") as pid:
         line = error_line(capsys, ["lm", "train", "--text", str(corpus), "--out", str(copy), *TINY])
-    assert "in use" in line and f"pid {os.getpid()}" in line
+    assert "in use" in line and f"pid {pid}, `seqlab lm train --out elsewhere`" in line
+    assert not (copy / ".lock").exists()  # the holder's lock went with it, and this run took none
 
 
 def test_unwritable_out_is_refused_before_training(capsys, corpus):

@@ -118,7 +118,7 @@ def test_a_folder_that_is_not_a_model_is_one_line(tmp_path, capsys):
     (tmp_path / "config.json").write_text('{"model_type": "gpt2"}')  # no tokenizer.json, no weights
     assert main(["lm", "sample", "--checkpoint", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "not a model folder seqlab can read (FileNotFoundError" in err[0], err
+    assert len(err) == 1 and "not a model folder seqlab can read (model.safetensors is missing)" in err[0], err
 
 
 def test_the_lstm_exports_its_own_weights_and_says_transformers_cannot_load_it(tmp_path, capsys):

@@ -13,9 +13,10 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import held_by_another_process
 
 from seqlab.cli import main
-from seqlab.files import INCOMPLETE, MANIFEST, OutputSet, sha256_file
+from seqlab.files import INCOMPLETE, LOCK, MANIFEST, OutputSet, sha256_file
 
 
 def _snapshot(folder) -> dict[str, bytes]:
@@ -84,7 +85,9 @@ def test_the_staging_folder_of_a_killed_writer_is_cleared(tmp_path):
     code = ("import os, sys\nfrom seqlab.files import OutputSet\nout = OutputSet(sys.argv[1], 'x')\n"
             "out.path('a.csv').write_text('half')\nos._exit(9)\n")
     subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=False, timeout=60)
-    assert [p.name.startswith(".seqlab-staging-") for p in tmp_path.iterdir()] == [True]
+    # its staging folder, and its lock file, which locks nothing once its process is gone
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left[0] == LOCK and left[1].startswith(".seqlab-staging-") and len(left) == 2
     with OutputSet(tmp_path, "next"):
         pass
     assert list(tmp_path.iterdir()) == []
@@ -202,3 +205,47 @@ def test_seqlab_run_into_a_folder_with_a_blocking_folder_is_one_line(tmp_path, c
     err = [line for line in capsys.readouterr().err.strip().splitlines() if not line.startswith("running §")]
     assert len(err) == 1 and f"{tmp_path / 'grad_through_time.png'} is a folder" in err[0], err
     assert [p.name for p in tmp_path.iterdir()] == ["grad_through_time.png"]  # nothing moved in, no mark
+
+
+def test_the_folder_lock_refuses_a_second_process_at_once_and_leaves_no_trace(tmp_path):
+    from seqlab.files import FolderInUseError, folder_lock
+
+    with held_by_another_process(tmp_path, "seqlab forecast evaluate --output x") as pid:
+        with pytest.raises(FolderInUseError, match=f"in use by another writer \\(pid {pid}, `seqlab forecast "):
+            OutputSet(tmp_path, "second")
+        assert (tmp_path / LOCK).is_file()
+    assert list(tmp_path.iterdir()) == []  # a finished writer leaves no lock file
+    with folder_lock(tmp_path, "outer"), OutputSet(tmp_path, "inner") as out:  # re-entrant in one process
+        out.path("a.csv").write_text("1")
+        out.commit()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv", MANIFEST]
+
+
+def _hf_checkpoint(folder):
+    import torch
+
+    from seqlab.nn import GPT, GPTConfig
+    from seqlab.text.checkpoint import save_checkpoint
+    from seqlab.text.tokenizers import CharTokenizer
+
+    tok = CharTokenizer().train("ROMEO: But soft")
+    torch.manual_seed(0)
+    save_checkpoint(folder, GPT(GPTConfig(vocab_size=tok.vocab_size, block_size=8, num_layers=1, num_heads=2,
+                                          d_model=8)), tokenizer=tok)
+
+
+@pytest.mark.parametrize("command", ["run", "export", "build"])
+def test_every_output_folder_takes_one_writer(tmp_path, capsys, command):
+    out = tmp_path / "out"
+    argv = {"run": ["run", "14.50.2", "--out", str(out)],
+            "export": ["lm", "export", "--checkpoint", str(tmp_path / "ckpt"), "--out", str(out)],
+            "build": ["chapter", "build", "--pages", "attention", "--out", str(out), "--cache", str(tmp_path / "c")]}
+    if command == "export":
+        _hf_checkpoint(tmp_path / "ckpt")
+    if command == "build":
+        pytest.importorskip("sphinx")
+    with held_by_another_process(out) as pid:
+        assert main(argv[command]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{out} is in use by another writer (pid {pid}, `seqlab test holder`)" in err[0], err
+    assert list(out.iterdir()) == []  # refused before anything was written

@@ -12,6 +12,10 @@ command wrote, when, with their sizes and sha256. While the files move,
 ``seqlab-INCOMPLETE.txt`` marks the folder and Ctrl-C waits; an interrupted run
 therefore leaves the previous complete set, or (killed during the moves) a folder
 that says it is incomplete, never a silent mix of two runs.
+
+Every writer of a folder (an :class:`OutputSet`, a training run's checkpoints) holds
+:func:`folder_lock` while it works, so a second writer is refused at once, with one
+line naming the holder, instead of the two finishing in a race.
 """
 from __future__ import annotations
 
@@ -24,12 +28,14 @@ import signal
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
 
 from .errors import SeqlabError
 
-__all__ = ["atomic_write", "remove_orphans", "sha256_file", "OutputSet", "OutputFolderError", "MANIFEST", "INCOMPLETE", "FILE_MODE"]
+__all__ = ["atomic_write", "remove_orphans", "sha256_file", "OutputSet", "OutputFolderError", "FolderInUseError",
+           "folder_lock", "MANIFEST", "INCOMPLETE", "FILE_MODE", "LOCK"]
 
 #: every file seqlab writes is readable by all and writable by its owner
 FILE_MODE = 0o644
@@ -37,10 +43,112 @@ _TMP_SUFFIX = ".seqlab-tmp"
 #: the record of an output folder's complete sets, and the mark of one being moved into place
 MANIFEST, INCOMPLETE = "seqlab-manifest.json", "seqlab-INCOMPLETE.txt"
 _STAGING = ".seqlab-staging-"
+#: the writer's lock of a folder, which also records who holds it (pid, then the command)
+LOCK = ".lock"
+#: the folders this process holds, with how many holders inside it: the lock is re-entrant within a process
+_held: dict[Path, list] = {}
+_held_guard = threading.Lock()
 
 
 class OutputFolderError(SeqlabError, OSError):
     """An output folder that cannot take the set of files: a name in it is held by something else."""
+
+
+class FolderInUseError(SeqlabError, OSError):
+    """Another process is writing into the same folder."""
+
+
+def _holder(folder: Path) -> str:
+    try:
+        pid, _, command = (folder / LOCK).read_text(encoding="utf-8").strip().partition(" ")
+    except (OSError, UnicodeDecodeError):
+        return "another process"
+    return f"pid {pid}" + (f", `{command}`" if command else "") if pid else "another process"
+
+
+def _acquire(path: Path):
+    """A descriptor holding an exclusive lock on ``path``, or None while another process holds it.
+
+    The holder removes the file as it releases it (a folder keeps no trace of a finished writer), so a
+    lock won on a file that was meanwhile removed is no lock: it is checked, and taken again on the new file.
+    """
+    import fcntl
+
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        try:
+            if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                return fd
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+
+
+class _FolderLock:
+    """One process's hold on a folder: an flock on ``.lock`` (filelock where there is no fcntl), which names
+    the holder and dies with its process."""
+
+    def __init__(self, folder: Path, command: str):
+        self.path = folder / LOCK
+        try:
+            import fcntl  # noqa: F401
+        except ImportError:  # Windows: filelock's msvcrt lock, and the file stays
+            from filelock import FileLock, Timeout
+
+            self.fd, self.portable = None, FileLock(str(self.path), timeout=0)
+            try:
+                self.portable.acquire()
+            except Timeout:
+                raise FolderInUseError(f"{folder} is in use by another writer; wait for it to finish or choose "
+                                       "another folder") from None
+            return
+        self.portable, self.fd = None, _acquire(self.path)
+        if self.fd is None:
+            raise FolderInUseError(f"{folder} is in use by another writer ({_holder(folder)}); wait for it to "
+                                   "finish or choose another folder")
+        os.ftruncate(self.fd, 0)
+        os.write(self.fd, f"{os.getpid()} {' '.join(command.split())}\n".encode("utf-8", "replace"))
+
+    def release(self) -> None:
+        if self.portable is not None:
+            self.portable.release()
+            return
+        try:
+            self.path.unlink()  # before the lock is let go: see _acquire
+        except OSError:
+            pass
+        os.close(self.fd)
+
+
+@contextmanager
+def folder_lock(folder, command: str):
+    """Hold ``folder``'s writer lock while the block runs; a writer in another process is refused at once.
+
+    The lock is an OS lock on ``folder/.lock``, which holds the writer's pid and command (quoted by
+    :class:`FolderInUseError`) and is removed when the writer finishes; a killed writer's lock dies with
+    its process. Within one process the lock is re-entrant (a command that writes a set into the folder
+    it trains in holds it once).
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    key = folder.resolve()
+    with _held_guard:
+        if key in _held:
+            _held[key][1] += 1
+        else:
+            _held[key] = [_FolderLock(folder, command), 1]
+    try:
+        yield
+    finally:
+        with _held_guard:
+            _held[key][1] -= 1
+            if _held[key][1] == 0:
+                _held.pop(key)[0].release()
 
 
 def atomic_write(path, data: bytes | str | Callable[[str], None], mode: int = FILE_MODE) -> Path:
@@ -143,9 +251,14 @@ class OutputSet:
 
     def __init__(self, folder, command: str):
         self.folder, self.command = Path(folder), command
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self._clear_dead_staging()
-        self.staging = Path(tempfile.mkdtemp(prefix=f"{_STAGING}{os.getpid()}-", dir=self.folder))
+        self._lock = folder_lock(self.folder, command)
+        self._lock.__enter__()  # a second writer is refused here, before any work
+        try:
+            self._clear_dead_staging()
+            self.staging = Path(tempfile.mkdtemp(prefix=f"{_STAGING}{os.getpid()}-", dir=self.folder))
+        except BaseException:
+            self._lock.__exit__(None, None, None)
+            raise
         #: true once a commit has moved its files in and recorded them
         self.committed = False
 
@@ -221,6 +334,8 @@ class OutputSet:
         """What an interrupt left in the folder, in words for the stop message."""
         if self.committed:
             return f"this run's files were moved into {self.folder} before the stop"
+        if (self.folder / INCOMPLETE).exists():
+            return f"{self.folder} is marked incomplete ({INCOMPLETE}): run the command again"
         return f"{self.folder} keeps what it held before; none of this run's files were moved in"
 
     def _blocker(self, target: Path):
@@ -242,4 +357,9 @@ class OutputSet:
         return {"format": "seqlab-outputs-1", "files": {}}  # none yet, or unreadable: start the record anew
 
     def close(self) -> None:
+        """Remove the staging folder and release the folder's lock (once; later calls do nothing)."""
+        if self._lock is None:
+            return
         shutil.rmtree(self.staging, ignore_errors=True)
+        lock, self._lock = self._lock, None
+        lock.__exit__(None, None, None)

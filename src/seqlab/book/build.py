@@ -282,7 +282,7 @@ def _run_sphinx(names: list[str], stage: Path, cache: Path, jupyter_cache: Path,
 
 def build(out=DEFAULT_OUT, pages: str | None = None, cache=None) -> int:
     """Build the chapter into ``out``; ``pages`` limits it to some pages. Bad input raises :class:`BookError`."""
-    from ..files import OutputSet
+    from ..files import folder_lock
     from ..store import heavy_eval
 
     heavy = heavy_eval()
@@ -292,6 +292,14 @@ def build(out=DEFAULT_OUT, pages: str | None = None, cache=None) -> int:
     if not heavy:
         verify_all_artifacts()
     _make_folders(out, cache)
+    # --out is held for the whole build: a second build into it is refused at once, not after minutes of work
+    with folder_lock(out, "seqlab chapter build" + (f" --pages {pages}" if pages else "")):
+        return _build_into(out, cache, names, pages, heavy)
+
+
+def _build_into(out: Path, cache: Path, names: list, pages: str | None, heavy: bool) -> int:
+    from ..files import OutputSet
+
     vendor_assets(cache / "vendor", cache / "npm")
     # jupyter-cache keys on the cell source only; one cache per HEAVY_EVAL value and per version of seqlab's
     # code makes either change re-execute, while a prose-only edit reuses the outputs

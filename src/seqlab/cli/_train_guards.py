@@ -17,30 +17,20 @@ class OutputInUse(UsageError):
 
 
 @contextmanager
-def output_lock(out: Path):
-    """Hold an OS lock on ``out`` for the whole run; a second run on the same folder is refused at once.
+def output_lock(out: Path, command: str = "seqlab lm train"):
+    """Hold ``out``'s writer lock for the whole run (:func:`seqlab.files.folder_lock`, the lock every seqlab
+    writer takes); a second run on the same folder is refused at once, naming the holder."""
+    from ..files import FolderInUseError, folder_lock
 
-    The lock (``filelock``: fcntl on POSIX, msvcrt on Windows) dies with its process, so a killed run never leaves
-    the folder locked; ``.lock.pid`` beside it names the holder.
-    """
-    from filelock import FileLock, Timeout
-
-    lock = FileLock(str(out / ".lock"), timeout=0)
-    pid_file = out / ".lock.pid"
     try:
-        lock.acquire()
-    except Timeout:
-        try:
-            holder = pid_file.read_text(encoding="ascii").strip() or "unknown"
-        except (OSError, UnicodeDecodeError):
-            holder = "unknown"
-        raise OutputInUse(f"--out {out} is in use by another `seqlab lm train` (pid {holder}); wait for it to "
-                          "finish or choose another --out") from None
+        lock = folder_lock(out, command)
+        lock.__enter__()
+    except FolderInUseError as e:
+        raise OutputInUse(f"--out {e}") from None
     try:
-        pid_file.write_text(f"{os.getpid()}\n", encoding="ascii")
         yield
     finally:
-        lock.release()
+        lock.__exit__(None, None, None)
 
 
 def _memory_needed(args, vocab_size: int) -> float:

@@ -5,6 +5,7 @@ import contextlib
 import datetime as dt
 import json
 import math
+import shlex
 import shutil
 import sys
 import textwrap
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..files import folder_lock
 from ._common import check_output_dir, int_at_least
 
 __all__ = ["add_commands", "result_to_dict", "jsonable"]
@@ -131,8 +133,6 @@ FIGURES_NOT_WRITTEN = "figures not written; pass --out DIR to write them"
 
 def _run_into(out, sid: str, args, progress):
     """One section with its figures written into ``out`` as one complete set (an interrupted section writes none)."""
-    import shlex
-
     from ..chapter import run_section
     from ..files import OutputSet
 
@@ -147,16 +147,12 @@ def _run_into(out, sid: str, args, progress):
     return res
 
 
-def _cmd_run(args) -> int:
-    from ..chapter import Progress, get_section, registry, run_section
+def _run_sections(ids, args, out, figures, progress):
+    """Each section in turn, its text printed as it finishes; returns the results and the start time."""
+    from ..chapter import run_section
     from ..chapter.base import run_section_once
     from ..results import results_dir
 
-    ids = list(registry()) if args.section == "all" else [get_section(args.section).id]
-    # no --out: no figures at all, rather than files in a temporary folder that nobody removes
-    out = check_output_dir(args.out) if args.out else None
-    figures = out is not None and not args.no_figures
-    progress = Progress(sys.stderr)  # slow steps, on stderr: stdout stays the tables (or the one JSON object)
     results, t0 = [], time.perf_counter()
     for sid in ids:
         # with --json, stdout carries exactly one JSON object: anything a section prints goes to stderr
@@ -171,6 +167,20 @@ def _cmd_run(args) -> int:
         if not args.json:
             _print_text(res)
             sys.stdout.flush()
+    return results, t0
+
+
+def _cmd_run(args) -> int:
+    from ..chapter import Progress, get_section, registry
+
+    ids = list(registry()) if args.section == "all" else [get_section(args.section).id]
+    # no --out: no figures at all, rather than files in a temporary folder that nobody removes
+    out = check_output_dir(args.out) if args.out else None
+    figures = out is not None and not args.no_figures
+    progress = Progress(sys.stderr)  # slow steps, on stderr: stdout stays the tables (or the one JSON object)
+    # --out is held from the start: a second writer is refused at once, not after a section's work
+    with folder_lock(out, shlex.join(["seqlab", *args.argv])) if out is not None else contextlib.nullcontext():
+        results, t0 = _run_sections(ids, args, out, figures, progress)
     total = time.perf_counter() - t0
     if not args.json and out is None and not args.no_figures:
         print(f"\n{FIGURES_NOT_WRITTEN}")

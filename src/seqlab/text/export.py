@@ -31,13 +31,14 @@ from ..errors import SeqlabError
 from ..files import OutputSet
 from ..nn import GPT, GPTConfig, LSTMConfig, LSTMLanguageModel
 from ..nn.positional import sinusoidal_encoding
+from .hf_folder import LSTM_TYPE, ExportError, check_vocabulary, read_folder
 from .tokenizers import UNK, BPETokenizer, CharTokenizer, Tokenizer
 
-__all__ = ["ExportError", "export_hf", "hf_state_dict", "load_hf"]
+__all__ = ["ExportError", "ExportWriteError", "export_hf", "hf_state_dict", "load_hf"]
 
 
-class ExportError(SeqlabError, ValueError):
-    """A model or tokenizer that the requested format cannot hold exactly."""
+class ExportWriteError(SeqlabError, OSError):
+    """An export that could not be written (a full disk, a file-size limit); the folder keeps its earlier set."""
 
 
 def _zeros_if_none(bias, n: int) -> torch.Tensor:
@@ -200,17 +201,13 @@ def _tokenizer_back(d: Path, spec: dict) -> Tokenizer:
     raise ExportError(f"{d}: tokenizer.json is neither a character tokenizer nor a byte-level BPE seqlab wrote")
 
 
-#: the model_type of an exported LSTM: transformers has no class for it, so only seqlab (or your code) loads it
-LSTM_TYPE = "seqlab_lstm"
-
-
 def export_hf(model, tok: Tokenizer, out) -> list[Path]:
     """Write ``out`` as a Hugging Face model folder (one complete set: see :class:`seqlab.files.OutputSet`).
 
     A GPT becomes a folder transformers loads; an LSTM, which transformers has no class for, the same files
     with seqlab's own weight names and ``model_type`` :data:`LSTM_TYPE`.
     """
-    from safetensors.torch import save_file
+    from safetensors.torch import save
 
     if isinstance(model, LSTMLanguageModel):
         weights = {k: v.detach().to(torch.float32).contiguous().clone() for k, v in model.state_dict().items()}
@@ -222,11 +219,20 @@ def export_hf(model, tok: Tokenizer, out) -> list[Path]:
     tok_config = {"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": UNK if UNK in tok.token_to_id else None,
                   "model_max_length": model.config.block_size, "clean_up_tokenization_spaces": False}
     with OutputSet(out, "seqlab lm export --format hf") as files:
-        save_file(weights, str(files.path("model.safetensors")), metadata={"format": "pt"})
-        files.path("config.json").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
-        files.path("tokenizer.json").write_text(json.dumps(tokenizer, ensure_ascii=False) + "\n", encoding="utf-8")
-        files.path("tokenizer_config.json").write_text(json.dumps(tok_config, indent=1) + "\n", encoding="utf-8")
-        return files.commit()
+        try:
+            # serialised in memory, then written as plain bytes: a full disk is then an OSError naming its cause
+            files.path("model.safetensors").write_bytes(save(weights, metadata={"format": "pt"}))
+            files.path("config.json").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
+            files.path("tokenizer.json").write_text(json.dumps(tokenizer, ensure_ascii=False) + "\n",
+                                                    encoding="utf-8")
+            files.path("tokenizer_config.json").write_text(json.dumps(tok_config, indent=1) + "\n",
+                                                           encoding="utf-8")
+            return files.commit()
+        except OSError as e:
+            if isinstance(e, SeqlabError):
+                raise
+            raise ExportWriteError(f"{out}: the export could not be written ({e.strerror or e}); "
+                                   f"{files.fate()}") from None
 
 
 def _gpt2_back(w: dict, cfg: dict) -> tuple[GPTConfig, dict]:
@@ -288,24 +294,20 @@ def _lstm_back(w: dict, cfg: dict) -> tuple[LSTMConfig, dict]:
 
 def load_hf(directory):
     """``(model, tokenizer)`` of a folder :func:`export_hf` wrote (or any GPT-2 / GPT-NeoX folder of the same
-    shape with such a tokenizer); anything else raises :class:`ExportError`."""
-    from safetensors.torch import load_file
-
+    shape with such a tokenizer), checked first by :func:`seqlab.text.hf_folder.read_folder`; anything else
+    raises :class:`ExportError` (:class:`~seqlab.text.hf_folder.HFFolderError` for a damaged folder)."""
     d = Path(directory)
+    found = read_folder(d)
+    back = {"gpt2": _gpt2_back, "gpt_neox": _neox_back, LSTM_TYPE: _lstm_back}[found.config["model_type"]]
     try:
-        cfg = json.loads((d / "config.json").read_text(encoding="utf-8"))
-        back = {"gpt2": _gpt2_back, "gpt_neox": _neox_back, LSTM_TYPE: _lstm_back}.get(cfg.get("model_type"))
-        if back is None:
-            raise ExportError(f"{d}: model_type {cfg.get('model_type')!r} is not one seqlab's GPT maps onto "
-                              "(gpt2 or gpt_neox)")
-        spec = json.loads((d / "tokenizer.json").read_text(encoding="utf-8"))["model"]
-        config, state = back(load_file(str(d / "model.safetensors")), cfg)
-        tok = _tokenizer_back(d, spec)
+        config, state = back(found.tensors, found.config)
+        tok = _tokenizer_back(d, found.tokenizer["model"])
+        check_vocabulary(tok.vocab_size, found.config, d)
         model = LSTMLanguageModel(config) if isinstance(config, LSTMConfig) else GPT(config)
         missing, unexpected = model.load_state_dict(state, strict=False)
         if set(missing) - {"lm_head.weight"} or unexpected:
             raise ExportError(f"{d}: the weights do not fit the model ({sorted(missing)[:2]}, {sorted(unexpected)[:2]})")
-    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as e:
+    except (ValueError, KeyError, TypeError, RuntimeError, AttributeError) as e:
         if isinstance(e, ExportError):
             raise
         raise ExportError(f"{d}: not a model folder seqlab can read ({type(e).__name__}: "
