@@ -139,3 +139,14 @@ def held_by_another_process(folder, command: str = "seqlab test holder"):
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+
+
+def patient(seconds: float) -> float:
+    """A subprocess timeout that guards against a hang, never a speed check: ``seconds`` (ample on a quiet
+    machine) stretched by the machine's load per core when the test starts, and by 3 for load that comes later
+    (two test workers and another CPU-bound program on two cores run each process at a third of its speed)."""
+    try:
+        load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:
+        load = 1.0
+    return 3 * seconds * max(1.0, load)

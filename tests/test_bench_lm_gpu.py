@@ -6,13 +6,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import patient
 import torch
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_lm_gpu.py"
 
 
 def bench(*args, cwd):
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=600, cwd=cwd)
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=patient(600), cwd=cwd)
 
 
 def test_smoke_runs_each_measurement_and_writes_full_precision_json(tmp_path):

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REPO, require, require_chromium
+from conftest import REPO, require, require_chromium, patient
 
 require("myst_nb")
 require("selenium")
@@ -24,7 +24,7 @@ PAGES = sorted(f.stem for f in (REPO / "src" / "seqlab" / "book" / "pages").glob
 def build_run(tmp_path_factory):
     out, cache = tmp_path_factory.mktemp("chapter") / "site", tmp_path_factory.mktemp("cache")
     p = subprocess.run([sys.executable, "-m", "seqlab", "chapter", "build", "--out", str(out), "--cache", str(cache)],
-                       cwd=tmp_path_factory.mktemp("elsewhere"), capture_output=True, text=True, timeout=2400)
+                       cwd=tmp_path_factory.mktemp("elsewhere"), capture_output=True, text=True, timeout=patient(2400))
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
     return out, p, cache
 

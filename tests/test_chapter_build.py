@@ -6,6 +6,7 @@ import logging
 from pathlib import Path, PurePosixPath
 
 import pytest
+from conftest import patient
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -300,5 +301,5 @@ def test_cache_writes_take_turns(tmp_path):
         t.start()
         time.sleep(0.5)
         assert t.is_alive() and not cache.list_cache_records()  # waiting for the lock, nothing written
-    t.join(timeout=30)
+    t.join(timeout=patient(30))
     assert done and len(cache.list_cache_records()) == 1

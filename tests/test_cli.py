@@ -3,12 +3,13 @@ import subprocess
 import sys
 
 import pytest
+from conftest import patient
 
 from seqlab.cli import main
 
 
 def run_cli(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "seqlab", *args], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "seqlab", *args], capture_output=True, text=True, timeout=patient(timeout))
 
 
 def test_list_shows_every_section(capsys):
@@ -151,12 +152,12 @@ def test_run_without_out_writes_no_files(tmp_path):
     tmp.mkdir()
     env = dict(os.environ, TMPDIR=str(tmp))
     p = subprocess.run([sys.executable, "-m", "seqlab", "run", "14.46.1"], capture_output=True, text=True,
-                       timeout=300, env=env, cwd=tmp_path)
+                       timeout=patient(300), env=env, cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert "grad_by_lag" in p.stdout and "figure:" not in p.stdout
     assert p.stdout.strip().splitlines()[-1] == "figures not written; pass --out DIR to write them"
     p = subprocess.run([sys.executable, "-m", "seqlab", "run", "14.46.1", "--json"], capture_output=True, text=True,
-                       timeout=300, env=env, cwd=tmp_path)
+                       timeout=patient(300), env=env, cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["figures"] == []
     assert list(tmp.iterdir()) == [] and sorted(x.name for x in tmp_path.iterdir()) == ["tmp"]
@@ -191,7 +192,7 @@ def test_run_summary_section_fits_80_columns():
     import os
 
     p = subprocess.run([sys.executable, "-m", "seqlab", "run", "14.64"], capture_output=True, text=True,
-                       timeout=300, env=dict(os.environ, COLUMNS="80"))
+                       timeout=patient(300), env=dict(os.environ, COLUMNS="80"))
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     assert "[forecast_verdict]" in p.stdout and "neural_beats_best_classical" in p.stdout

@@ -6,6 +6,7 @@ import sys
 
 import pandas as pd
 import pytest
+from conftest import patient
 
 from seqlab.cli import main
 from seqlab.cli.run import jsonable, result_to_dict
@@ -27,7 +28,7 @@ def test_every_section_json_is_valid(section_results):
 
 def test_dates_are_iso_strings_through_the_command(tmp_path):
     p = subprocess.run([sys.executable, "-m", "seqlab", "run", "14.62", "--json", "--no-figures"],
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True, timeout=patient(600))
     assert p.returncode == 0, p.stderr
     rows = json.loads(p.stdout)["tables"]["windows"]
     from seqlab.forecast import air_passengers

@@ -1,11 +1,10 @@
 """Every bad language-model input ends as one clear line and exit 2, and nothing a user had is lost."""
 import json
-import os
 import shutil
 import stat
 
 import pytest
-from conftest import held_by_another_process
+from conftest import held_by_another_process, patient
 
 from seqlab.cli import main
 from seqlab.text.corpus import load_tinyshakespeare
@@ -176,7 +175,7 @@ def test_sigkill_then_resume_is_bitwise_exact(tmp_path, corpus):
 
     args = [a if a != "10" else "400" for a in TINY]  # --max-iters 400, checkpoints every 5 iterations
     cmd = lambda out: [sys.executable, "-m", "seqlab", "lm", "train", "--text", str(corpus), "--out", str(out), *args]
-    assert subprocess.run(cmd(tmp_path / "whole"), capture_output=True, timeout=600).returncode == 0
+    assert subprocess.run(cmd(tmp_path / "whole"), capture_output=True, timeout=patient(600)).returncode == 0
     killed = tmp_path / "killed"
     proc = subprocess.Popen(cmd(killed), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     state = killed / "trainer_state.json"
@@ -188,7 +187,7 @@ def test_sigkill_then_resume_is_bitwise_exact(tmp_path, corpus):
     assert proc.poll() is None, "the run finished before it could be killed"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    again = subprocess.run(cmd(killed), capture_output=True, text=True, timeout=600)
+    again = subprocess.run(cmd(killed), capture_output=True, text=True, timeout=patient(600))
     assert again.returncode == 0, again.stderr
     assert "resumed from iteration" in again.stdout
     a, b = load_file(str(tmp_path / "whole" / "checkpoint.safetensors")), load_file(str(killed / "checkpoint.safetensors"))

@@ -4,13 +4,14 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import patient
 
 from seqlab.forecast import Forecaster
 from seqlab.forecast.data import ForecastDataError
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "seqlab", *args], capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "-m", "seqlab", *args], capture_output=True, text=True, timeout=patient(300))
 
 
 def monthly(n=60, series=("a", "b")):

@@ -9,6 +9,7 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import patient
 
 psutil = pytest.importorskip("psutil")
 
@@ -46,7 +47,7 @@ def test_ctrl_c_stops_the_workers_and_says_what_was_lost(tmp_path):
         assert len(live(p.pid)) >= 3  # the command and its two workers at least
         os.killpg(p.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole foreground group
         sent = time.monotonic()
-        _, rest = p.communicate(timeout=30)
+        _, rest = p.communicate(timeout=patient(30))
         waited = time.monotonic() - sent
     finally:
         if p.poll() is None:

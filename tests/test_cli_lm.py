@@ -2,6 +2,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import patient
 
 from seqlab.text.corpus import load_tinyshakespeare
 
@@ -10,7 +11,7 @@ SMALL = ["--max-iters", "30", "--block-size", "16", "--batch-size", "4", "--eval
 
 
 def cli(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "seqlab", *args], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "seqlab", *args], capture_output=True, text=True, timeout=patient(timeout))
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ import sys
 import time
 
 import pytest
+from conftest import patient
 import torch
 
 from seqlab.cli import main
@@ -250,7 +251,7 @@ def test_the_cli_imports_without_fcntl():
             "from pathlib import Path; import tempfile\n"
             "d = Path(tempfile.mkdtemp())\n"
             "with seqlab.cli.lm.output_lock(d): print('locked')\n")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=patient(120))
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "locked"
 
@@ -266,7 +267,7 @@ def test_a_signal_writes_a_checkpoint_and_exits_130(tmp_path, corpus, sig):
             break
     p.send_signal(sig)
     try:
-        rest, err = p.communicate(timeout=120)
+        rest, err = p.communicate(timeout=patient(120))
     except subprocess.TimeoutExpired:
         p.kill()
         raise
@@ -403,7 +404,7 @@ def test_progress_is_reported_on_a_tty(tmp_path, corpus):
     primary, secondary = pty.openpty()
     fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))  # a new pty is 0 columns wide
     argv = [sys.executable, "-m", "seqlab", "lm", "train", "--text", str(corpus), "--out", str(tmp_path / "c"), *TINY]
-    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=secondary, text=True, timeout=120)
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=secondary, text=True, timeout=patient(120))
     os.close(secondary)
     time.sleep(0.1)
     chunks = []

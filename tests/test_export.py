@@ -8,7 +8,7 @@ import sys
 
 import pytest
 import torch
-from conftest import require
+from conftest import require, patient
 
 from seqlab.cli import main
 from seqlab.nn import GPT, GPTConfig, LSTMConfig, LSTMLanguageModel
@@ -65,7 +65,7 @@ def test_transformers_loads_the_export_with_the_same_logits_and_greedy_tokens(tm
     said = capsys.readouterr().out
     assert ("GPT-NeoX" if positional == "rotary" else "GPT-2") in said and "AutoModelForCausalLM" in said
     p = subprocess.run([sys.executable, "-c", HF_SIDE, str(tmp_path / "hf"), PROMPT], capture_output=True,
-                       text=True, timeout=300)
+                       text=True, timeout=patient(300))
     assert p.returncode == 0, p.stderr[-3000:]
     hf = json.loads(p.stdout.strip().splitlines()[-1])
     assert hf["seqlab"] is False

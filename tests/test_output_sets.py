@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import held_by_another_process
+from conftest import held_by_another_process, patient
 
 from seqlab.cli import main
 from seqlab.files import INCOMPLETE, LOCK, MANIFEST, OutputSet, sha256_file
@@ -84,7 +84,7 @@ def test_a_commit_cut_short_leaves_the_folder_marked_incomplete(tmp_path, monkey
 def test_the_staging_folder_of_a_killed_writer_is_cleared(tmp_path):
     code = ("import os, sys\nfrom seqlab.files import OutputSet\nout = OutputSet(sys.argv[1], 'x')\n"
             "out.path('a.csv').write_text('half')\nos._exit(9)\n")
-    subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=False, timeout=60)
+    subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=False, timeout=patient(60))
     # its staging folder, and its lock file, which locks nothing once its process is gone
     left = sorted(p.name for p in tmp_path.iterdir())
     assert left[0] == LOCK and left[1].startswith(".seqlab-staging-") and len(left) == 2

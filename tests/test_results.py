@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import patient
 
 from seqlab import results
 
@@ -66,7 +67,7 @@ def test_a_session_store_is_shared_by_processes(tmp_path):
 
     code = "import time\nfrom seqlab import results\nprint(results.once(time.time_ns))"
     env = dict(os.environ, SEQLAB_RESULTS=str(tmp_path))
-    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=patient(120))
             for _ in range(2)]
     assert all(r.returncode == 0 for r in runs), runs[0].stderr + runs[1].stderr
     assert runs[0].stdout == runs[1].stdout and int(runs[0].stdout) > 0

@@ -489,19 +489,33 @@ def test_grid_seeds_write_verified_artifacts_and_refuse_a_changed_file(tmp_path,
         tts.load_grid_seeds(tmp_path)
 
 
+#: How far a retraining on another CPU may land from the stored run, as a share of the gap between the stored
+#: run and the grid's second seed. Measured at T = 4 without attention (seed 42 stored; seed 43 lies 0.0174 away
+#: in final loss, 0.041 in held-out teacher-forced and 0.056 in free-running accuracy): retrained on two Intel
+#: Xeons with AMX, the final loss landed 0.36% (0.000115) and 0.53% (0.000169) from the stored 0.031772, at most
+#: 1% of the seed gap, and the held-out accuracies at most 0.00125 (3% of the gap). A quarter of the gap leaves
+#: room for other CPUs, and still fails a run under another seed or another protocol.
+CROSS_CPU_SHARE_OF_SEED_GAP = 0.25
+
+
 def test_stored_grid_seed_is_the_chapters_copy_experiment_under_that_seed():
-    """§14.48 reads its further seeds from §14.54's grid: one of them trained again by §14.48's own function."""
+    """§14.48 reads its further seeds from §14.54's grid: one of them trained again by §14.48's own function
+    lands far closer to its stored self than the grid's other seed does (floating-point sums differ by CPU)."""
     from seqlab.chapter import s14_48
     from seqlab.experiments.seq2seq import copy_experiment
     from seqlab.experiments.transformer_task_seeds import GRID_SEEDS
 
     more = s14_48.more_seeds()
-    seed = GRID_SEEDS[0]
-    stored = more[(more.seed == seed) & (more.sequence_length == 4) & (more.attention == "none")].iloc[0]
+    rows = more[(more.sequence_length == 4) & (more.attention == "none")].set_index("seed")
+    seed, other = GRID_SEEDS[0], GRID_SEEDS[1]
     now = copy_experiment(4, None, seed)
-    for k in ("copy_accuracy", "heldout_teacher_forced", "heldout_free_running"):
-        assert abs(float(stored[k]) - now[k]) <= s14_48.REPRODUCE_TOL, k
-    assert abs(float(stored.final_loss) - now["final_loss"]) <= s14_48.REPRODUCE_TOL * now["final_loss"] + 1e-6
+    for k in ("final_loss", "heldout_teacher_forced", "heldout_free_running"):
+        stored, gap = float(rows.loc[seed, k]), abs(float(rows.loc[other, k]) - float(rows.loc[seed, k]))
+        assert gap > 0, k  # the bound below means something only where the seeds differ
+        assert abs(now[k] - stored) <= CROSS_CPU_SHARE_OF_SEED_GAP * gap, (k, now[k], stored, gap)
+    # training accuracy is 1.0 under both seeds, so there is no gap to measure against: the page's own
+    # tolerance (0.005, eight of its 1,600 positions) holds it; every CPU measured gave 1.0
+    assert abs(now["copy_accuracy"] - float(rows.loc[seed, "copy_accuracy"])) <= s14_48.REPRODUCE_TOL
 
 
 def test_copy_runs_reads_a_seed_trained_now_only_once(monkeypatch):
