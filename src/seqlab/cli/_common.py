@@ -59,8 +59,9 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def int_at_least(lowest: int, highest: int | None = None):
-    """An argparse type: a whole number in [lowest, highest], else a one-line usage error."""
+def int_at_least(lowest: int, highest: int | None = None, why: str | None = None):
+    """An argparse type: a whole number in [lowest, highest], else a one-line usage error (saying ``why`` the
+    upper bound is where it is, when given)."""
 
     def parse(v):
         try:
@@ -70,7 +71,7 @@ def int_at_least(lowest: int, highest: int | None = None):
         if n < lowest:
             raise argparse.ArgumentTypeError(f"expected a number >= {lowest}, got {n}")
         if highest is not None and n > highest:
-            raise argparse.ArgumentTypeError(f"expected a number <= {highest}, got {n}")
+            raise argparse.ArgumentTypeError(f"expected a number <= {highest}{f' ({why})' if why else ''}, got {n}")
         return n
 
     return parse

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from ..devices import DEVICES, DTYPES, MUON_NS_DTYPES
 from ..experiments.lm import CHAPTER_TRAIN, chapter_gpt_config
-from ._common import float_in, int_at_least, nonnegative_int, positive_int, seed
+from ._common import float_in, int_at_least, seed
+from ._train_report import STEP_CAP
 
 __all__ = ["add_train_options", "add_export_options", "add_sample_options", "MAX_NEW_TOKENS", "GPT_DEFAULTS"]
 
@@ -13,6 +14,21 @@ GPT_DEFAULTS = chapter_gpt_config(vocab_size=1)
 #: the most tokens one `lm sample` generates
 MAX_NEW_TOKENS = 100_000
 _LR = float_in(1e-8, 10.0)  # outside this, AdamW and Muon either cannot move or overflow at once
+
+# Fixed caps where neither the text nor the checkpoint decides. The sizes of the model and batch are bounded
+# by the memory estimate before training; these caps keep that estimate's arithmetic finite (a width of 10**200
+# overflowed it) and say at once that a value is a typo. Step counts stop at the step count of a run fitted
+# to --schedule-seconds: a billion steps is eleven days of training even at a millisecond a step.
+_STEP_WHY = "a billion steps, days of training even at a millisecond a step"
+_STEPS, _STEPS_OR_NONE = int_at_least(1, STEP_CAP, _STEP_WHY), int_at_least(0, STEP_CAP, _STEP_WHY)
+_MEMORY = "a generous cap; what fits in memory is checked before training"
+#: sequences in a batch, and tokens in a context: 2**20 each
+MAX_SEQUENCES = MAX_CONTEXT = 2 ** 20
+MAX_LAYERS, MAX_HEADS, MAX_WIDTH = 1024, 4096, 65536
+#: more than any vocabulary here has tokens (a character one has at most Unicode's 1,114,112 code points)
+MAX_TOP_K = 2 ** 21
+#: no text here repeats an n-gram that long by chance; each step compares N tokens at every earlier position
+MAX_NGRAM = 1024
 
 
 def add_train_options(t) -> None:
@@ -24,22 +40,29 @@ def add_train_options(t) -> None:
     t.add_argument("--tokenizer", choices=("char", "bpe"), default="char")
     t.add_argument("--vocab-size", type=int_at_least(256, 65536), default=None,
                    help="BPE vocabulary size (default 512; needs --tokenizer bpe)")
-    t.add_argument("--max-iters", type=positive_int, default=None,
-                   help=f"iterations in all (default {c.max_iters}; with --schedule-seconds, no limit); on resume a "
-                        "larger value extends the run")
+    t.add_argument("--max-iters", type=_STEPS, default=None,
+                   help=f"iterations in all (default {c.max_iters}; with --schedule-seconds, no limit; at most "
+                        f"{STEP_CAP:,}); on resume a larger value extends the run")
     t.add_argument("--max-time", type=float_in(0.0, 1e7, low_open=True), default=None, metavar="SECONDS",
                    help="stop (with an evaluation and a checkpoint) after this much training time, counted across "
                         "resumes (default: no limit)")
     t.add_argument("--schedule-seconds", type=float_in(0.0, 1e7, low_open=True), default=None, metavar="SECONDS",
                    help="fit the schedule to this much training time: warm-up in steps, the cosine over the "
                         "seconds, and the run ends within them")
-    t.add_argument("--batch-size", type=positive_int, default=c.batch_size,
-                   help="sequences per step, over all processes together")
-    t.add_argument("--block-size", type=positive_int, default=c.block_size, help="context length in tokens")
-    t.add_argument("--num-layers", type=positive_int, default=None, help=f"GPT only (default {GPT_DEFAULTS.num_layers})")
-    t.add_argument("--num-heads", type=positive_int, default=None, help=f"GPT only (default {GPT_DEFAULTS.num_heads})")
-    t.add_argument("--d-model", type=positive_int, default=GPT_DEFAULTS.d_model,
-                   help="model width (the LSTM: embedding width, and half its hidden size)")
+    t.add_argument("--batch-size", type=int_at_least(1, MAX_SEQUENCES, _MEMORY), default=c.batch_size,
+                   help=f"sequences per step, over all processes together (at most {MAX_SEQUENCES:,}, and what fits "
+                        "in memory)")
+    t.add_argument("--block-size", type=int_at_least(1, MAX_CONTEXT, _MEMORY), default=c.block_size,
+                   help=f"context length in tokens (at most {MAX_CONTEXT:,}, shorter than the text's 10%% "
+                        "validation part, and what fits in memory)")
+    t.add_argument("--num-layers", type=int_at_least(1, MAX_LAYERS, _MEMORY), default=None,
+                   help=f"GPT only (default {GPT_DEFAULTS.num_layers}; at most {MAX_LAYERS:,}, and what fits in "
+                        "memory)")
+    t.add_argument("--num-heads", type=int_at_least(1, MAX_HEADS, _MEMORY), default=None,
+                   help=f"GPT only (default {GPT_DEFAULTS.num_heads}; a divisor of --d-model, at most {MAX_HEADS:,})")
+    t.add_argument("--d-model", type=int_at_least(1, MAX_WIDTH, _MEMORY), default=GPT_DEFAULTS.d_model,
+                   help=f"model width (the LSTM: embedding width, and half its hidden size); at most {MAX_WIDTH:,}, "
+                        "and what fits in memory")
     t.add_argument("--positional", choices=("rotary", "learned", "sinusoidal"), default=None,
                    help=f"position information of the GPT (default {GPT_DEFAULTS.positional})")
     _add_optimizer_options(t)
@@ -63,14 +86,16 @@ def _add_optimizer_options(t) -> None:
                    help="GPT only: an output head of its own instead of the token embedding's transpose")
     t.add_argument("--qk-norm", action="store_true",
                    help="GPT only: a LayerNorm on each head's queries and keys before the scores (QK-norm)")
-    t.add_argument("--muon-momentum-warmup", type=positive_int, default=None, metavar="STEPS",
-                   help="raise Muon's momentum linearly from 0.85 to 0.95 over STEPS steps (default: 0.95 throughout)")
+    t.add_argument("--muon-momentum-warmup", type=_STEPS, default=None, metavar="STEPS",
+                   help=f"raise Muon's momentum linearly from 0.85 to 0.95 over STEPS steps, at most {STEP_CAP:,} "
+                        "(default: 0.95 throughout)")
     t.add_argument("--weight-decay", type=float_in(0.0, 10.0), default=c.weight_decay,
                    help="AdamW's decoupled weight decay of embeddings and other matrices outside Muon")
-    t.add_argument("--warmup", type=nonnegative_int, default=None,
-                   help=f"warm-up iterations (default {c.warmup_iters}, at most --max-iters)")
-    t.add_argument("--eval-interval", type=positive_int, default=c.eval_interval,
-                   help="iterations between validation evaluations (and checkpoints)")
+    t.add_argument("--warmup", type=_STEPS_OR_NONE, default=None,
+                   help=f"warm-up iterations (default {c.warmup_iters}, at most --max-iters; at most {STEP_CAP:,})")
+    t.add_argument("--eval-interval", type=_STEPS, default=c.eval_interval,
+                   help=f"iterations between validation evaluations (and checkpoints), at most {STEP_CAP:,}; the "
+                        "run's last iteration is always evaluated")
     t.add_argument("--seed", type=seed, default=c.seed)
     t.add_argument("--threads", type=int_at_least(1, 1024), default=1,
                    help="torch threads (default 1: more threads than free cores slows training down)")
@@ -81,8 +106,9 @@ def _add_optimizer_options(t) -> None:
                         "torch.optim.Muon) where the CPU or GPU has native bfloat16 products, in float32 elsewhere, "
                         "and a float32 run's in float32; the run's header says which")
     t.add_argument("--compile", action="store_true", help="torch.compile the model for training")
-    t.add_argument("--grad-accum-steps", type=positive_int, default=1,
-                   help="micro-batches per step and process; --batch-size stays the global batch")
+    t.add_argument("--grad-accum-steps", type=int_at_least(1, MAX_SEQUENCES, "the most sequences in a batch"),
+                   default=1, help="micro-batches per step and process, a divisor of --batch-size per process; "
+                                   "--batch-size stays the global batch")
     t.add_argument("--nproc", type=int_at_least(1, 256), default=1,
                    help="data-parallel processes on this machine (as torchrun --standalone --nproc_per_node)")
     t.add_argument("--restart", action="store_true", help="ignore an existing checkpoint in --out and start over")
@@ -108,13 +134,17 @@ def add_sample_options(s) -> None:
     s.add_argument("--max-new-tokens", type=int_at_least(0, MAX_NEW_TOKENS), default=300)
     # None means "not given": --greedy refuses the sampling options only when they are given
     s.add_argument("--temperature", type=float_in(0.0, 100.0, low_open=True), default=None, help="default 1")
-    s.add_argument("--top-k", type=positive_int, default=None)
+    s.add_argument("--top-k", type=int_at_least(1, MAX_TOP_K, "more than any vocabulary has tokens"), default=None,
+                   help=f"keep the k most likely tokens (at most {MAX_TOP_K:,}; a k above the vocabulary's size "
+                        "keeps every token)")
     s.add_argument("--top-p", type=float_in(0.0, 1.0), default=None)
     s.add_argument("--min-p", type=float_in(0.0, 1.0), default=None)
     s.add_argument("--repetition-penalty", type=float_in(0.001, 100.0), default=None,
                    help="above 1, tokens already in the text get less likely (Hugging Face's rule); default 1")
-    s.add_argument("--no-repeat-ngram-size", type=nonnegative_int, default=None, metavar="N",
-                   help="never complete an N-gram already in the text (prompt included); 0: off")
+    s.add_argument("--no-repeat-ngram-size", type=int_at_least(0, MAX_NGRAM, "each step compares N tokens at "
+                                                                       "every earlier position"),
+                   default=None, metavar="N", help="never complete an N-gram already in the text (prompt included); "
+                                                  f"0: off; at most {MAX_NGRAM:,}")
     s.add_argument("--stop", action="append", type=stop_string, default=None, metavar="TEXT",
                    help="end a sample where TEXT is generated, printing the text before it; repeatable; "
                         "\\n, \\t, \\r and \\\\ are escapes")

@@ -49,6 +49,8 @@ def _parse_levels(text: str) -> list:
         raise UsageError(f"--level: {e}") from None
 
 
+#: the most training steps --max-steps accepts for each N-BEATS member
+MAX_STEPS = 1_000_000
 #: the models that train a network, and so take --device
 NEURAL_MODELS = ("GRU", "LSTM", "Transformer", "N-BEATS", "N-BEATS + Combination")
 
@@ -103,7 +105,7 @@ def _engine(args):
 
 def _setup(args):
     """``(names, levels, device, models, output folder, series, frequency)``: every option checked before the
-    data is read, and the frequency the dates were read as said on stderr."""
+    data is read, and those the data bound as soon as it is: all of it before any fit starts."""
     from ..forecast import infer_freq, read_series_csv
 
     names = _parse_models(args.models)
@@ -119,7 +121,31 @@ def _setup(args):
     models = _models(args, names, device)
     out_dir = check_output_dir(args.output, "--output") if args.output is not None else None
     df = read_series_csv(args.csv)
-    return names, levels, device, models, out_dir, df, infer_freq(df)
+    freq = infer_freq(df)
+    _check_against_data(args, df, freq)
+    return names, levels, device, models, out_dir, df, freq
+
+
+def _check_against_data(args, df, freq) -> None:
+    """The bounds the series set: a season and a training part no longer than the longest series, and for
+    ``predict`` a horizon no longer than it, with dates pandas can hold (the library's own checks, named for the
+    options). --windows, --step and the calibration options are bounded where the windows are laid out."""
+    from ..forecast.bounds import check_horizon
+    from ..forecast.dates import check_future
+
+    last = df.groupby("unique_id", sort=False)["ds"].agg(["size", "max"])
+    longest, h = int(last["size"].max()), args.horizon
+    if args.season > longest:
+        raise UsageError(f"--season {args.season} is longer than the longest series ({longest} observations): not "
+                         "one full season is in the data for the seasonal models or MASE's seasonal scale; use at "
+                         f"most {longest}")
+    mtl = getattr(args, "min_train_length", None)
+    if mtl is not None and longest - h >= 2 and mtl > longest - h:  # a shorter series is refused as too short
+        raise UsageError(f"--min-train-length {mtl} is longer than any window's training part: the longest series "
+                         f"({longest} observations) less --horizon {h} leaves {longest - h}; use at most that")
+    if getattr(args, "forecast_command", None) == "predict":
+        check_horizon(h, last["size"].to_numpy(), f"--horizon {h}")
+        check_future(last["max"], last.index, h, freq, f"--horizon {h}")
 
 
 def _read_as(freq) -> str:
@@ -148,10 +174,14 @@ def _cmd_evaluate(args) -> int:
     from ..forecast import Forecaster, evaluate, summarize
 
     names, levels, device, models, out_dir, df, freq = _setup(args)
-    step = args.step or args.horizon
-    before = [int(n) - args.horizon - (args.windows - 1) * step for n in df.groupby("unique_id", sort=False).size()]
+    step, h, mtl = args.step or args.horizon, args.horizon, args.min_train_length
+    sizes = [int(n) for n in df.groupby("unique_id", sort=False).size()]
+    # the windows each series takes part in, by window_origins' rule: with --min-train-length, only those it can
+    # fill, so that a --windows far beyond the data says neither a count of steps nor a history it will not have
+    taken = [args.windows if mtl is None else min(args.windows, max(0, (n - h - mtl) // step) + 1) for n in sizes]
+    before = [n - h - (k - 1) * step for n, k in zip(sizes, taken)]
     progress = Progress(sys.stderr.isatty() if args.progress is None else args.progress,
-                        work_notes(models, before, args.horizon, args.windows, levels, args.season))
+                        work_notes(models, before, h, max(taken), levels, args.season))
     hint = ("options that ask less of every series: fewer --windows, a smaller --step or --horizon, or "
             "--min-train-length N, with which a series joins only the windows it can fill")
     with _fitting(progress, hint), Forecaster(models, freq=freq, season_length=args.season, engine=_engine(args),
@@ -275,8 +305,14 @@ def write_tables(out_dir, cv, errors, table, command: str = "seqlab forecast eva
 def _shared_options(c, level_help: str) -> None:
     """The data, models, intervals and fitting options ``evaluate`` and ``predict`` share."""
     c.add_argument("--csv", required=True, help="long (unique_id, ds, y) or wide (time column + one per series)")
-    c.add_argument("--horizon", type=positive_int, required=True)
-    c.add_argument("--season", type=positive_int, default=1)
+    c.add_argument("--horizon", type=positive_int, required=True,
+                   help="steps to forecast, refused before any fit beyond these bounds: at most the longest "
+                        "series' length (further ahead the history is no basis for a forecast; evaluate also needs "
+                        "every series to hold its windows and 2 points before them), predict's dates no later than "
+                        "2262-04-11 (pandas.Timestamp.max), and forecasts within half of this machine's memory")
+    c.add_argument("--season", type=positive_int, default=1,
+                   help="seasonal period in steps (12: monthly data with a yearly season; 1: none); at most the "
+                        "longest series' length, which must hold one full season")
     c.add_argument("--models", default="Naive,SeasonalNaive,Naive2,AutoETS,AutoTheta",
                    help="comma-separated model names; Combination is the mean of AutoETS, AutoTheta and Theta, "
                         "'N-BEATS + Combination' the mean of N-BEATS and that Combination (quote it)")
@@ -286,18 +322,21 @@ def _shared_options(c, level_help: str) -> None:
                         "statsforecast's own intervals where a model has them")
     c.add_argument("--calibration-windows", type=positive_int, default=None, metavar="N",
                    help="earlier origins a conformal interval calibrates on (default: enough for the widest level, "
-                        "at least 3; one series at 95%% needs 19). Each is one more fit of every model with "
-                        "conformal intervals: with neural models, fewer windows are much faster")
+                        "at least 3; one series at 95%% needs 19; at most as many as fit in the longest series "
+                        "before its last forecast origin). Each is one more fit of every model with conformal "
+                        "intervals: with neural models, fewer windows are much faster")
     c.add_argument("--calibration-step", type=positive_int, default=None, metavar="N",
-                   help="periods between calibration origins (default: the horizon when 3 windows suffice, else 1)")
+                   help="periods between calibration origins (default: the horizon when 3 windows suffice, else 1); "
+                        "the calibration windows, this far apart, must fit in the longest series")
     c.add_argument("--engine", choices=["dask", "ray", "spark"], default=None,
                    help="run the statsforecast models on a cluster through statsforecast's fugue backend (a local "
                         "one unless --address is given)")
     c.add_argument("--address", default=None, metavar="HOST:PORT", help="the cluster's scheduler (with --engine)")
     c.add_argument("--connect-timeout", type=float_in(0, 3600, low_open=True), default=None, metavar="SECONDS",
                    help="how long to wait for the scheduler at --address to answer (default 10)")
-    c.add_argument("--max-steps", type=positive_int, default=None, metavar="N",
-                   help="training steps of each N-BEATS member (default 2500)")
+    c.add_argument("--max-steps", type=int_at_least(1, MAX_STEPS, "400 times the default: a bound on a mistyped "
+                                                                   "count"), default=None, metavar="N",
+                   help=f"training steps of each N-BEATS member (default 2500, at most {MAX_STEPS:,})")
     c.add_argument("--members", type=int_at_least(1, 60), default=None, metavar="N",
                    help="N-BEATS members (default 6: generic and interpretable, inputs 2h, 3h, 4h; fewer keep the "
                         "first N of that order, more add seeds)")
@@ -314,12 +353,18 @@ def add_commands(sub, parser_class) -> None:
     e = fp.add_parser("evaluate", help="rolling-origin MASE table for a long or wide CSV")
     _shared_options(e, "prediction intervals at these levels (such as 80,95): prints their coverage and Winkler "
                        "score (scaled like MASE) beside MASE")
-    e.add_argument("--windows", type=positive_int, default=1)
-    e.add_argument("--step", type=positive_int, default=None, help="step between windows (default: horizon)")
+    e.add_argument("--windows", type=positive_int, default=1,
+                   help="rolling origins, --step apart: at most what the series hold (each window needs --horizon "
+                        "test points after a training part; with --min-train-length the windows no series reaches "
+                        "stay empty)")
+    e.add_argument("--step", type=positive_int, default=None,
+                   help="step between windows (default: horizon); the windows must fit in the series as --windows "
+                        "says")
     e.add_argument("--min-train-length", type=positive_int, default=None,
                    help="let series of unequal length share the evaluation: every series takes part in the last "
                         "window, and in each earlier one whose training part has at least this many observations "
-                        "(default: every series needs every window)")
+                        "(default: every series needs every window); at most the longest series' length less "
+                        "--horizon")
     e.add_argument("--output", default=None, metavar="DIR",
                    help="also write cross_validation.csv, series_errors.csv, horizon_errors.csv and summary.csv there "
                         "(full precision, ISO dates)")

@@ -10,9 +10,11 @@ try:  # statsforecast imports tqdm.autonotebook, which warns in notebooks withou
 except ImportError:  # pragma: no cover
     pass
 from .classical import M4Comb, Naive2, StatsForecastModel
+from .bounds import TooLargeError
 from .combination import Combination
 from .comparison import holm_tests, mcb
 from .core import MODEL_NAMES, Forecaster, ForecastModel
+from .dates import FutureDateError
 from .data import ForecastDataError, SeriesTooShortError, air_passengers, competition, infer_freq, read_series_csv, validate_long
 from .engines import Engine
 from .evaluation import bootstrap_difference, evaluate, per_horizon, summarize, unit_mase
@@ -36,4 +38,4 @@ __all__ = ["MODEL_NAMES", "Forecaster", "ForecastModel", "StatsForecastModel", "
            "read_series_csv", "validate_long", "bootstrap_difference", "evaluate", "per_horizon", "summarize",
            "unit_mase", "mase", "owa", "smape", "coverage", "winkler_score", "pinball_loss", "scaled_pinball_loss",
            "scaled_crps", "check_levels", "conformal_quantile", "NeuralConfig", "NeuralForecaster", "min_fit_length",
-           "holm_tests", "mcb"]
+           "holm_tests", "mcb", "TooLargeError", "FutureDateError"]

@@ -38,7 +38,8 @@ from .calibration import CalibrationPlan, conformal_bounds
 from .classical import CLASSICAL, M4Comb, Naive2, StatsForecastModel, is_statsforecast_model
 from .combination import COMBINATIONS, Combination
 from .data import SeriesTooShortError, validate_long
-from .dates import check_calendar, future_dates
+from .bounds import check_horizon, check_memory, forecast_bytes
+from .dates import check_calendar, check_future, future_dates
 from .engines import make_engine
 from .intervals import INTERVAL_KINDS, check_levels, interval_columns
 from .lengths import min_fit_length
@@ -195,6 +196,7 @@ class Forecaster:
         all_s, all_o = np.r_[series, cal_s].astype(np.int64), np.r_[offsets, cal_o].astype(np.int64)
         pairs = np.unique(np.c_[all_s, all_o], axis=0)
         top = max([int(pairs[:, 1].max())] + ([int(v.max()) for v in plan.offsets.values()] if plan else []))
+        self._check_size(panel, pairs, len(series), h, levels, top)
         keys = np.full((len(panel.ids), top + 1), -1, np.int64)
         keys[pairs[:, 0], pairs[:, 1]] = np.arange(len(pairs))
         store = {"_size": len(pairs), "_keys": keys}
@@ -211,6 +213,16 @@ class Forecaster:
             out.update(bounds)
             notes += more + plan.notes
         return out, kinds, notes
+
+    def _check_size(self, panel: Panel, pairs, targets: int, h: int, levels, top: int) -> None:
+        """Refuse, before any fit, forecasts that would not fit in memory: every origin's values in every column,
+        the training parts stacked for the local models, and the (series, offset) index of the origins."""
+        cols = len(self._columns(self.names, levels))
+        training = int((panel.lengths[pairs[:, 0]] - pairs[:, 1]).sum())
+        need = forecast_bytes(h * (len(pairs) * cols + targets * 4), training, 8 * len(panel.ids) * (top + 1))
+        check_memory(need, f"{len(pairs):,} forecast origin(s) x {h} step(s) x {cols} column(s), with their "
+                           f"{training:,} training observations,", "forecast fewer steps, or ask for fewer windows, "
+                           "calibration windows, levels, models or series at a time")
 
     def _check_fit_lengths(self, panel: Panel, series, offsets) -> None:
         """Refuse, before any fit, a forecast origin with a training part too short for one of the models."""
@@ -255,6 +267,11 @@ class Forecaster:
         the intervals of their own statistical model, and the models without any (Naive2, the neural ones) the
         conformal ones. ``result.attrs["intervals"]`` says which kind each model got.
 
+        ``h`` is at most the longest series' length (further ahead the data hold no basis for a forecast), and its
+        dates must end by ``pandas.Timestamp.max``: beyond either, :class:`~seqlab.forecast.bounds.TooLargeError`
+        or :class:`~seqlab.forecast.dates.FutureDateError` before any fit (so too, here and in
+        :meth:`cross_validation`, for forecasts that would take more than half of the machine's memory).
+
         ``progress(event=..., **info)``, when given, is told of every fit as it starts: ``event="fit"`` with
         ``phase`` ("forecast" or "calibration"), ``models``, ``origins``, ``window`` and ``windows`` (``window``
         is None for local models, which fit every origin in one call), and ``event="member"`` with ``model``,
@@ -269,9 +286,11 @@ class Forecaster:
             check_calendar(df, self.freq)
             panel = Panel.from_frame(df)
             n = len(panel.ids)
+            last = panel.frame["ds"].iloc[panel.starts + panel.lengths - 1]
+            check_horizon(h, panel.lengths)  # further than all the history, or past the last date pandas holds:
+            check_future(last, panel.ids, h, self.freq)  # refused before any fit
             out, kinds, notes = self._forecast_origins(panel, np.arange(n), np.zeros(n, np.int64), h, levels,
                                                        intervals, cw, cs, max(2, self.season_length + 1))
-            last = panel.frame["ds"].iloc[panel.starts + panel.lengths - 1]
             frame = pd.concat([pd.DataFrame({"unique_id": uid, "ds": future_dates(ds, h, self.freq)})
                                for uid, ds in zip(panel.ids, last)], ignore_index=True)
             cols = self._columns(self.names, levels)

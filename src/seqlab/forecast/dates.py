@@ -4,9 +4,68 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..errors import InvalidParameterError
 from .data import ForecastDataError
 
-__all__ = ["check_calendar", "future_dates"]
+__all__ = ["check_calendar", "future_dates", "check_future", "FutureDateError"]
+
+#: the largest integer period: integer ds are int64, and numpy wraps silently past it
+MAX_PERIOD = int(np.iinfo(np.int64).max)
+
+
+class FutureDateError(InvalidParameterError):
+    """Dates after a series that pandas cannot hold: past ``pandas.Timestamp.max``, or int64 periods past 2**63 - 1."""
+
+
+def _date(t) -> str:
+    t = pd.Timestamp(t)
+    return str(t.date()) if t == t.normalize() else t.isoformat()
+
+
+def _steps_that_fit(last, h: int, freq) -> int:
+    """How many of the ``h`` periods after ``last`` pandas (or int64) can hold; they fit up to some step, then never."""
+    if not isinstance(last, (pd.Timestamp, np.datetime64)):
+        return min(h, max(0, (MAX_PERIOD - int(last)) // int(freq)))
+    offset, last = pd.tseries.frequencies.to_offset(freq), pd.Timestamp(last)
+
+    def fits(k):
+        try:
+            end = last + k * offset
+            return (end.tz_convert(None) if end.tz is not None else end) <= pd.Timestamp.max  # the limit is UTC's
+        except (OverflowError, ValueError):  # OutOfBoundsDatetime is a ValueError
+            return False
+
+    lo, hi = 0, h  # fits(lo) always; find the last k that fits in O(log h) date sums, not h of them
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
+    return lo
+
+
+def check_future(last, ids, h: int, freq, label: str | None = None) -> None:
+    """Refuse, before any model is fitted, a horizon whose dates after some series' last one pandas cannot hold.
+
+    ``last``: each series' last ``ds``; ``ids``: their ``unique_id``; ``label``: how the message names the
+    horizon (default ``h=<h>``).
+    """
+    ends, ids = list(last), list(ids)
+    if not ends:
+        return
+    k = max(range(len(ends)), key=ends.__getitem__)  # every series steps by freq: the latest end reaches furthest
+    fit = _steps_that_fit(ends[k], h, freq)
+    if fit >= h:
+        return
+    what, end = label or f"h={h}", ends[k]
+    if isinstance(end, (pd.Timestamp, np.datetime64)):
+        raise FutureDateError(f"{what}: series {ids[k]!r} ends {_date(end)}, and {h} periods of {freq!r} after it "
+                              f"reach past {pd.Timestamp.max.floor('s')}, the last time pandas can hold "
+                              f"(pandas.Timestamp.max); {_fits(fit)}")
+    raise FutureDateError(f"{what}: series {ids[k]!r} ends at period {int(end)}, and {h} steps of {freq} after it "
+                          f"pass {MAX_PERIOD}, the largest integer period (int64); {_fits(fit)}")
+
+
+def _fits(fit: int) -> str:
+    return f"a horizon of at most {fit} fits" if fit else "not one period after it fits"
 
 
 def future_dates(last, h: int, freq):
@@ -14,7 +73,7 @@ def future_dates(last, h: int, freq):
     if isinstance(last, (pd.Timestamp, np.datetime64)):
         offset = pd.tseries.frequencies.to_offset(freq)
         return pd.DatetimeIndex([pd.Timestamp(last) + k * offset for k in range(1, h + 1)])
-    return np.arange(last + freq, last + h * freq + 1, freq)
+    return int(last) + int(freq) * np.arange(1, h + 1, dtype=np.int64)  # check_future keeps it within int64
 
 
 def check_calendar(df: pd.DataFrame, freq) -> None:
