@@ -249,3 +249,21 @@ def test_every_output_folder_takes_one_writer(tmp_path, capsys, command):
         err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"{out} is in use by another writer (pid {pid}, `seqlab test holder`)" in err[0], err
     assert list(out.iterdir()) == []  # refused before anything was written
+
+
+@pytest.mark.parametrize("command", ["evaluate", "predict"])
+def test_a_second_forecast_writer_is_refused_before_any_fit(tmp_path, capsys, monkeypatch, command):
+    from seqlab.forecast import Forecaster
+
+    csv = tmp_path / "s.csv"
+    pd.DataFrame({"unique_id": "a", "ds": pd.date_range("2000-01-01", periods=36, freq="MS"),
+                  "y": np.arange(36.0)}).to_csv(csv, index=False)
+    monkeypatch.setattr(Forecaster, "__init__", lambda *a, **k: pytest.fail("a model was set up"))
+    out = tmp_path / "out"
+    with held_by_another_process(out, "seqlab forecast evaluate --output out") as pid:
+        code = main(["forecast", command, "--csv", str(csv), "--horizon", "6", "--models", "Naive",
+                     "--output", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert f"{out} is in use by another writer (pid {pid}, `seqlab forecast evaluate --output out`)" in err[0]
+    assert list(out.iterdir()) == []

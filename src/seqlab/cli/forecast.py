@@ -257,6 +257,19 @@ def _cmd_predict(args) -> int:
     return 0
 
 
+def _one_writer(command):
+    """``command`` holding its --output folder from the start: a second writer is refused at once, not after
+    its models are fitted (:func:`seqlab.files.folder_lock`)."""
+    def run(args) -> int:
+        from ..files import folder_lock
+
+        if args.output is None:
+            return command(args)
+        with folder_lock(check_output_dir(args.output, "--output"), _command(args)):
+            return command(args)
+    return run
+
+
 def _command(args) -> str:
     """The command line as the manifest of an output folder records it."""
     import shlex
@@ -368,10 +381,10 @@ def add_commands(sub, parser_class) -> None:
     e.add_argument("--output", default=None, metavar="DIR",
                    help="also write cross_validation.csv, series_errors.csv, horizon_errors.csv and summary.csv there "
                         "(full precision, ISO dates)")
-    e.set_defaults(func=_cmd_evaluate)
+    e.set_defaults(func=_one_writer(_cmd_evaluate))
     p = fp.add_parser("predict", help="fit on all history and forecast --horizon steps past each series' end")
     _shared_options(p, "prediction intervals at these levels (such as 80,95): lo-L and hi-L columns")
     p.add_argument("--output", default=None, metavar="DIR",
                    help="write forecasts.csv there (default: the CSV on stdout): unique_id, ds, model, forecast, "
                         "then lo-L, hi-L per level; ISO dates, numbers in their shortest exact form")
-    p.set_defaults(func=_cmd_predict)
+    p.set_defaults(func=_one_writer(_cmd_predict))
