@@ -25,7 +25,7 @@ __all__ = ["main", "build_parser", "UsageError"]
 
 _SUBCOMMANDS = {"chapter": ("chapter_command", "`seqlab chapter build`"),
                 "forecast": ("forecast_command", "`seqlab forecast evaluate` or `seqlab forecast predict`"),
-                "lm": ("lm_command", "`seqlab lm train`, `seqlab lm sample` or `seqlab lm export`")}
+                "lm": ("lm_command", "`seqlab lm train`, `seqlab lm sample`, `seqlab lm eval` or `seqlab lm export`")}
 
 
 def build_parser() -> Parser:

@@ -122,6 +122,18 @@ def add_export_options(x) -> None:
     x.add_argument("--out", required=True, help="the folder to write (one complete set, with a manifest)")
 
 
+def add_eval_options(e) -> None:
+    """``seqlab lm eval``'s options."""
+    e.add_argument("--checkpoint", required=True, help="a checkpoint folder, or a folder lm export wrote")
+    e.add_argument("--text", default=None, help="UTF-8 text file (default: the bundled tinyshakespeare)")
+    e.add_argument("--split", choices=("val", "train", "all"), default="val",
+                   help="val: the last 10%% of the text, which lm train holds out (its validation loss); train: "
+                        "the first 90%%; all: the whole text (for a text held out of training)")
+    e.add_argument("--threads", type=int_at_least(1, 1024), default=1,
+                   help="torch threads (more threads than free cores slows scoring down)")
+    e.add_argument("--json", action="store_true", help="print exactly one JSON object (full precision)")
+
+
 def add_sample_options(s) -> None:
     """``seqlab lm sample``'s options."""
     from ._sample import MAX_SAMPLES, stop_string

@@ -18,10 +18,10 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 import torch
-import torch.nn.functional as F
 
 from ..nn import GPT, LSTMConfig, LSTMLanguageModel
 from ..text.corpus import TINY_SHAKESPEARE_SHA256
+from ..text.scoring import window_loss
 from ..text.training import TrainConfig, recipe, train_lm
 from .lm import FAST_GPT_TRAIN, FAST_LSTM_TRAIN, fast_gpt_config
 
@@ -114,26 +114,9 @@ def _value(text: str):
 @torch.no_grad()
 def split_loss(model, ids: torch.Tensor, block_size: int, batch: int = 32) -> float:
     """Mean cross-entropy (nats per token) over every token of ``ids`` after the first: consecutive windows of
-    ``block_size`` inputs, each predicting its next tokens, so each position of a window is scored once."""
-    was = model.training
-    model.eval()
-    ids = torch.as_tensor(ids, dtype=torch.long)
-    n = (len(ids) - 1) // block_size
-    total, count = 0.0, 0
-    starts = [i * block_size for i in range(n)]
-    tail = len(ids) - 1 - n * block_size
-    for k in range(0, n, batch):
-        x = torch.stack([ids[s:s + block_size] for s in starts[k:k + batch]])  # (B, T)
-        y = torch.stack([ids[s + 1:s + block_size + 1] for s in starts[k:k + batch]])  # (B, T)
-        logits, _ = model(x)
-        total += F.cross_entropy(logits.float().reshape(-1, logits.size(-1)), y.reshape(-1), reduction="sum").item()
-        count += y.numel()
-    if tail:  # the last tokens, with as much context before them as the window holds
-        x, y = ids[-block_size - 1:-1][None], ids[-block_size:][None]
-        logits, _ = model(x)
-        total += F.cross_entropy(logits.float()[0, -tail:], y[0, -tail:], reduction="sum").item()
-        count += tail
-    model.train(was)
+    ``block_size`` inputs, each predicting its next tokens, so each position of a window is scored once
+    (:func:`seqlab.text.scoring.window_loss`, which ``seqlab lm eval`` reports)."""
+    total, count = window_loss(model, ids, block_size, batch)
     return total / count
 
 
