@@ -141,3 +141,42 @@ def test_the_lstm_exports_its_own_weights_and_says_transformers_cannot_load_it(t
     original = capsys.readouterr().out
     assert main(["lm", "sample", "--checkpoint", str(tmp_path / "hf"), *argv]) == 0
     assert capsys.readouterr().out == original
+
+
+#: generates past the context with transformers alone, trust_remote_code=True (the folder's modeling_seqlab.py)
+HF_LONG = """
+import json, sys
+from transformers import AutoModelForCausalLM, AutoTokenizer
+assert not any(m.startswith("seqlab") for m in sys.modules)
+model = AutoModelForCausalLM.from_pretrained(sys.argv[1], trust_remote_code=True).eval()
+tok = AutoTokenizer.from_pretrained(sys.argv[1])
+ids = tok(sys.argv[2], return_tensors="pt")["input_ids"]
+out = model.generate(ids, max_new_tokens=int(sys.argv[3]))  # greedy: the folder's generation_config.json
+print(json.dumps({"text": tok.decode(out[0]), "class": type(model).__name__,
+                  "seqlab": any(m.startswith("seqlab") for m in sys.modules)}))
+"""
+
+
+@pytest.mark.parametrize("positional, tie", [("rotary", True), ("learned", False)])
+def test_an_export_generates_three_times_its_context_as_lm_sample_does(tmp_path, capsys, positional, tie):
+    require("transformers")
+    tok = _tokenizer("char")
+    model = _model(positional, True, tie, tok.vocab_size)  # block_size 48
+    save_checkpoint(tmp_path / "ckpt", model, tokenizer=tok)
+    assert main(["lm", "export", "--checkpoint", str(tmp_path / "ckpt"), "--out", str(tmp_path / "hf")]) == 0
+    capsys.readouterr()
+    new = 3 * model.config.block_size
+    assert main(["lm", "sample", "--checkpoint", str(tmp_path / "ckpt"), "--prompt", PROMPT, "--greedy",
+                 "--max-new-tokens", str(new)]) == 0
+    ours = capsys.readouterr().out
+    p = subprocess.run([sys.executable, "-c", HF_LONG, str(tmp_path / "hf"), PROMPT, str(new)],
+                       capture_output=True, text=True, timeout=patient(300))
+    assert p.returncode == 0, p.stderr[-3000:]
+    hf = json.loads(p.stdout.strip().splitlines()[-1])
+    assert hf["seqlab"] is False and hf["class"].startswith("Seqlab")
+    assert len(hf["text"]) == len(PROMPT) + new and ours.rstrip("\n").startswith(hf["text"].rstrip("\n"))
+    assert hf["text"] == ours[:len(hf["text"])]
+    card = (tmp_path / "hf" / "README.md").read_text()
+    assert f"**Context:** {model.config.block_size} tokens" in card and "trust_remote_code=True" in card
+    gen = json.loads((tmp_path / "hf" / "generation_config.json").read_text())
+    assert gen["do_sample"] is False and gen["eos_token_id"] is None and isinstance(gen["pad_token_id"], int)

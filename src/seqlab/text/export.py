@@ -31,6 +31,7 @@ from ..errors import SeqlabError
 from ..files import OutputSet
 from ..nn import GPT, GPTConfig, LSTMConfig, LSTMLanguageModel
 from ..nn.positional import sinusoidal_encoding
+from .hf_extras import MODELING_FILE, MODELING_SOURCE, auto_map, generation_config, model_card
 from .hf_folder import LSTM_TYPE, ExportError, check_vocabulary, read_folder
 from .tokenizers import UNK, BPETokenizer, CharTokenizer, Tokenizer
 
@@ -79,8 +80,9 @@ def _neox_weights(model: GPT) -> dict[str, torch.Tensor]:
 
     out = {"gpt_neox.embed_in.weight": model.tok_emb.weight.detach(),
            "gpt_neox.final_layer_norm.weight": model.ln_f.weight.detach(),
-           "gpt_neox.final_layer_norm.bias": _zeros_if_none(model.ln_f.bias, d),
-           "embed_out.weight": model.lm_head.weight.detach()}
+           "gpt_neox.final_layer_norm.bias": _zeros_if_none(model.ln_f.bias, d)}
+    if not c.tie_weights:  # tied, transformers makes embed_out from embed_in and would call a stored one unexpected
+        out["embed_out.weight"] = model.lm_head.weight.detach()
     for i, b in enumerate(model.blocks):
         a, f, p = b.self_attn, b.ff, f"gpt_neox.layers.{i}."
         # NeoX's fused projection is per head: (h, [q, k, v], dk) rows
@@ -201,20 +203,40 @@ def _tokenizer_back(d: Path, spec: dict) -> Tokenizer:
     raise ExportError(f"{d}: tokenizer.json is neither a character tokenizer nor a byte-level BPE seqlab wrote")
 
 
-def export_hf(model, tok: Tokenizer, out) -> list[Path]:
+def export_hf(model, tok: Tokenizer, out, *, info: dict | None = None) -> list[Path]:
     """Write ``out`` as a Hugging Face model folder (one complete set: see :class:`seqlab.files.OutputSet`).
 
-    A GPT becomes a folder transformers loads; an LSTM, which transformers has no class for, the same files
-    with seqlab's own weight names and ``model_type`` :data:`LSTM_TYPE`.
+    A GPT becomes a folder transformers loads (with ``generation_config.json``, and ``modeling_seqlab.py`` for
+    generating past the context as seqlab does: see :mod:`seqlab.text.hf_extras`); an LSTM, which transformers
+    has no class for, the same files with seqlab's own weight names and ``model_type`` :data:`LSTM_TYPE`. Both
+    get a model card, ``README.md``, from ``info`` (a checkpoint's ``iteration``, ``history`` and ``text``).
+
+    Example:
+        >>> import tempfile
+        >>> from seqlab.nn import GPT, GPTConfig
+        >>> from seqlab.text.tokenizers import CharTokenizer
+        >>> tok = CharTokenizer().train("to be or not to be")
+        >>> model = GPT(GPTConfig(vocab_size=tok.vocab_size, block_size=8, num_layers=1, num_heads=1, d_model=8))
+        >>> sorted(p.name for p in export_hf(model, tok, tempfile.mkdtemp()))[:3]
+        ['README.md', 'config.json', 'generation_config.json']
     """
     from safetensors.torch import save
 
+    pad = tok.token_to_id.get(UNK, 0)
+    extra: dict[str, str] = {}
     if isinstance(model, LSTMLanguageModel):
         weights = {k: v.detach().to(torch.float32).contiguous().clone() for k, v in model.state_dict().items()}
         config = {"model_type": LSTM_TYPE, "architectures": ["seqlab.nn.LSTMLanguageModel"],
                   **asdict(model.config)}
+        kind = "seqlab LSTM"
     else:
         weights, config = hf_state_dict(model), _config(model, tok)
+        rotary = model.config.positional == "rotary"
+        config |= {"auto_map": auto_map(rotary), "pad_token_id": pad}
+        kind = "GPT-NeoX" if rotary else "GPT-2"
+        extra = {MODELING_FILE: MODELING_SOURCE,
+                 "generation_config.json": json.dumps(generation_config(pad, tok.token_to_id.get(UNK)), indent=1) + "\n"}
+    extra["README.md"] = model_card(kind, model.config.block_size, tok.vocab_size, tok.kind, info)
     tokenizer = _tokenizer_json(tok)
     tok_config = {"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": UNK if UNK in tok.token_to_id else None,
                   "model_max_length": model.config.block_size, "clean_up_tokenization_spaces": False}
@@ -227,6 +249,8 @@ def export_hf(model, tok: Tokenizer, out) -> list[Path]:
                                                     encoding="utf-8")
             files.path("tokenizer_config.json").write_text(json.dumps(tok_config, indent=1) + "\n",
                                                            encoding="utf-8")
+            for name, body in extra.items():
+                files.path(name).write_text(body, encoding="utf-8")
             return files.commit()
         except OSError as e:
             if isinstance(e, SeqlabError):
