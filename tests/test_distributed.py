@@ -129,31 +129,74 @@ def test_grad_accumulation_keeps_the_global_batch(text, tmp_path, capsys):
                                rtol=RTOL, atol=0)
 
 
-def _children(pid: int) -> list[int]:
-    path = Path(f"/proc/{pid}/task/{pid}/children")
-    return [int(c) for c in path.read_text().split()] if path.exists() else []
+def _ranks(launcher: int) -> dict[int, int]:
+    """rank -> pid of the launcher's children, read from each child's environment."""
+    path = Path(f"/proc/{launcher}/task/{launcher}/children")
+    out = {}
+    for pid in (int(c) for c in path.read_text().split()) if path.exists() else ():
+        try:
+            env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        out.update((int(e[5:]), pid) for e in env if e.startswith(b"RANK="))
+    return out
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc to find the ranks")
 def test_a_rank_that_dies_stops_the_run_with_one_line(text, tmp_path):
-    argv = [sys.executable, "-m", "seqlab", "lm", "train", "--text", str(text), "--out", str(tmp_path / "c"),
+    """Rank 0 sees its peer gone as soon as the launcher does: the launcher alone speaks, naming rank 1."""
+    from seqlab.text.distributed import TIMEOUT
+
+    out = tmp_path / "c"
+    argv = [sys.executable, "-m", "seqlab", "lm", "train", "--text", str(text), "--out", str(out),
             "--nproc", "2", *[a if a != "200" else "100000" for a in TINY]]
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    for line in p.stdout:
-        if line.startswith("iter "):
-            break
-    ranks = _children(p.pid)
-    assert len(ranks) == 2
-    os.kill(ranks[1], signal.SIGKILL)
-    started = time.time()
-    _, err = p.communicate(timeout=120)
-    assert time.time() - started < 60  # the launcher does not wait for a collective to time out
-    assert p.returncode != 0
-    lines = err.strip().splitlines()
-    # rank 0 reports the lost peer, or the launcher reports the dead rank: one line either way
-    assert len(lines) == 1, err
-    assert lines[0].endswith("the run stopped (the last checkpoint is kept)") or \
-        lines[0].startswith("seqlab: error: rank 1 of 2 was killed by SIGKILL; the run stopped; "), err
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        while not ((out / "trainer_state.json").is_file() and len(ranks := _ranks(p.pid)) == 2):
+            assert p.poll() is None, p.stderr.read()
+            time.sleep(0.2)
+        os.kill(ranks[1], signal.SIGKILL)
+        started = time.monotonic()
+        # were the launcher to wait for rank 0's collective to time out, this would take TIMEOUT
+        _, err = p.communicate(timeout=TIMEOUT.total_seconds() + 60)
+        took = time.monotonic() - started
+    finally:
+        p.kill()
+    assert took < TIMEOUT.total_seconds(), (took, err)
+    iteration = load_checkpoint(out)[2]["iteration"]
+    assert p.returncode == 1
+    assert err.strip().splitlines() == [
+        f"seqlab: error: rank 1 of 2 was killed by SIGKILL; the run stopped; the last intact checkpoint is iteration "
+        f"{iteration:,} in {out} (run the same command to resume)"], err
+
+
+LOST = "rank 0 of 2: another rank closed its connection (it died or stopped)"
+
+
+def test_a_lost_contact_is_handed_to_the_launcher_without_a_word(tmp_path):
+    """The rank's side: the message goes to the launcher's file, and the rank leaves with HANDED_OVER."""
+    from seqlab.cli.launch import HANDED_OVER
+
+    code = ("from seqlab.cli.launch import leave_for\nfrom seqlab.text.distributed import LostContact\n"
+            f"leave_for(LostContact({LOST!r}))\nprint('returned')\n")
+    with open(tmp_path / "report", "w+b") as report:
+        env = dict(os.environ, SEQLAB_LAUNCHER_PID=str(os.getpid()), SEQLAB_LAUNCHER_REPORT_FD=str(report.fileno()))
+        p = subprocess.run([sys.executable, "-c", code], env=env, pass_fds=(report.fileno(),), capture_output=True,
+                           text=True, timeout=120)
+    assert (p.returncode, p.stdout, p.stderr) == (HANDED_OVER, "", "")
+    assert (tmp_path / "report").read_text() == LOST
+
+
+def test_under_torchrun_a_lost_contact_is_the_rank_s_own_line(monkeypatch, capsys):
+    from seqlab.cli.launch import leave_for
+    from seqlab.text.distributed import LostContact
+
+    for name in ("SEQLAB_LAUNCHER_PID", "SEQLAB_LAUNCHER_REPORT_FD"):
+        monkeypatch.delenv(name, raising=False)
+    e = LostContact(LOST)
+    assert leave_for(e) is None  # the CLI then prints it, as for any error
+    assert str(e) == f"{LOST}; the run stopped (the last checkpoint is kept)"
+    assert capsys.readouterr() == ("", "")
 
 
 def test_a_port_in_use_is_one_clear_error(tmp_path):

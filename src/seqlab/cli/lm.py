@@ -266,12 +266,16 @@ def _train(args, text: str, out: Path, rank: int):
     model = _build_model(args, tok.vocab_size)
     header(args, model, tok, text, train_ids, val_ids, cfg, out)
     per_token = len(val_ids) != val_chars
+    from ..text.distributed import launcher_gone, stop_with_launcher
+
     try:
-        with _StopRequest() as stop:
+        with _StopRequest() as stop, stop_with_launcher(stop) as should_stop:
             res = train_lm(model, train_ids, val_ids, cfg, checkpoint_dir=out, tokenizer=tok,
                            resume=not args.restart, progress=sys.stderr.isatty(), log=log_rows(per_token=per_token),
-                           time_budget_s=args.max_time, should_stop=stop, val_chars=val_chars)
+                           time_budget_s=args.max_time, should_stop=should_stop, val_chars=val_chars)
     except KeyboardInterrupt:
+        if launcher_gone() is not None:  # _cmd_train says so
+            raise
         kept = "keeps its last checkpoint" if (out / CHECKPOINT_FILE).is_file() else "has no checkpoint yet"
         print(f"seqlab: interrupted; {out} {kept}; run the same command to resume", file=sys.stderr)
         return 130
@@ -284,15 +288,34 @@ def _train(args, text: str, out: Path, rank: int):
 
 
 def _cmd_train(args) -> int:
-    import time
-
-    import torch
-
     from ..devices import resolve_device
 
     device = resolve_device(args.device)  # an absent device is said first, before any text is read or folder made
     if args.nproc > 1:
         return _launch(args, device)
+    from ..text.distributed import DistributedError
+    from .launch import leave_for, orphan_note
+
+    try:
+        return _train_rank(args)
+    except KeyboardInterrupt:  # a rank whose launcher is gone is interrupted (watch_launcher): say so
+        note = orphan_note(Path(args.out))
+        if note is None:
+            raise
+        raise KeyboardInterrupt(note) from None
+    except DistributedError as e:
+        leave_for(e)  # under lm train --nproc the launcher reports a lost contact, naming the rank that died
+        raise
+
+
+def _train_rank(args) -> int:
+    """``lm train`` in this process: the whole run, or one rank of a distributed one."""
+    import time
+
+    import torch
+
+    from .launch import orphan_note
+
     rank = _enter_rank(args)
     text = _read_text(args)
     _check_text(text, args.text_label)
@@ -314,6 +337,9 @@ def _cmd_train(args) -> int:
         if note.startswith("already"):
             print(f"resume: {note}")
     summary(res, out, time.perf_counter() - started, cfg, args.max_time, per_token=per_token)
+    if res.stopped and (orphaned := orphan_note(out)):
+        print(f"seqlab: interrupted: {orphaned}", file=sys.stderr)
+        return 130
     if res.stopped:
         print(f"seqlab: stopped at iteration {res.iterations:,}; checkpoint written to {out}; run the same command "
               "to resume", file=sys.stderr)

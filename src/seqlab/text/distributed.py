@@ -12,6 +12,7 @@ import contextlib
 import math
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -22,8 +23,9 @@ import torch
 
 from ..errors import InvalidParameterError, SeqlabError
 
-__all__ = ["Rank", "DistributedError", "from_environment", "rank_from_environment", "rendezvous_address",
-           "rendezvous_timeout", "watch_launcher", "all_mean", "any_true", "lost_contact", "STOPPED"]
+__all__ = ["Rank", "DistributedError", "LostContact", "from_environment", "rank_from_environment",
+           "rendezvous_address", "rendezvous_timeout", "rendezvous_stuck", "watch_launcher", "launcher_gone",
+           "stop_with_launcher", "all_mean", "any_true", "lost_contact", "STOPPED"]
 
 #: how every rank-failure message ends, whichever process reports it
 STOPPED = "the run stopped (the last checkpoint is kept)"
@@ -34,6 +36,14 @@ TIMEOUT = timedelta(seconds=120)
 
 class DistributedError(SeqlabError, RuntimeError):
     """The process group could not start, or a rank stopped answering."""
+
+
+class LostContact(DistributedError):
+    """A collective failed because another rank died or stopped answering; ``what`` says so without the ending."""
+
+    def __init__(self, what: str):
+        super().__init__(f"{what}; {STOPPED}")
+        self.what = what
 
 
 @dataclass(frozen=True)
@@ -136,18 +146,70 @@ def _quiet_stderr():
         os.close(null)
 
 
+#: rendezvous helper threads given up on while still inside TCPStore's C++ (see :func:`_store`)
+_STUCK: list[threading.Thread] = []
+
+
+def rendezvous_stuck() -> bool:
+    """Whether a rendezvous helper thread was left inside TCPStore's C++.
+
+    The interpreter must then not finalize: once it has begun to, that thread, on
+    coming back from C++, is ended mid-call (it may not take the GIL again), which
+    aborts the process with a native stack dump. Leave with ``os._exit`` instead.
+    """
+    return any(t.is_alive() for t in _STUCK)
+
+
+def _resolve(place: str, addr: str, port: int) -> None:
+    # TCPStore retries a name that does not resolve for its whole timeout, twice, logging a C++ stack each time
+    try:
+        socket.getaddrinfo(addr, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as e:  # gaierror, or a name the IDNA codec refuses
+        why = getattr(e, "strerror", None) or " ".join(str(e).split()) or type(e).__name__
+        raise DistributedError(f"{place}: MASTER_ADDR {addr} does not resolve to an address ({why}); "
+                               "nothing was trained") from None
+
+
+def _await_listener(place: str, addr: str, port: int, deadline: float) -> None:
+    """Return once something accepts connections at ``addr:port``; a DistributedError if nothing does in time.
+
+    TCPStore's client retries a refused connection for its timeout and then once
+    more after a random delay, so it can outlive any deadline given to it; asking
+    here first keeps it from starting when the answer is already known.
+    """
+    end = time.monotonic() + deadline
+    while True:
+        try:
+            with socket.create_connection((addr, port), timeout=min(1.0, max(0.05, end - time.monotonic()))):
+                return
+        except OSError as e:
+            last = e
+        if time.monotonic() >= end:
+            break
+        time.sleep(min(0.1, max(0.0, end - time.monotonic())))
+    if isinstance(last, ConnectionRefusedError):
+        why = "the connection was refused: nothing listens there (rank 0, which hosts it, never came)"
+    else:
+        why = f"it cannot be reached ({last.strerror or ' '.join(str(last).split()) or type(last).__name__})"
+    raise DistributedError(f"{place} within {deadline:g} s: {why}; nothing was trained")
+
+
 def _store(where: Rank, addr: str, port: int, deadline: float):
-    """The TCP store the process group forms through, or a DistributedError within ``deadline`` seconds.
+    """The TCP store the process group forms through, or a DistributedError within about ``deadline`` seconds.
 
     The store's own timeout does not cover a port held by another program (a client
     then waits for an answer forever), so the connection runs in a helper thread and
-    this one stops waiting at the deadline.
+    this one stops waiting at the deadline; see :func:`rendezvous_stuck`.
     """
     import torch.distributed as dist
 
     box: dict = {}
     # under torchrun its agent holds the store and every rank is a client (as torch's own env:// rendezvous does)
     hosts = where.is_main and os.environ.get("TORCHELASTIC_USE_AGENT_STORE") != "True"
+    place = f"rank {where.rank} of {where.world_size}: no process group formed at {addr}:{port}"
+    _resolve(place, addr, port)
+    if not hosts:
+        _await_listener(place, addr, port, deadline)
 
     def connect():
         try:
@@ -159,13 +221,15 @@ def _store(where: Rank, addr: str, port: int, deadline: float):
     helper = threading.Thread(target=connect, name="seqlab-rendezvous", daemon=True)
     with _quiet_stderr():  # c10d logs each retry, and a failure's C++ stack, straight to the process's stderr
         helper.start()
-        helper.join(deadline + 5.0)  # the store's own timeout, if it fires, comes first
-    place = f"rank {where.rank} of {where.world_size}: no process group formed at {addr}:{port}"
+        # the store's own timeout comes first unless a listener never answers, or rank 0 cannot reach its own store
+        helper.join(deadline + 5.0)
     if "store" in box:
         return box["store"]
     if "error" not in box:
-        raise DistributedError(f"{place} within {deadline:g} s (is another program using the port?); "
-                               "nothing was trained")
+        _STUCK.append(helper)
+        why = "is another program using the port?" if not hosts else \
+            "its own store did not answer: is MASTER_ADDR an address of this machine?"
+        raise DistributedError(f"{place} within {deadline:g} s ({why}); nothing was trained")
     detail = " ".join(str(box["error"]).split())
     if "EADDRINUSE" in detail or "address already in use" in detail:
         raise DistributedError(f"{place}: the port is in use by another program; nothing was trained")
@@ -202,13 +266,50 @@ def from_environment(device: torch.device) -> Rank:
     return where
 
 
+#: the pid of this rank's launcher, once :func:`watch_launcher` has read it
+_LAUNCHER: list[int] = []
+#: set once a loop inside :func:`stop_with_launcher` has asked whether to stop
+_POLLED = threading.Event()
+
+
+def launcher_gone() -> int | None:
+    """The pid of this rank's ``lm train --nproc`` launcher once it is gone (None while it lives, or under torchrun)."""
+    return _LAUNCHER[0] if _LAUNCHER and os.getppid() != _LAUNCHER[0] else None
+
+
+@contextlib.contextmanager
+def stop_with_launcher(should_stop):
+    """``should_stop``, also true once the launcher is gone, for a loop that asks it after every step.
+
+    Once the loop has asked, a gone launcher stops it through this rather than
+    through a signal: no handler then announces a stop the user never asked for, and
+    the step ends with its checkpoint.
+    """
+    def asked() -> bool:
+        _POLLED.set()
+        return bool(should_stop()) or launcher_gone() is not None
+
+    try:
+        yield asked
+    finally:
+        if launcher_gone() is None:  # else the caller, which stopped for it, says so: no signal must cut in
+            _POLLED.clear()
+
+
+def _orphaned(signum, frame):
+    raise KeyboardInterrupt
+
+
 def watch_launcher() -> None:
     """In a rank that ``lm train --nproc`` started: stop with the launcher, never train on as an orphan.
 
-    The launcher's pid comes in ``SEQLAB_LAUNCHER_PID``. Once this process's parent
-    is no longer that pid, a daemon thread sends this process SIGTERM (the run then
-    stops after the step with a checkpoint, as after Ctrl-C) and, should it still be
-    running :data:`ORPHAN_GRACE_S` later, SIGKILL.
+    The launcher's pid comes in ``SEQLAB_LAUNCHER_PID``; :func:`launcher_gone` says
+    once this process's parent is no longer that pid. A daemon thread watches: a
+    loop inside :func:`stop_with_launcher` then stops by itself after the step, and
+    anything else is interrupted with SIGUSR1, whose handler raises
+    KeyboardInterrupt (SIGTERM's may only ask for a stop at a step that a rank waiting
+    at the rendezvous never reaches). Should the process still be running
+    :data:`ORPHAN_GRACE_S` later, the thread sends SIGKILL.
     """
     raw = os.environ.get("SEQLAB_LAUNCHER_PID", "").strip()
     if not raw:
@@ -217,11 +318,18 @@ def watch_launcher() -> None:
         launcher = int(raw)
     except ValueError:
         raise InvalidParameterError(f"environment variable SEQLAB_LAUNCHER_PID={raw!r} is not a process id") from None
+    _LAUNCHER[:] = [launcher]
+    main = threading.main_thread()
+    interrupt = signal.SIGTERM
+    if threading.current_thread() is main:
+        signal.signal(signal.SIGUSR1, _orphaned)
+        interrupt = signal.SIGUSR1
 
     def watch():
         while os.getppid() == launcher:
             time.sleep(WATCH_INTERVAL_S)
-        os.kill(os.getpid(), signal.SIGTERM)
+        if not _POLLED.is_set():
+            signal.pthread_kill(main.ident, interrupt)  # the main thread's sleep or wait is cut short only there
         time.sleep(ORPHAN_GRACE_S)
         os.kill(os.getpid(), signal.SIGKILL)
 
@@ -250,9 +358,9 @@ def any_true(flags: list[bool], where: Rank, device: torch.device) -> list[bool]
     return [bool(v) for v in t.tolist()]
 
 
-def lost_contact(where: Rank, e: BaseException) -> DistributedError:
+def lost_contact(where: Rank, e: BaseException) -> LostContact:
     """The error for a collective that failed because another rank died or stopped answering."""
     text = str(e).lower()
     how = f"did not answer for {TIMEOUT.seconds} s (stalled?)" if "timed out" in text or "timeout" in text else \
         "closed its connection (it died or stopped)"
-    return DistributedError(f"rank {where.rank} of {where.world_size}: another rank {how}; {STOPPED}")
+    return LostContact(f"rank {where.rank} of {where.world_size}: another rank {how}")
