@@ -9,7 +9,7 @@ from pathlib import Path
 from ..experiments.lm import CHAPTER_TRAIN
 from ._common import UsageError, check_output_dir
 from ._export import cmd_export
-from ._lm_options import GPT_DEFAULTS, add_export_options, add_sample_options, add_train_options
+from ._lm_options import GPT_DEFAULTS, add_eval_options, add_export_options, add_sample_options, add_train_options
 from ._train_report import STEP_CAP, header, log_rows, summary
 from ._train_guards import (OutputInUse, _check_memory, _check_text, _is_allocation_failure, _read_text,
                             _StopRequest, output_lock)
@@ -354,6 +354,12 @@ def _cmd_sample(args) -> int:
     return run_sample(args)
 
 
+def _cmd_eval(args) -> int:
+    from ._eval import cmd_eval
+
+    return cmd_eval(args)
+
+
 def add_commands(sub, parser_class) -> None:
     lm = sub.add_parser("lm", help="train and sample language models").add_subparsers(dest="lm_command",
                                                                                        parser_class=parser_class)
@@ -363,6 +369,9 @@ def add_commands(sub, parser_class) -> None:
     x = lm.add_parser("export", help="write a checkpoint as a Hugging Face model folder transformers loads")
     add_export_options(x)
     x.set_defaults(func=cmd_export)
+    v = lm.add_parser("eval", help="score a checkpoint on a text: loss per token and per character, perplexity")
+    add_eval_options(v)
+    v.set_defaults(func=_cmd_eval)
     s = lm.add_parser("sample", help="generate text from a checkpoint, streaming to stdout")
     add_sample_options(s)
     s.set_defaults(func=_cmd_sample)

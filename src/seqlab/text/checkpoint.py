@@ -182,7 +182,8 @@ def read_checkpoint_state(directory) -> dict:
     try:
         return {"model_kind": meta["model_kind"], "model_config": json.loads(meta["model_config"]),
                 "iteration": int(meta["iteration"]), "tokenizer": meta.get("tokenizer", ""),
-                "train_config": json.loads(meta.get("train_config", "{}"))}
+                "train_config": json.loads(meta.get("train_config", "{}")),
+                "extra": json.loads(meta.get("extra", "{}") or "{}")}
     except (KeyError, ValueError) as e:
         raise CheckpointError(f"{Path(directory) / CHECKPOINT_FILE}: corrupt checkpoint header ({_one_line(e)})") \
             from None

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
 import sys
 import time
@@ -29,7 +30,7 @@ from .train_config import (LN2, PLACEMENT_SETTINGS, STOP_REASONS, TrainConfig, T
                            per_char, recipe)
 
 __all__ = ["TrainConfig", "TrainingDiverged", "TrainResult", "make_optimizer", "get_batch", "estimate_loss",
-           "train_lm", "check_resumable", "recipe", "PLACEMENT_SETTINGS", "STOP_REASONS"]
+           "train_lm", "check_resumable", "recipe", "text_record", "PLACEMENT_SETTINGS", "STOP_REASONS"]
 
 
 def make_optimizer(model: torch.nn.Module, c: TrainConfig) -> torch.optim.Optimizer:
@@ -153,10 +154,27 @@ def _check_lengths(train_ids, val_ids, c: TrainConfig) -> None:
                                         f"{c.block_size} + 1")
 
 
-def _resume(model, optimizer, ckpt: Path, c: TrainConfig, g: torch.Generator):
+def text_record(text: str, name: str) -> dict:
+    """What a checkpoint records of the text it trains on: a name for people, a sha256 and a length to compare."""
+    data = text.encode("utf-8", "surrogatepass")
+    return {"name": name, "sha256": hashlib.sha256(data).hexdigest(), "characters": len(text)}
+
+
+def _check_same_text(stored: dict, now: dict, ckpt: Path) -> None:
+    """A resumed run must train on the text it started on (a checkpoint that recorded none is trusted)."""
+    was, is_ = stored.get("text"), now.get("text")
+    if was and is_ and was.get("sha256") != is_.get("sha256"):
+        raise CheckpointMismatchError(
+            f"{ckpt} was trained on {was.get('name')} ({was.get('characters', 0):,} characters, sha256 "
+            f"{str(was.get('sha256'))[:12]}), not on {is_.get('name')} ({is_.get('characters', 0):,} characters, "
+            f"sha256 {str(is_.get('sha256'))[:12]}): resuming would train one model on two texts")
+
+
+def _resume(model, optimizer, ckpt: Path, c: TrainConfig, g: torch.Generator, provenance: dict | None = None):
     """Load the checkpoint in ``ckpt`` into ``model``, ``optimizer`` and the RNGs; returns (iteration, history, notes)."""
     header = read_checkpoint_state(ckpt)
     check_resumable(model, header, ckpt)
+    _check_same_text(header["extra"].get("provenance") or {}, provenance or {}, ckpt)
     refused, notes = resume_changes(header["train_config"], c)
     if refused:
         raise CheckpointMismatchError(f"{ckpt} was trained with other training settings: " + "; ".join(refused))
@@ -241,7 +259,8 @@ def _prepare(model, c: TrainConfig) -> _Run:
 
 def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: TrainConfig, *, checkpoint_dir=None,
              tokenizer=None, resume: bool = True, progress: bool = False, time_budget_s: float | None = None,
-             log=None, should_stop=None, keep_best: bool = True, val_chars: int | None = None) -> TrainResult:
+             log=None, should_stop=None, keep_best: bool = True, val_chars: int | None = None,
+             provenance: dict | None = None) -> TrainResult:
     """Train ``model`` (GPT or LSTM language model) on token ids; return the model and its loss history.
 
     With ``checkpoint_dir`` a checkpoint is written atomically every
@@ -264,6 +283,8 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
     The ``seconds`` in the history count training steps only: evaluations and checkpoint
     writes are left out, as nanoGPT's timings leave them out, so curves from runs with
     different evaluation settings compare fairly.
+    ``provenance`` (JSON-able: ``{"text": text_record(...), "init_from": ...}``) is stored in every checkpoint;
+    resuming with a ``text`` record other than the checkpoint's raises :class:`CheckpointMismatchError`.
     """
     c = config
     if val_chars is not None and (isinstance(val_chars, bool) or not isinstance(val_chars, int) or val_chars < 1):
@@ -281,7 +302,7 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
     start_it, resumed, notes, finished = 0, None, [], False
     ckpt = Path(checkpoint_dir) if checkpoint_dir else None
     if ckpt is not None and resume and (ckpt / CHECKPOINT_FILE).is_file():
-        start_it, history, notes, finished = _resume(model, optimizer, ckpt, c, g)
+        start_it, history, notes, finished = _resume(model, optimizer, ckpt, c, g, provenance)
         resumed = start_it
     best_val = min((r["val_loss"] for r in history), default=math.inf)
 
@@ -289,7 +310,8 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
         if ckpt is not None and main:  # one writer: the others hold the same state
             save_checkpoint(directory, model, optimizer, tokenizer=tokenizer, iteration=it, train_config=asdict(c),
                             history=history, rng={"batch": g.get_state(), "torch": torch.get_rng_state()},
-                            extra={"stop": stop} if stop else None)
+                            extra={**({"stop": stop} if stop else {}),
+                                   **({"provenance": provenance} if provenance else {})})
 
     model.train()
     timed, step_s = c.schedule_seconds is not None, None  # step_s: a running average of one step's seconds
