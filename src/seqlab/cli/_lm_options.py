@@ -112,6 +112,10 @@ def _add_optimizer_options(t) -> None:
     t.add_argument("--nproc", type=int_at_least(1, 256), default=1,
                    help="data-parallel processes on this machine (as torchrun --standalone --nproc_per_node)")
     t.add_argument("--restart", action="store_true", help="ignore an existing checkpoint in --out and start over")
+    t.add_argument("--init-from", default=None, metavar="DIR",
+                   help="fine-tune: start from this checkpoint's (or exported folder's) weights and tokenizer, with a "
+                        "new optimizer and schedule; the shape comes from DIR, DIR is never written, and characters "
+                        "its tokenizer does not know are read as <unk> (refused past 5%% of the text)")
 
 
 def add_export_options(x) -> None:

@@ -30,14 +30,25 @@ _OPTION_OF = {"d_model": "--d-model", "num_layers": "--num-layers", "num_heads":
 _MAX_UNKNOWN = 0.01
 
 
-def _tokenizer_for(args, text: str, out: Path):
-    """The tokenizer of a checkpoint being resumed (checked against the text), else a new one."""
+def _tokenizer_for(args, text: str, out: Path, prov: dict):
+    """``(tokenizer, resumed state, starting model)``: a resumed checkpoint's tokenizer (checked against the text),
+    the source's with --init-from, else a new one."""
     from ..text import BPETokenizer, CharTokenizer
     from ..text.checkpoint import CHECKPOINT_FILE, read_checkpoint_state
     from ..text.tokenizers import UNK, loads_tokenizer
+    from ._finetune import check_same_source, source_start
 
     if (out / CHECKPOINT_FILE).is_file() and not args.restart:
         state = read_checkpoint_state(out)
+        stored = state["extra"].get("provenance") or {}
+        was, now = stored.get("text"), prov["text"]
+        if was and was.get("sha256") != now["sha256"]:
+            raise UsageError(f"{args.text_label}: the checkpoint in {out} was trained on {was.get('name')} "
+                             f"({was.get('characters', 0):,} characters), not on this text ({now['characters']:,}); "
+                             f"use the same --text, --init-from {out} --out NEW to fine-tune on it, --restart, or "
+                             "another --out")
+        if stored:
+            check_same_source(stored, prov, out)
         if not state["tokenizer"]:
             raise UsageError(f"{out}: the checkpoint has no tokenizer; use --restart or another --out")
         tok = loads_tokenizer(state["tokenizer"], str(out / CHECKPOINT_FILE))
@@ -54,10 +65,13 @@ def _tokenizer_for(args, text: str, out: Path):
             raise UsageError(f"{args.text_label}: {share:.0%} of it is unknown to the tokenizer of the checkpoint in "
                              f"{out} (trained on another text); use --restart or another --out")
         _check_settings(args, state, out)
-        return tok, state
+        return tok, state, None
+    if args.init_from:
+        tok, model = source_start(args, text, args.text_label)
+        return tok, None, model
     if args.tokenizer == "char":
-        return CharTokenizer().train(text), None
-    return BPETokenizer().train(text, args.vocab_size), None
+        return CharTokenizer().train(text), None, None
+    return BPETokenizer().train(text, args.vocab_size), None, None
 
 
 #: TrainConfig field -> the CLI option that sets it
@@ -200,6 +214,10 @@ def _enter_rank(args) -> int:
     from ..text.distributed import rank_from_environment, rendezvous_address, rendezvous_timeout, watch_launcher
 
     _resolve_model_options(args)
+    if args.init_from:
+        from ._finetune import adopt_source_shape
+
+        adopt_source_shape(args)
     where = rank_from_environment()  # a malformed RANK or WORLD_SIZE is one line naming the variable
     world = where.world_size
     if where.distributed:
@@ -220,13 +238,14 @@ def _split(args, tok, text: str):
     import torch
 
     from ..text.corpus import split_train_val
+    from ..text.scoring import spelled_characters
 
     ids = torch.tensor(tok.encode(text))
     train_ids, val_ids = split_train_val(ids)
     if min(len(train_ids), len(val_ids)) <= args.block_size:
         raise UsageError(f"{args.text_label}: {len(ids)} tokens is too short for a context of "
                          f"{args.block_size} (the 10% validation part must be longer than the context)")
-    return train_ids, val_ids, len(tok.decode(val_ids.tolist()))
+    return train_ids, val_ids, spelled_characters(tok, val_ids)  # an <unk> stands for one character
 
 
 def _train_config(args, warmup: int):
@@ -250,12 +269,14 @@ def _train(args, text: str, out: Path, rank: int):
     from ..files import remove_orphans
     from ..text.checkpoint import CHECKPOINT_FILE
     from ..text.training import train_lm
+    from ._finetune import provenance
 
     if rank == 0:
         remove_orphans(out)  # temporary files of a run that was killed mid-write
         if (out / "best").is_dir():
             remove_orphans(out / "best")
-    tok, state = _tokenizer_for(args, text, out)
+    prov = provenance(args, text, args.text_label)
+    tok, state, start = _tokenizer_for(args, text, out, prov)
     _check_memory(args, tok.vocab_size)
     train_ids, val_ids, val_chars = _split(args, tok, text)
     cfg = _train_config(args, _warmup(args, state))
@@ -263,7 +284,7 @@ def _train(args, text: str, out: Path, rank: int):
         for note in _check_training_settings(cfg, state, out):
             print(f"resume: {note}", flush=True)
     torch.manual_seed(args.seed)
-    model = _build_model(args, tok.vocab_size)
+    model = start if start is not None else _build_model(args, tok.vocab_size)
     header(args, model, tok, text, train_ids, val_ids, cfg, out)
     per_token = len(val_ids) != val_chars
     from ..text.distributed import launcher_gone, stop_with_launcher
@@ -272,7 +293,8 @@ def _train(args, text: str, out: Path, rank: int):
         with _StopRequest() as stop, stop_with_launcher(stop) as should_stop:
             res = train_lm(model, train_ids, val_ids, cfg, checkpoint_dir=out, tokenizer=tok,
                            resume=not args.restart, progress=sys.stderr.isatty(), log=log_rows(per_token=per_token),
-                           time_budget_s=args.max_time, should_stop=should_stop, val_chars=val_chars)
+                           time_budget_s=args.max_time, should_stop=should_stop, val_chars=val_chars,
+                           provenance=prov)
     except KeyboardInterrupt:
         if launcher_gone() is not None:  # _cmd_train says so
             raise

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from ..errors import InvalidParameterError
 from ..threads import torch_threads
 
-__all__ = ["TextScore", "window_loss", "score_ids", "score_text"]
+__all__ = ["TextScore", "window_loss", "score_ids", "score_text", "spelled_characters"]
 
 
 @dataclass(frozen=True)
@@ -112,13 +112,14 @@ def score_ids(model, tokenizer, ids, *, batch: int = 32, threads: int = 1) -> Te
     ids = [int(i) for i in ids]
     with torch_threads(threads):
         nats, count = window_loss(model, ids, batch=batch)
-    return TextScore(nats=nats, tokens=count, characters=max(_characters(tokenizer, ids[1:]), 1))
+    return TextScore(nats=nats, tokens=count, characters=max(spelled_characters(tokenizer, ids[1:]), 1))
 
 
-def _characters(tokenizer, ids: list[int]) -> int:
+def spelled_characters(tokenizer, ids) -> int:
     """The characters ``ids`` spell; an unknown token stands for the one character it replaced."""
     from .tokenizers import UNK
 
+    ids = [int(i) for i in ids]
     unk = tokenizer.token_to_id.get(UNK)
     return len(tokenizer.decode(ids)) - (len(UNK) - 1) * sum(i == unk for i in ids)
 
