@@ -47,7 +47,8 @@ def test_train_resumes_from_the_checkpoint(trained, tmp_path):
     more = [a if a != "30" else "40" for a in SMALL]
     p = cli("lm", "train", "--text", str(text), "--out", str(tmp_path / "ckpt"), *more)
     assert p.returncode == 0, p.stderr
-    assert "resumed from iteration 30" in p.stdout and "iter     40" in p.stdout
+    assert "resume: from iteration 30 of" in p.stdout and "iter     40" in p.stdout
+    assert p.stdout.index("resume: from iteration 30") < p.stdout.index("iter     40")  # said as it starts
 
 
 @pytest.mark.parametrize("content", [b"", b"\x00\x01\x02binary", b"\xff\xfe bad utf8", b"too short"])

@@ -86,7 +86,7 @@ def test_only_rank_0_speaks(runs):
 
 def test_a_stopped_two_process_run_resumes_in_one_process_on_the_same_curve(runs):
     assert 20 <= runs["stopped_at"] < 200
-    assert f"resumed from iteration {runs['stopped_at']}" in runs["resumed"].stdout
+    assert f"resume: from iteration {runs['stopped_at']:,} of" in runs["resumed"].stdout
     resumed, whole = history(runs["dir"] / "stopped"), history(runs["dir"] / "one")
     assert [r["iter"] for r in resumed] == [r["iter"] for r in whole]
     torch.testing.assert_close(losses(resumed), losses(whole), rtol=RTOL, atol=0)

@@ -397,4 +397,4 @@ def test_a_time_budget_ends_two_processes_for_the_same_reason(text, tmp_path):
             "--nproc", "2", *TINY, "--max-time", "2"]
     p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
-    assert "(its --max-time of 2 s of training was spent, counted across resumes)" in p.stdout
+    assert "(its --max-time of 2 s of training was spent, counted across resumes; rerun with a larger --max-time to go on)" in p.stdout

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -35,9 +37,10 @@ class Parser(argparse.ArgumentParser):
     def add_argument(self, *args, **kwargs):
         text, default = kwargs.get("help"), kwargs.get("default")
         # every option's --help shows its default, unless its own words already say it
-        if text is not argparse.SUPPRESS and default not in (None, False, argparse.SUPPRESS) \
+        # by identity: a default of 0 or 0.0 equals False, and is still a default to show
+        if text is not argparse.SUPPRESS and not any(default is v for v in (None, False, argparse.SUPPRESS)) \
                 and "default" not in (text or "").lower():
-            kwargs["help"] = f"{text} (default: %(default)s)" if text else "default: %(default)s"
+            kwargs["help"] = f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
         action = super().add_argument(*args, **kwargs)
         if action.option_strings and action.nargs is None:  # one value (flags have nargs=0)
             self.seqlab_value_options.update(s for s in action.option_strings if s.startswith("--"))
@@ -136,3 +139,19 @@ def check_output_dir(path, option: str = "--out") -> Path:
     except OSError as e:
         raise UsageError(f"{option} {out}: not writable ({e.strerror})") from None
     return out
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its affinity where the OS tells it, else the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def note_threads(threads: int) -> None:
+    """Say when --threads asks for more threads than this process has cores: torch runs them anyway, slower."""
+    cores = available_cores()
+    if threads > cores:
+        print(f"seqlab: note: --threads {threads} is more than the {cores} core(s) this process can use; torch runs "
+              f"them anyway, which is slower than --threads {cores}", file=sys.stderr, flush=True)

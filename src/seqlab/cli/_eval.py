@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ._common import UsageError
+from ._common import UsageError, note_threads
 
 __all__ = ["cmd_eval"]
 
@@ -32,6 +32,7 @@ def cmd_eval(args) -> int:
     if len(ids) < 2:
         raise UsageError(f"{label}: its {args.split} part holds {len(ids)} token(s); scoring needs at least 2 "
                          "(use --split all, or a longer text)")
+    note_threads(args.threads)
     score = score_ids(model, tok, ids.tolist(), threads=args.threads)
     if args.json:
         payload = {"checkpoint": str(args.checkpoint), "text": label, "split": args.split,

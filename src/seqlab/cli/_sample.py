@@ -5,7 +5,7 @@ import argparse
 import sys
 import warnings
 
-from ._common import MAX_SEED, UsageError
+from ._common import MAX_SEED, UsageError, note_threads
 
 __all__ = ["MAX_SAMPLES", "stop_string", "run_sample"]
 
@@ -187,6 +187,7 @@ def run_sample(args) -> int:
         _warn_unknown(tok, s, f"--stop {s!r}", "it can never be generated")
     prompt_ids = tok.encode(prompt or "\n")  # an empty prompt starts from a new line
     stopping = [StopOnStrings(stops, tok.decode)] if stops else []
+    note_threads(args.threads)
     threads = torch.get_num_threads()
     torch.set_num_threads(args.threads)
     try:

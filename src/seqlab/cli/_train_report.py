@@ -41,7 +41,8 @@ def _why(res, cfg, max_time) -> str:
     if res.reason == "schedule":
         return f"its {cfg.schedule_seconds:g} s schedule of training was spent"
     if res.reason == "time budget":
-        return f"its --max-time of {max_time:g} s of training was spent, counted across resumes"
+        return (f"its --max-time of {max_time:g} s of training was spent, counted across resumes; rerun with a "
+                "larger --max-time to go on")
     return {"interrupted": "interrupted", "nothing to train": "nothing was left to train"}[res.reason]
 
 

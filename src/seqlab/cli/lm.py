@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..experiments.lm import CHAPTER_TRAIN
-from ._common import UsageError, check_output_dir
+from ._common import UsageError, check_output_dir, note_threads
 from ._export import cmd_export
 from ._lm_options import GPT_DEFAULTS, add_eval_options, add_export_options, add_sample_options, add_train_options
 from ._train_report import STEP_CAP, header, log_rows, summary
@@ -281,6 +281,7 @@ def _train(args, text: str, out: Path, rank: int):
     train_ids, val_ids, val_chars = _split(args, tok, text)
     cfg = _train_config(args, _warmup(args, state))
     if state is not None:
+        print(f"resume: from iteration {state['iteration']:,} of the checkpoint in {out}", flush=True)
         for note in _check_training_settings(cfg, state, out):
             print(f"resume: {note}", flush=True)
     torch.manual_seed(args.seed)
@@ -342,6 +343,7 @@ def _train_rank(args) -> int:
     text = _read_text(args)
     _check_text(text, args.text_label)
     out = check_output_dir(args.out)
+    note_threads(args.threads)
     threads = torch.get_num_threads()
     torch.set_num_threads(args.threads)
     started = time.perf_counter()
@@ -353,8 +355,6 @@ def _train_rank(args) -> int:
     if isinstance(done, int):
         return done
     res, cfg, per_token = done
-    if res.resumed_from is not None:
-        print(f"(resumed from iteration {res.resumed_from})")
     for note in res.notes:
         if note.startswith("already"):
             print(f"resume: {note}")

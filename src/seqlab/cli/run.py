@@ -206,9 +206,9 @@ def add_commands(sub) -> None:
     r = sub.add_parser("run", help="run one section (or 'all')")
     r.add_argument("section", help="section id such as 14.50.2, or 'all'")
     r.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
-    r.add_argument("--out", help="folder to write the figures to (without it no figure is written)")
+    r.add_argument("--out", help="folder to write the figures to (default: none, and no figure is written)")
     r.add_argument("--seed", type=int_at_least(0, _SEED_LIMIT),
-                   help="replace the chapter's seed(s); shifts every seed by the same amount")
+                   help="replace the chapter's seed(s); shifts every seed by the same amount (default: the chapter's seeds)")
     r.add_argument("--no-figures", action="store_true", help="compute tables only")
     r.set_defaults(func=_cmd_run)
 
