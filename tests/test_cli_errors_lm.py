@@ -150,7 +150,7 @@ def test_resume_clears_orphans_and_keeps_one_file_mode(capsys, corpus, copy):
     modes = {str(p.relative_to(copy)): stat.S_IMODE(p.stat().st_mode) for p in copy.rglob("*")
              if p.is_file() and not p.name.startswith(".lock")}
     one = {"checkpoint.safetensors", "tokenizer.txt", "trainer_state.json"}
-    assert set(modes) == one | {f"best/{name}" for name in one}
+    assert set(modes) == one | {f"best/{name}" for name in one} | {"loss_curve.png"}
     assert set(modes.values()) == {0o644}
 
 

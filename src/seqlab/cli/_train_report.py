@@ -1,9 +1,10 @@
 """What ``lm train`` prints: the run's header, a line per evaluation, and the summary that says why it ended."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-__all__ = ["header", "log_rows", "summary", "STEP_CAP"]
+__all__ = ["header", "log_rows", "summary", "loss_curve", "write_loss_curve", "STEP_CAP"]
 
 #: the step count a run fitted to seconds gets when no --max-iters is given (the seconds end it first)
 STEP_CAP = 10**9
@@ -71,3 +72,46 @@ def log_rows(per_token: bool):
         print(f"iter {r['iter']:>6}  train {r['train_loss']:.4f}  {val}  {r['tokens_per_s']:,.0f} tok/s", flush=True)
 
     return log
+
+
+def write_loss_curve(history: list, out: Path, per_char: bool) -> Path | None:
+    """``loss_curve.png`` in ``out``, written atomically: training and validation loss against the step, in nats
+    per character (``per_char``: from the history's per-character columns, for tokens that are not characters).
+    Drawn with matplotlib directly, so a run's end does not wait for the chapter's figure machinery to load;
+    the numbers behind it are in ``trainer_state.json``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..files import atomic_write
+
+    rows = [r for r in history if "val_loss" in r and "train_loss" in r]
+    if not rows:
+        return None
+    steps = [r["iter"] for r in rows]
+    scale = [r["val_nats_per_char"] / r["val_loss"] if per_char and r.get("val_loss") else 1.0 for r in rows]
+    fig, ax = plt.subplots(figsize=(6.8, 4.0), dpi=110)
+    for name, key in (("training (mean of the steps since the last evaluation)", "train_loss"),
+                      ("validation (sampled windows of the held-out 10%)", "val_loss")):
+        ax.plot(steps, [r[key] * k for r, k in zip(rows, scale)], marker="o" if len(steps) < 30 else None,
+                label=name)
+    ax.set(title=f"Loss of the run in {out.name}", xlabel="Training step", ylabel="Loss (nats per character)")
+    ax.grid(alpha=0.3)
+    ax.legend(frameon=False)
+    fig.tight_layout()
+    try:
+        return atomic_write(out / "loss_curve.png", lambda tmp: fig.savefig(tmp, format="png"))
+    finally:
+        plt.close(fig)
+
+
+def loss_curve(history: list, out: Path, per_token: bool) -> None:
+    """The run's loss curve beside its checkpoint; a figure that cannot be written costs the run nothing."""
+    try:
+        written = write_loss_curve(history, out, per_token)
+    except (OSError, ValueError, RuntimeError) as e:
+        print(f"seqlab: warning: the loss curve was not written ({' '.join(str(e).split())[:120]})", file=sys.stderr)
+        return
+    if written is not None:
+        print(f"loss curve: {written}")

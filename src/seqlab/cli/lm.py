@@ -10,7 +10,7 @@ from ..experiments.lm import CHAPTER_TRAIN
 from ._common import UsageError, check_output_dir, note_threads
 from ._export import cmd_export
 from ._lm_options import GPT_DEFAULTS, add_eval_options, add_export_options, add_sample_options, add_train_options
-from ._train_report import STEP_CAP, header, log_rows, summary
+from ._train_report import STEP_CAP, header, log_rows, loss_curve, summary
 from ._train_guards import (OutputInUse, _check_memory, _check_text, _is_allocation_failure, _read_text,
                             _StopRequest, output_lock)
 
@@ -359,6 +359,7 @@ def _train_rank(args) -> int:
         if note.startswith("already"):
             print(f"resume: {note}")
     summary(res, out, time.perf_counter() - started, cfg, args.max_time, per_token=per_token)
+    loss_curve(res.history, out, per_token)
     if res.stopped and (orphaned := orphan_note(out)):
         print(f"seqlab: interrupted: {orphaned}", file=sys.stderr)
         return 130
