@@ -7,12 +7,56 @@ from pathlib import Path
 import pytest
 from conftest import patient
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+REPO = Path(__file__).resolve().parents[1]
+README = REPO / "README.md"
+#: the README's Python examples and the detailed reference's: each runs as written
+BLOCKS = [b for doc in (README, REPO / "docs" / "reference.md")
+          for b in re.findall(r"```python\n(.*?)```", doc.read_text(encoding="utf-8"), flags=re.S)]
 
 
 def test_readme_has_examples():
-    assert len(BLOCKS) >= 3
+    assert len(BLOCKS) >= 6
+
+
+def test_the_readme_is_short_and_undated():
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 250
+    assert not re.search(r"\b20\d\d-\d\d-\d\d\b", text), "dated benchmark runs belong in docs/benchmarks.md"
+
+
+def test_every_path_the_readme_names_exists():
+    text = README.read_text(encoding="utf-8")
+    named = set(re.findall(r"\]\(([^)#]+)\)", text))  # links
+    named |= set(re.findall(r"`((?:docs|src|benchmarks|tests|\.ci)/[^`\s]+)`", text))  # paths in code spans
+    assert named and all((REPO / p).exists() for p in named), [p for p in named if not (REPO / p).exists()]
+
+
+def _commands(text: str) -> list[list[str]]:
+    import shlex
+
+    out = []
+    for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            line = line.split("  #")[0].strip()
+            if line.startswith("seqlab "):
+                out.append(shlex.split(line)[1:])
+    return out
+
+
+def test_every_readme_command_uses_options_its_help_lists(capsys):
+    from seqlab.cli import main
+
+    commands = _commands(README.read_text(encoding="utf-8"))
+    assert len(commands) >= 10
+    for argv in commands:
+        words = [a for a in argv if not a.startswith("-")]
+        sub = words[:2] if words[0] in ("lm", "forecast", "chapter") else words[:1]
+        with pytest.raises(SystemExit) as e:
+            main([*sub, "--help"])
+        assert e.value.code == 0
+        helped = capsys.readouterr().out
+        for option in (a.split("=")[0] for a in argv if a.startswith("--")):
+            assert option in helped, (sub, option)
 
 
 @pytest.mark.parametrize("i", range(len(BLOCKS)))
