@@ -40,7 +40,7 @@ def _write(tmp_path, df):
     return f
 
 
-@pytest.mark.parametrize("case", ["missing", "duplicate", "unsorted", "non_numeric", "short", "model"])
+@pytest.mark.parametrize("case", ["missing", "duplicate", "non_numeric", "short", "model"])
 def test_bad_input_one_line_exit_2(tmp_path, case):
     long = monthly().melt(id_vars="ds", var_name="unique_id", value_name="y")[["unique_id", "ds", "y"]]
     models = "Naive,SeasonalNaive"
@@ -48,8 +48,6 @@ def test_bad_input_one_line_exit_2(tmp_path, case):
         long.loc[5, "y"] = np.nan
     elif case == "duplicate":
         long = pd.concat([long, long.iloc[[3]]]).sort_values(["unique_id", "ds"], kind="stable")
-    elif case == "unsorted":
-        long = pd.concat([long.iloc[[1, 0]], long.iloc[2:]])
     elif case == "non_numeric":
         long["y"] = long.y.astype(object)
         long.loc[7, "y"] = "n/a"
@@ -115,12 +113,11 @@ def test_level_prints_coverage_and_winkler_beside_mase(capsys, tmp_path):
     # the point forecasts are the same, the intervals are not
     assert [ln.split()[:3] for ln in native.splitlines()] == [ln.split()[:3] for ln in out.splitlines()]
     assert native != out
-    # fewer calibration windows: 7 series x 2 windows = 14 scores, enough at 80% but not at 95%
+    # fewer calibration windows: 7 series x 2 windows = 14 scores, enough at 80% but not at 95%: refused before any
+    # fit, with the widest level 14 scores bound (issue 56)
     code, short, err = _evaluate(capsys, tmp_path, "--level", "80,95", "--calibration-windows", "2")
-    assert code == 0, err
-    rows = {ln.split()[0]: dict(zip(header, ln.split())) for ln in short.strip().splitlines()[1:]}
-    assert all(float(r["coverage_95"]) == 1 and r["winkler_95"] == "inf" for r in rows.values())
-    assert "unbounded" in err
+    assert code == 2 and short == "" and len(err.strip().splitlines()) == 1, err
+    assert "needs at least 19 calibration errors per step" in err and "at most 93.3%" in err
 
 
 @pytest.mark.parametrize("extra,words", [

@@ -55,7 +55,7 @@ def test_cli_on_short_m3_series(short_m3, tmp_path, capsys):
     f = tmp_path / "q.csv"
     short_m3.to_csv(f, index=False)
     code = main(["forecast", "evaluate", "--csv", str(f), "--horizon", "8", "--season", "4", "--models",
-                 "Naive,AutoETS", "--level", "80,95"])
+                 "Naive,AutoETS", "--level", "80"])  # 95% would need more errors than 3 short series give
     out = capsys.readouterr()
     assert code == 0, out.err
     assert "calibration origin(s) left out of AutoETS" in out.err

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 import time
 
-__all__ = ["Progress", "work_notes"]
+__all__ = ["Progress", "work_notes", "interval_note"]
 
 
 def work_notes(models, history: list[int], h: int, windows: int, levels, season: int) -> list[str]:
@@ -97,3 +97,12 @@ class Progress:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+
+
+def interval_note(levels, kinds: dict, names) -> str:
+    """Which kind of interval each model got, in the order of --models: ``native for AutoETS; conformal for ...``."""
+    by_kind: dict = {}
+    for n in names:
+        by_kind.setdefault(kinds.get(n, "conformal"), []).append(n)
+    said = "; ".join(f"{kind} for {', '.join(ms)}" for kind, ms in by_kind.items())
+    return f"intervals at {', '.join(f'{lv:g}%' for lv in sorted(levels))}: {said}"

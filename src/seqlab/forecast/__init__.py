@@ -14,8 +14,11 @@ from .bounds import TooLargeError
 from .combination import Combination
 from .comparison import holm_tests, mcb
 from .core import MODEL_NAMES, Forecaster, ForecastModel
-from .dates import FutureDateError
-from .data import ForecastDataError, SeriesTooShortError, air_passengers, competition, infer_freq, read_series_csv, validate_long
+from .checks import UnboundedIntervalError
+from .dates import FutureDateError, season_of
+from .gaps import FILL_RULES, fill_gaps, first_break
+from .data import ForecastDataError, SeriesTooShortError, air_passengers, competition, infer_freq, validate_long
+from .reading import read_series_csv
 from .engines import Engine
 from .evaluation import bootstrap_difference, evaluate, per_horizon, summarize, unit_mase
 from .intervals import check_levels, conformal_quantile
@@ -38,4 +41,5 @@ __all__ = ["MODEL_NAMES", "Forecaster", "ForecastModel", "StatsForecastModel", "
            "read_series_csv", "validate_long", "bootstrap_difference", "evaluate", "per_horizon", "summarize",
            "unit_mase", "mase", "owa", "smape", "coverage", "winkler_score", "pinball_loss", "scaled_pinball_loss",
            "scaled_crps", "check_levels", "conformal_quantile", "NeuralConfig", "NeuralForecaster", "min_fit_length",
-           "holm_tests", "mcb", "TooLargeError", "FutureDateError"]
+           "holm_tests", "mcb", "TooLargeError", "FutureDateError", "UnboundedIntervalError", "season_of", "fill_gaps",
+           "first_break", "FILL_RULES"]

@@ -72,12 +72,14 @@ class CalibrationPlan:
 
 
 def conformal_bounds(panel: Panel, pairs, keys, store: dict, series, offsets, plan: CalibrationPlan, names,
-                     levels, h: int, season_length: int, points: dict) -> tuple[dict, list[str]]:
+                     levels, h: int, season_length: int, points: dict,
+                     quantiles: dict | None = None) -> tuple[dict, list[str]]:
     """Split-conformal bounds at the target origins from the scaled absolute errors of the calibration origins.
 
     ``store[name]`` holds each model's forecasts at every origin in ``pairs`` (row ``keys[i, o]``);
     ``points[name]`` its forecasts at the targets (``series``, ``offsets``). Returns the columns
-    ``name-lo-level`` and ``name-hi-level`` and the notes on bounds that could not be given.
+    ``name-lo-level`` and ``name-hi-level`` and the notes on bounds that could not be given. ``quantiles``, when
+    given, receives each ``(name, level, target offset)``'s quantiles per step, what a stored forecaster keeps.
     """
     cuts_all = panel.lengths[pairs[:, 0]] - pairs[:, 1]
     scale = np.array([mase_scale(panel.y[s : s + c], season_length)
@@ -102,6 +104,8 @@ def conformal_bounds(panel: Panel, pairs, keys, store: dict, series, offsets, pl
                 cal = keys[:, offs].ravel()
                 cal = cal[cal >= 0]
                 lo[rows], hi[rows], q = conformal_band(points[name][rows], t_scale[rows], scores[cal], lv)
+                if quantiles is not None:
+                    quantiles[(name, lv, int(o))] = q
                 unbounded += int(np.isinf(q).sum()) * len(rows)
             out[f"{name}-lo-{lv}"], out[f"{name}-hi-{lv}"] = lo, hi
     notes = []

@@ -35,14 +35,14 @@ import pandas as pd
 from ..errors import InvalidParameterError, InvalidTypeError
 from ..devices import resolve_device
 from .calibration import CalibrationPlan, conformal_bounds
+from .checks import check_bounded, check_fit_lengths, check_h_first, check_optional_count
 from .classical import CLASSICAL, M4Comb, Naive2, StatsForecastModel, is_statsforecast_model
 from .combination import COMBINATIONS, Combination
-from .data import SeriesTooShortError, validate_long
+from .data import validate_long
 from .bounds import check_horizon, check_memory, forecast_bytes
 from .dates import check_calendar, check_future, future_dates
 from .engines import make_engine
 from .intervals import INTERVAL_KINDS, check_levels, interval_columns
-from .lengths import min_fit_length
 from .nbeats import NBeatsForecaster
 from .neural import NeuralForecaster
 from .origins import OriginRunner, window_origins
@@ -64,28 +64,6 @@ class ForecastModel(Protocol):
     def fit(self, df: pd.DataFrame, h: int) -> "ForecastModel": ...
 
     def predict(self, df: pd.DataFrame, h: int) -> dict: ...
-
-
-def _check_h(h) -> int:
-    if isinstance(h, (bool, np.bool_)) or not isinstance(h, numbers.Integral) or h < 1:
-        raise InvalidParameterError(f"h must be a whole number >= 1, got {h!r}")
-    return int(h)
-
-
-def _check_h_first(method: str, h, df) -> int:
-    """``h``, checked; the arguments in the old order (a frame first) get a precise error, not a wrong run."""
-    if isinstance(h, pd.DataFrame):
-        raise InvalidTypeError(f"{method} takes h first and then df, in statsforecast's order: "
-                               f"{method}(h, df), or {method}(h=12, df=df)")
-    return _check_h(h)
-
-
-def _check_optional_count(name: str, v):
-    if v is None:
-        return None
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) or v < 1:
-        raise InvalidParameterError(f"{name} must be a whole number >= 1, got {v!r}")
-    return int(v)
 
 
 class Forecaster:
@@ -119,6 +97,7 @@ class Forecaster:
         season_length, n_jobs = int(season_length), int(n_jobs)
         resolve_device(device)  # an unknown or unavailable device is refused before any model is made
         self.freq, self.season_length, self.n_jobs, self.device = freq, season_length, n_jobs, device
+        self._built: dict = {}  # "N-BEATS" and "N-BEATS + Combination" share one ensemble, trained once
         self.models = [self._as_model(m) for m in models]
         seen = set()
         for m in self.models:
@@ -142,7 +121,9 @@ class Forecaster:
             if m == "M4 Comb":
                 return M4Comb(self.season_length)
             if m == "N-BEATS":
-                return NBeatsForecaster.default(self.season_length, device=self.device)
+                if m not in self._built:
+                    self._built[m] = NBeatsForecaster.default(self.season_length, device=self.device)
+                return self._built[m]
             if m in COMBINATIONS:
                 return Combination([self._as_model(part) for part in COMBINATIONS[m]], name=m)
             return NeuralForecaster(NEURAL_ARCHITECTURES[m], season_length=self.season_length, device=self.device)
@@ -172,7 +153,8 @@ class Forecaster:
 
     # ---------------------------------------------------------------- running the models
     def _forecast_origins(self, panel: Panel, series, offsets, h: int, levels, intervals: str,
-                          calibration_windows, calibration_step, min_cut: int):
+                          calibration_windows, calibration_step, min_cut: int, bounded: bool = False,
+                          windows: bool = False):
         """Forecasts (and intervals for ``levels``) at the target origins: ``({column: (K, h)}, kinds, notes)``.
 
         Every model is fitted at the targets (:class:`~seqlab.forecast.origins.OriginRunner`); the models whose
@@ -190,6 +172,8 @@ class Forecaster:
         plan = None
         if conformal:
             plan = CalibrationPlan.build(panel, offsets, h, levels, min_cut, calibration_windows, calibration_step)
+            if bounded:
+                check_bounded(conformal, panel, plan, levels, min_cut)
             kinds["_calibration"] = {"windows": plan.windows, "step": plan.step}
         cal_s = plan.series if plan else np.zeros(0, np.int64)
         cal_o = plan.origin_offsets if plan else np.zeros(0, np.int64)
@@ -202,7 +186,7 @@ class Forecaster:
         store = {"_size": len(pairs), "_keys": keys}
         target = np.zeros(len(pairs), bool)
         target[keys[series, offsets]] = True
-        self._check_fit_lengths(panel, series, offsets)
+        check_fit_lengths(self.models, panel, series, offsets, windows)
         runner = OriginRunner(self.n_jobs, self.engine, self._progress)
         runner.run(self.models, panel, series, offsets, h, native_levels, store)
         notes = runner.run_calibration(conformal, panel, pairs[~target], h, store)
@@ -224,18 +208,6 @@ class Forecaster:
                            f"{training:,} training observations,", "forecast fewer steps, or ask for fewer windows, "
                            "calibration windows, levels, models or series at a time")
 
-    def _check_fit_lengths(self, panel: Panel, series, offsets) -> None:
-        """Refuse, before any fit, a forecast origin with a training part too short for one of the models."""
-        cuts = panel.lengths[series] - offsets
-        for m in self.models:
-            need = min_fit_length(m)
-            short = np.flatnonzero(cuts < need)
-            if len(short):
-                k = short[np.argmin(cuts[short])]
-                raise SeriesTooShortError(f"series {panel.ids[series[k]]!r} has {int(cuts[k])} observation(s) before "
-                                        f"a forecast origin; {m.name} needs at least {need} to fit: leave it out, "
-                                        "use fewer windows, or drop the short series")
-
     @staticmethod
     def _columns(names, levels):
         cols = []
@@ -247,12 +219,12 @@ class Forecaster:
         levels = check_levels(level)
         if intervals not in INTERVAL_KINDS:
             raise InvalidParameterError(f"intervals must be one of {', '.join(INTERVAL_KINDS)}, got {intervals!r}")
-        return (levels, _check_optional_count("calibration_windows", calibration_windows),
-                _check_optional_count("calibration_step", calibration_step))
+        return (levels, check_optional_count("calibration_windows", calibration_windows),
+                check_optional_count("calibration_step", calibration_step))
 
     def forecast(self, h: int, df: pd.DataFrame, *, level=None, intervals: str = "conformal",
                  calibration_windows: int | None = None, calibration_step: int | None = None,
-                 progress=None) -> pd.DataFrame:
+                 progress=None, bounded: bool = False) -> pd.DataFrame:
         """Long frame ``unique_id, ds`` plus one column per model, in the order the series first appear.
 
         With ``level=[80, 95]`` each model also gets ``Model-lo-95, Model-lo-80, Model-hi-80, Model-hi-95``
@@ -265,7 +237,9 @@ class Forecaster:
         (7 or more series at 95%), else one period apart (one series at 95% needs 19). ``intervals="native"`` gives
         the statsforecast models (Naive, SeasonalNaive, RandomWalkWithDrift, AutoETS, Theta, AutoTheta, AutoARIMA)
         the intervals of their own statistical model, and the models without any (Naive2, the neural ones) the
-        conformal ones. ``result.attrs["intervals"]`` says which kind each model got.
+        conformal ones. ``result.attrs["intervals"]`` says which kind each model got. With too few calibration
+        errors for a level the conformal band is unbounded (``-inf, inf``, with a note); ``bounded=True`` refuses
+        such a request instead, with :class:`~seqlab.forecast.checks.UnboundedIntervalError`, before any fit.
 
         ``h`` is at most the longest series' length (further ahead the data hold no basis for a forecast), and its
         dates must end by ``pandas.Timestamp.max``: beyond either, :class:`~seqlab.forecast.bounds.TooLargeError`
@@ -278,7 +252,7 @@ class Forecaster:
         ``member``, ``members``, ``step`` and ``steps`` as an N-BEATS ensemble trains. It changes no number.
         """
         with self._following(progress):
-            h = _check_h_first("forecast", h, df)
+            h = check_h_first("forecast", h, df)
             levels, cw, cs = self._check_interval_args(level, intervals, calibration_windows, calibration_step)
             if not isinstance(df, pd.DataFrame):
                 raise InvalidTypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
@@ -290,7 +264,7 @@ class Forecaster:
             check_horizon(h, panel.lengths)  # further than all the history, or past the last date pandas holds:
             check_future(last, panel.ids, h, self.freq)  # refused before any fit
             out, kinds, notes = self._forecast_origins(panel, np.arange(n), np.zeros(n, np.int64), h, levels,
-                                                       intervals, cw, cs, max(2, self.season_length + 1))
+                                                       intervals, cw, cs, max(2, self.season_length + 1), bounded)
             frame = pd.concat([pd.DataFrame({"unique_id": uid, "ds": future_dates(ds, h, self.freq)})
                                for uid, ds in zip(panel.ids, last)], ignore_index=True)
             cols = self._columns(self.names, levels)
@@ -320,7 +294,7 @@ class Forecaster:
     def cross_validation(self, h: int, df: pd.DataFrame, n_windows: int = 1, step_size: int = 1,
                          test_df: pd.DataFrame | None = None, min_train_length: int | None = None, *, level=None,
                          intervals: str = "conformal", calibration_windows: int | None = None,
-                         calibration_step: int | None = None, progress=None) -> pd.DataFrame:
+                         calibration_step: int | None = None, progress=None, bounded: bool = False) -> pd.DataFrame:
         """Rolling-origin evaluation: ``unique_id, ds, cutoff, y`` plus one forecast column per model.
 
         With ``test_df`` (an official hold-out) it is appended to ``df`` and is the last window.
@@ -333,17 +307,17 @@ class Forecaster:
         :meth:`forecast`; each window's conformal intervals calibrate on windows that end at or before its own
         cutoff, so no interval sees its own test values.
 
-        ``progress``: as in :meth:`forecast`.
+        ``progress`` and ``bounded``: as in :meth:`forecast`.
         """
         with self._following(progress):
-            h = _check_h_first("cross_validation", h, df)
-            n_windows = _check_optional_count("n_windows", n_windows)
+            h = check_h_first("cross_validation", h, df)
+            n_windows = check_optional_count("n_windows", n_windows)
             if n_windows is None:
                 raise InvalidParameterError("n_windows must be a whole number >= 1, got None")
-            step_size = _check_optional_count("step_size", step_size)
+            step_size = check_optional_count("step_size", step_size)
             if step_size is None:
                 raise InvalidParameterError("step_size must be a whole number >= 1, got None")
-            min_train_length = _check_optional_count("min_train_length", min_train_length)
+            min_train_length = check_optional_count("min_train_length", min_train_length)
             levels, cw, cs = self._check_interval_args(level, intervals, calibration_windows, calibration_step)
             for name, frame in (("df", df), ("test_df", test_df)):
                 if frame is not None and not isinstance(frame, pd.DataFrame):
@@ -354,7 +328,8 @@ class Forecaster:
             series, offsets = window_origins(panel, h, n_windows, step_size, min_train_length)
             check_calendar(df, self.freq)
             out, kinds, notes = self._forecast_origins(panel, series, offsets, h, levels, intervals, cw, cs,
-                                                       max(2, self.season_length + 1, min_train_length or 0))
+                                                       max(2, self.season_length + 1, min_train_length or 0),
+                                                       bounded, windows=True)
             reached = len(np.unique(offsets))
             if reached < n_windows:
                 notes = [*notes, f"only the last {reached} of the {n_windows} windows have a series with "

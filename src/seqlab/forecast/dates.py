@@ -5,9 +5,10 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InvalidParameterError
-from .data import ForecastDataError
+from .data import GAP_ADVICE, ForecastDataError
+from .gaps import first_break, iso_date
 
-__all__ = ["check_calendar", "future_dates", "check_future", "FutureDateError"]
+__all__ = ["check_calendar", "future_dates", "check_future", "FutureDateError", "season_of"]
 
 #: the largest integer period: integer ds are int64, and numpy wraps silently past it
 MAX_PERIOD = int(np.iinfo(np.int64).max)
@@ -17,9 +18,43 @@ class FutureDateError(InvalidParameterError):
     """Dates after a series that pandas cannot hold: past ``pandas.Timestamp.max``, or int64 periods past 2**63 - 1."""
 
 
-def _date(t) -> str:
-    t = pd.Timestamp(t)
-    return str(t.date()) if t == t.normalize() else t.isoformat()
+#: the period of each calendar's usual cycle, by the base of its pandas frequency: months and quarters in a year,
+#: weeks in a year, days (and business days) in a week, hours in a day, minutes in an hour, seconds in a minute
+_SEASONS = {"Y": (1, "yearly"), "A": (1, "yearly"), "Q": (4, "quarterly"), "M": (12, "monthly"),
+            "SM": (24, "semi-monthly"), "W": (52, "weekly"), "D": (7, "daily"), "B": (5, "business-daily"),
+            "C": (5, "business-daily"), "H": (24, "hourly"), "BH": (24, "hourly"), "T": (60, "minutely"),
+            "MIN": (60, "minutely"), "S": (60, "secondly")}
+
+
+def season_of(freq) -> tuple[int, str]:
+    """``(season, in words)``: the seasonal period the frequency's calendar implies, and the calendar's name.
+
+    Monthly 12, quarterly 4, weekly 52, daily 7, business-daily 5, hourly 24, yearly 1; a multiple of a step
+    divides the period when it can (two-monthly: 6), else there is no season (1). Whole-number steps carry no
+    calendar: 1.
+
+    Examples:
+        >>> season_of("MS"), season_of("QE-DEC"), season_of("W-SUN"), season_of("D"), season_of("h")
+        ((12, 'monthly'), (4, 'quarterly'), (52, 'weekly'), (7, 'daily'), (24, 'hourly'))
+        >>> season_of("YS-JAN"), season_of("2MS"), season_of(1)
+        ((1, 'yearly'), (6, '2-monthly'), (1, 'whole-number steps'))
+    """
+    if not isinstance(freq, str):
+        return 1, "whole-number steps"
+    offset = pd.tseries.frequencies.to_offset(freq)
+    if isinstance(offset, (pd.offsets.Milli, pd.offsets.Micro, pd.offsets.Nano)):  # "ms" is not "MS"
+        return 1, f"frequency {freq!r}"
+    code = offset.name.split("-")[0].upper()
+    for key in (code, code.lstrip("BC"), code.rstrip("SE"), code.lstrip("BC").rstrip("SE")):
+        if key in _SEASONS:
+            period, words = _SEASONS[key]
+            break
+    else:
+        return 1, f"frequency {freq!r}"
+    n = abs(int(offset.n))
+    if n == 1:
+        return period, words
+    return (period // n if period % n == 0 else 1), f"{n}-{words}"
 
 
 def _steps_that_fit(last, h: int, freq) -> int:
@@ -57,7 +92,7 @@ def check_future(last, ids, h: int, freq, label: str | None = None) -> None:
         return
     what, end = label or f"h={h}", ends[k]
     if isinstance(end, (pd.Timestamp, np.datetime64)):
-        raise FutureDateError(f"{what}: series {ids[k]!r} ends {_date(end)}, and {h} periods of {freq!r} after it "
+        raise FutureDateError(f"{what}: series {ids[k]!r} ends {iso_date(end)}, and {h} periods of {freq!r} after it "
                               f"reach past {pd.Timestamp.max.floor('s')}, the last time pandas can hold "
                               f"(pandas.Timestamp.max); {_fits(fit)}")
     raise FutureDateError(f"{what}: series {ids[k]!r} ends at period {int(end)}, and {h} steps of {freq} after it "
@@ -90,7 +125,7 @@ def check_calendar(df: pd.DataFrame, freq) -> None:
             raise ForecastDataError(f"freq {freq!r} is not a pandas frequency (such as 'MS', 'ME', 'D')") from None
         off = ds[~ds.map(offset.is_on_offset)]
         if len(off):
-            raise ForecastDataError(f"ds {off.iloc[0].date()} is not on the calendar of freq {freq!r}; pass the "
+            raise ForecastDataError(f"ds {iso_date(off.iloc[0])} is not on the calendar of freq {freq!r}; pass the "
                                     "frequency the dates follow (month-end dates: 'ME', month starts: 'MS')")
         expected = df.groupby("unique_id", sort=False)["ds"].shift(1) + offset
     else:
@@ -99,6 +134,7 @@ def check_calendar(df: pd.DataFrame, freq) -> None:
         expected = df.groupby("unique_id", sort=False)["ds"].shift(1) + freq
     gap = expected.notna() & (ds != expected)
     if gap.any():
-        row = df[gap].iloc[0]
-        raise ForecastDataError(f"series {row['unique_id']!r} does not step by freq {freq!r} at {row['ds']}; "
-                                "fill the gaps or pass the frequency the data follow")
+        uid = df[gap].iloc[0]["unique_id"]
+        where = first_break(df.loc[df["unique_id"] == uid, "ds"], freq)
+        raise ForecastDataError(f"series {uid!r} does not step by freq {freq!r}: {where.describe()}; {GAP_ADVICE}, "
+                                "or pass the frequency the data follow")

@@ -30,7 +30,7 @@ from .metrics import mase_scale
 
 __all__ = ["INTERVAL_KINDS", "check_levels", "level_label", "interval_columns", "quantile_columns",
            "levels_in", "min_calibration_size", "conformal_quantile", "default_calibration", "window_index",
-           "conformal_scores", "conformal_band", "conformal_from_windows"]
+           "conformal_scores", "conformal_band", "quantile_band", "conformal_from_windows"]
 
 #: how :class:`~seqlab.forecast.Forecaster` may make intervals
 INTERVAL_KINDS = ("conformal", "native")
@@ -143,10 +143,17 @@ def conformal_band(point, scale, scores, level) -> tuple[np.ndarray, np.ndarray,
     point = np.asarray(point, float)
     scores = np.asarray(scores, float).reshape(-1, point.shape[1])
     q = np.array([conformal_quantile(scores[:, step], level) for step in range(point.shape[1])])
-    scale = np.asarray(scale, float)
+    lo, hi = quantile_band(point, scale, q)
+    return lo, hi, q
+
+
+def quantile_band(point, scale, q) -> tuple[np.ndarray, np.ndarray]:
+    """``point ± q · scale``: the band of :func:`conformal_band` from quantiles already found (one per step), as a
+    stored forecaster applies the quantiles of its calibration to a history's own scale."""
+    point, scale = np.asarray(point, float), np.asarray(scale, float)
     with np.errstate(invalid="ignore"):
-        half = q[None, :] * np.where(scale > 0, scale, np.nan)[:, None]  # inf stays inf; NaN: no interval
-    return point - half, point + half, q
+        half = np.asarray(q, float)[None, :] * np.where(scale > 0, scale, np.nan)[:, None]  # inf stays; NaN: none
+    return point - half, point + half
 
 
 def default_calibration(levels, n_series: int, h: int) -> tuple[int, int]:

@@ -145,10 +145,12 @@ class OriginRunner:
                     block = np.vstack([check(m, k, preds[k]) for k in range(K)])
                     put(m.name, keys_global[series, offsets], block)
         windows = np.unique(offsets)[::-1]  # the earliest window first
-        for m in (m for m in models if not getattr(m, "local", False)):
-            for w, off in enumerate(windows):
-                sel = np.flatnonzero(offsets == off)
-                frame = panel.frame.iloc[panel.rows(series[sel], cuts[sel])].reset_index(drop=True)
+        # window by window, each global model in turn: a model shared by two entries (N-BEATS alone and in the
+        # hybrid) then meets the same training part twice in a row, and trains once (it keeps its last fit)
+        for w, off in enumerate(windows):
+            sel = np.flatnonzero(offsets == off)
+            frame = panel.frame.iloc[panel.rows(series[sel], cuts[sel])].reset_index(drop=True)
+            for m in (m for m in models if not getattr(m, "local", False)):
                 where = dict(phase=phase, window=w + 1, windows=len(windows))
                 self.report(event="fit", models=[m.name], origins=len(sel), **where)
                 kw = {"engine": self.engine} if self.engine is not None and getattr(m, "accepts_engine", False) else {}

@@ -3,8 +3,11 @@ from every member, and the median of the members' forecasts."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from dataclasses import asdict, replace
+
+import numpy as np
 
 from ...errors import InvalidParameterError
 from ...devices import resolve_device
@@ -31,6 +34,15 @@ _SEED_MODULUS = 2 ** 63
 def _fit_member(series, h, season, config, report=None, device="cpu"):
     model, _ = train_member(series, h, season, config, progress=report, device=device)
     return config, {k: v.cpu() for k, v in model.state_dict().items()}  # CPU tensors travel between processes
+
+
+def _fit_key(series, h: int, season: int, configs, device: str) -> str:
+    """What a fit depends on, hashed: every value of every series in order, the horizon, season, members, device."""
+    d = hashlib.sha256(repr((h, season, device, [asdict(c) for c in configs])).encode())
+    for y in series:
+        d.update(np.int64(len(y)).tobytes())
+        d.update(np.ascontiguousarray(y, np.float64).tobytes())
+    return d.hexdigest()
 
 
 def _member_report(progress, k: int, n: int, steps: int):
@@ -129,6 +141,7 @@ class NBeatsForecaster(NeuralForecaster):
         resolve_device(device)  # an unknown or unavailable device is refused here, before any training
         self.device = device
         self.model, self.members, self.history = None, [], []
+        self._fitted_on = None
 
     def member_configs(self) -> list[NBeatsConfig]:
         """Every member's config, in the fixed order: architecture, seed, loss, input multiple."""
@@ -166,6 +179,9 @@ class NBeatsForecaster(NeuralForecaster):
         _, series = self._series(df)
         configs = self.member_configs()
         device = resolve_device(self.device)
+        key = _fit_key(series, h, self.season_length, configs, device.type)
+        if self.members and key == self._fitted_on:  # the same training part again (shared by the hybrid)
+            return self
         engine = self.engine if engine is None else make_engine(engine)
         if engine is not None:
             fitted = engine.run_calls([(_fit_member, (series, h, self.season_length, c, None, device.type))
@@ -180,7 +196,7 @@ class NBeatsForecaster(NeuralForecaster):
             net = build_model(c, h, self.season_length)
             net.load_state_dict(state)
             self.members.append((c, net.to(device).eval()))
-        self.model, self.h = self.members[0][1], h
+        self.model, self.h, self._fitted_on = self.members[0][1], h, key
         return self
 
     def _fit_here(self, series, h, configs, progress, device: str):
