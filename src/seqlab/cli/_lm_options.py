@@ -174,9 +174,13 @@ def add_sample_options(s) -> None:
                    help="print N samples, each under a header; sample i (from 0) uses --seed + i")
     s.add_argument("--batch-size", type=int_at_least(1, MAX_SAMPLES), default=1, metavar="N",
                    help="generate up to N of the --num-samples together (each with its own seed, the same text as "
-                        "alone); the first of each batch streams, the others print when it ends")
+                        "alone); the first of each batch streams, the others print when it ends. Within the context a "
+                        "step feeds one new token per sample through the cache, and 8 together ran about 5x faster "
+                        "than one at a time; past it every step re-encodes each sample's last context-length "
+                        "tokens (what the model was trained on), work a batch does not shrink: about 2x "
+                        "(docs/benchmarks.md)")
     s.add_argument("--threads", type=int_at_least(1, 1024), default=1,
-                   help="torch threads (more threads than free cores slows sampling down)")
+                   help="torch threads; more threads than free cores slows sampling down")
     s.add_argument("--greedy", action="store_true", help="always the most likely token; --repetition-penalty and "
                    "--no-repeat-ngram-size still apply")
     s.add_argument("--seed", type=seed, default=0, help="seeds the draws: the same seed gives the same text")
