@@ -150,3 +150,16 @@ def patient(seconds: float) -> float:
     except OSError:
         load = 1.0
     return 3 * seconds * max(1.0, load)
+
+
+def ranks_of(launcher: int) -> dict[int, int]:
+    """rank -> pid of a launcher's children (``lm train --nproc``), read from each child's environment (Linux)."""
+    path = Path(f"/proc/{launcher}/task/{launcher}/children")
+    out = {}
+    for pid in (int(c) for c in path.read_text().split()) if path.exists() else ():
+        try:
+            env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        out.update((int(e[5:]), pid) for e in env if e.startswith(b"RANK="))
+    return out

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import ranks_of
 
 from seqlab.cli import main
 from seqlab.text.checkpoint import load_checkpoint
@@ -129,19 +130,6 @@ def test_grad_accumulation_keeps_the_global_batch(text, tmp_path, capsys):
                                rtol=RTOL, atol=0)
 
 
-def _ranks(launcher: int) -> dict[int, int]:
-    """rank -> pid of the launcher's children, read from each child's environment."""
-    path = Path(f"/proc/{launcher}/task/{launcher}/children")
-    out = {}
-    for pid in (int(c) for c in path.read_text().split()) if path.exists() else ():
-        try:
-            env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        out.update((int(e[5:]), pid) for e in env if e.startswith(b"RANK="))
-    return out
-
-
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc to find the ranks")
 def test_a_rank_that_dies_stops_the_run_with_one_line(text, tmp_path):
     """Rank 0 sees its peer gone as soon as the launcher does: the launcher alone speaks, naming rank 1."""
@@ -152,7 +140,7 @@ def test_a_rank_that_dies_stops_the_run_with_one_line(text, tmp_path):
             "--nproc", "2", *[a if a != "200" else "100000" for a in TINY]]
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        while not ((out / "trainer_state.json").is_file() and len(ranks := _ranks(p.pid)) == 2):
+        while not ((out / "trainer_state.json").is_file() and len(ranks := ranks_of(p.pid)) == 2):
             assert p.poll() is None, p.stderr.read()
             time.sleep(0.2)
         os.kill(ranks[1], signal.SIGKILL)

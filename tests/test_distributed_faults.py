@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import ranks_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -41,21 +42,6 @@ def text(tmp_path_factory):
     return f
 
 
-def _ranks(launcher: int) -> dict[int, int]:
-    """rank -> pid of the launcher's children, read from each child's environment."""
-    path = Path(f"/proc/{launcher}/task/{launcher}/children")
-    out = {}
-    for pid in (int(c) for c in path.read_text().split()) if path.exists() else ():
-        try:
-            env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        rank = [e for e in env if e.startswith(b"RANK=")]
-        if rank:
-            out[int(rank[0][5:])] = pid
-    return out
-
-
 def _alive(pid: int) -> bool:
     try:
         state = [line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("State:")]
@@ -75,7 +61,7 @@ def _wait_for_checkpoint(p: subprocess.Popen, out: Path, timeout: float = 120) -
     end = time.time() + timeout
     while time.time() < end:
         assert p.poll() is None, p.stderr.read()
-        ranks = _ranks(p.pid)
+        ranks = ranks_of(p.pid)
         if (out / "trainer_state.json").is_file() and len(ranks) == 2:
             return ranks
         time.sleep(0.2)
