@@ -25,6 +25,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import tempfile
 import threading
 import time
@@ -35,7 +36,7 @@ from typing import Callable
 from .errors import SeqlabError
 
 __all__ = ["atomic_write", "remove_orphans", "sha256_file", "OutputSet", "OutputFolderError", "FolderInUseError",
-           "folder_lock", "MANIFEST", "INCOMPLETE", "FILE_MODE", "LOCK"]
+           "folder_lock", "read_regular_file", "NotRegularFileError", "MANIFEST", "INCOMPLETE", "FILE_MODE", "LOCK"]
 
 #: every file seqlab writes is readable by all and writable by its owner
 FILE_MODE = 0o644
@@ -191,6 +192,35 @@ def remove_orphans(directory, older_than_s: float = 0.0) -> list[Path]:
         except FileNotFoundError:
             pass
     return removed
+
+
+class NotRegularFileError(SeqlabError, OSError):
+    """A path that names a folder, a pipe, a socket or a device where a regular file is read."""
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "folder"), (stat.S_ISFIFO, "named pipe"), (stat.S_ISSOCK, "socket"),
+                       (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device")):
+        if test(mode):
+            return name
+    return "special file"
+
+
+def read_regular_file(path) -> bytes:
+    """The bytes of ``path``, which must be a regular file: it is opened without blocking and checked before a
+    byte is read, so a FIFO or a device cannot hang the reader or stream forever. Raises FileNotFoundError,
+    :class:`NotRegularFileError` (naming what the path is), or the OSError of the read."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFileError(f"{path}: a {_kind(mode)}, not a regular file")
+        chunks = []
+        while block := os.read(fd, 1 << 20):
+            chunks.append(block)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def sha256_file(path) -> str:

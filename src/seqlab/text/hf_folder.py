@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +28,7 @@ from pathlib import Path
 import torch
 
 from ..errors import SeqlabError
-from ..files import INCOMPLETE, MANIFEST
+from ..files import INCOMPLETE, MANIFEST, NotRegularFileError, read_regular_file
 
 __all__ = ["ExportError", "HFFolderError", "FolderContents", "read_folder", "check_config", "check_vocabulary",
            "LSTM_TYPE", "MODEL_TYPES"]
@@ -67,35 +66,16 @@ class FolderContents:
     verified: bool  # every file was checked against the manifest's sha256
 
 
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "folder"), (stat.S_ISFIFO, "named pipe"), (stat.S_ISSOCK, "socket"),
-                       (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device")):
-        if test(mode):
-            return name
-    return "special file"
-
-
 def _read(path: Path) -> bytes:
-    """The bytes of ``path``, which must be a regular file; opened without blocking so a FIFO cannot hang us."""
+    """The bytes of ``path``, which must be a regular file (:func:`seqlab.files.read_regular_file`)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        return read_regular_file(path)
     except FileNotFoundError:
         raise HFFolderError(f"{path.parent}: not a model folder seqlab can read ({path.name} is missing)") from None
+    except NotRegularFileError as e:
+        raise HFFolderError(f"{e}; an exported folder holds regular files only") from None
     except OSError as e:
         raise HFFolderError(f"{path}: cannot be read ({e.strerror or e})") from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise HFFolderError(f"{path}: a {_kind(mode)}, not a regular file; an exported folder holds regular "
-                                "files only")
-        chunks = []
-        while block := os.read(fd, 1 << 20):
-            chunks.append(block)
-        return b"".join(chunks)
-    except OSError as e:
-        raise HFFolderError(f"{path}: cannot be read ({e.strerror or e})") from None
-    finally:
-        os.close(fd)
 
 
 def _manifest(d: Path) -> dict | None:
