@@ -132,7 +132,7 @@ def test_a_file_is_sorted_gap_filled_and_says_what_it_left_out(tmp_path):
 
 # ------------------------------------------------------------------ the docstrings' examples run
 MODULES = ["seqlab.forecast.gaps", "seqlab.forecast.dates", "seqlab.forecast.data", "seqlab.forecast.reading",
-           "seqlab.forecast.checks"]
+           "seqlab.forecast.checks", "seqlab.forecast.core"]
 
 
 @pytest.mark.parametrize("name", MODULES)

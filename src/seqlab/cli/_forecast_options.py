@@ -63,20 +63,22 @@ def season_option(v: str):
         raise argparse.ArgumentTypeError(f"{e}; or auto, the season of the dates' frequency") from None
 
 
-def data_options(c, *, horizon: bool = True) -> None:
-    """The series and how they are read: ``--csv``, ``--horizon``, ``--season``, ``--fill-gaps``."""
+def data_options(c, *, required: bool = True) -> None:
+    """The series and how they are read: ``--csv``, ``--horizon``, ``--season``, ``--fill-gaps``; ``required``:
+    whether --csv and --horizon must be given (``predict --model`` takes them from the stored fit)."""
     from ..forecast.gaps import FILL_RULES
 
-    c.add_argument("--csv", required=True,
-                   help="long (unique_id, ds, y) or wide (time column + one per series) CSV; rows in any order "
-                        "(required)")
-    if horizon:
-        c.add_argument("--horizon", type=positive_int, required=True, metavar="H",
-                       help="steps to forecast, refused before any fit beyond these bounds: at most the longest "
-                            "series' length (further ahead the history is no basis for a forecast; evaluate also "
-                            "needs every series to hold its windows and 2 points before them), predict's dates no "
-                            "later than 2262-04-11 (pandas.Timestamp.max), and forecasts within half of this "
-                            "machine's memory (required)")
+    need = "(required)" if required else "(required without --model)"
+    newer = "" if required else "; with --model, a newer history of the fitted series to forecast from"
+    c.add_argument("--csv", required=required,
+                   help=f"long (unique_id, ds, y) or wide (time column + one per series) CSV; rows in any order"
+                        f"{newer} {need}")
+    c.add_argument("--horizon", type=positive_int, required=required, metavar="H",
+                   help="steps to forecast, refused before any fit beyond these bounds: at most the longest "
+                        "series' length (further ahead the history is no basis for a forecast; evaluate also "
+                        "needs every series to hold its windows and 2 points before them), predict's dates no "
+                        "later than 2262-04-11 (pandas.Timestamp.max), and forecasts within half of this "
+                        f"machine's memory {need}")
     c.add_argument("--season", type=season_option, default="auto", metavar="auto|N",
                    help="seasonal period in steps: auto takes it from the dates' frequency (monthly 12, quarterly 4, "
                         "weekly 52, daily 7, business-daily 5, hourly 24, yearly and whole-number steps 1) and says "
@@ -133,8 +135,8 @@ def interval_options(c, level_help: str) -> None:
                         "the longest series (default: the horizon when 3 windows suffice, else 1)")
 
 
-def shared_options(c, level_help: str) -> None:
-    """The data, models, intervals and fitting options ``evaluate`` and ``predict`` share."""
-    data_options(c)
+def shared_options(c, level_help: str, required: bool = True) -> None:
+    """The data, models, intervals and fitting options ``evaluate``, ``predict`` and ``fit`` share."""
+    data_options(c, required=required)
     fit_options(c)
     interval_options(c, level_help)

@@ -151,6 +151,8 @@ def setup(args, exog=()) -> Setup:
     before any fit starts."""
     names, levels, dev = _check_options(args)
     out_dir = check_output_dir(args.output, "--output") if getattr(args, "output", None) is not None else None
+    if getattr(args, "plot", None) is not None:
+        check_output_dir(args.plot, "--plot")
     df, freq, notes = read(args, exog)
     args.season, more = season(args, df, freq)
     check_against_data(args, df, freq)

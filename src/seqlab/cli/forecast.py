@@ -5,10 +5,13 @@ from __future__ import annotations
 import sys
 
 from ._forecast_options import shared_options
+from ._forecast_output import command_line, write_forecasts, write_tables
 from ._forecast_report import Progress, interval_note, work_notes
 from ._forecast_setup import fitting, setup
 from ._forecast_setup import models as _models  # noqa: F401  (the hybrid's N-BEATS options are tested through it)
-from ._common import check_output_dir, positive_int
+from ._common import UsageError, check_output_dir, positive_int
+from ._forecast_fit import add_fit_command, predict_stored
+from ._forecast_plot import plot_options, write_plots
 
 __all__ = ["add_commands"]
 
@@ -40,7 +43,13 @@ def _cmd_evaluate(args) -> int:
     if levels:  # coverage and Winkler score beside MASE; the quantile scores stay in the Python API
         table = table.drop(columns=["spl", "scrps"])
     if got.out_dir is not None:
-        written = write_tables(got.out_dir, cv, errors, table, _command(args))
+        written = write_tables(got.out_dir, cv, errors, table, command_line(args))
+    if args.plot:
+        last = cv[cv["cutoff"] == cv.groupby("unique_id")["cutoff"].transform("max")]
+        end = last.groupby("unique_id")["ds"].max()
+        shown = df[df["ds"] <= df["unique_id"].map(end)]
+        plots = write_plots(args.plot, shown, last, fc.names, levels, command_line(args), args.plot_max,
+                            "each model's forecast in the last window, over the actual values")
     with pd.option_context("display.width", 160, "display.max_columns", None):
         print(table.to_string(index=False))
     notes = [*got.notes, *cv.attrs.get("notes", []), *table.attrs.get("notes", []),
@@ -51,54 +60,23 @@ def _cmd_evaluate(args) -> int:
         notes.append("OWA (sMAPE and MASE relative to Naive2, the M4 score) is not shown: add Naive2 to --models")
     if got.out_dir is not None:
         notes.append(f"wrote {', '.join(p.name for p in written)} to {got.out_dir}")
+    if args.plot:
+        notes += plots
     for note in notes:
         print(f"seqlab: note: {note}", file=sys.stderr)
     return 0
-
-
-def long_forecasts(frame, names, levels):
-    """``unique_id, ds, model, forecast`` and ``lo-L, hi-L`` for each level: one row per series, model and date,
-    the series sorted, the models in the order ``names`` gives them (the order of --models)."""
-    import pandas as pd
-
-    parts = []
-    for name in names:
-        cols = {name: "forecast", **{f"{name}-{side}-{lv}": f"{side}-{lv}" for lv in levels for side in ("lo", "hi")}}
-        parts.append(frame[["unique_id", "ds", *cols]].rename(columns=cols).assign(model=name))
-    out = pd.concat(parts, ignore_index=True)
-    order = ["unique_id", "ds", "model", "forecast", *[f"{side}-{lv}" for lv in levels for side in ("lo", "hi")]]
-    rank = out["model"].map({n: k for k, n in enumerate(names)})
-    out = out.assign(_rank=rank).sort_values(["unique_id", "_rank", "ds"], kind="stable")
-    return out[order].reset_index(drop=True)
-
-
-def write_forecasts(args, frame, names, levels, notes: list) -> None:
-    """The forecasts as CSV on stdout, or as forecasts.csv in --output (one complete set); then the notes."""
-    from ..files import OutputSet
-
-    text = _iso(long_forecasts(frame, names, sorted(levels))).to_csv(index=False)  # floats: shortest round-trip
-    notes = [*notes, *frame.attrs.get("notes", [])]
-    if levels:
-        notes.append(interval_note(levels, frame.attrs.get("intervals", {}), names))
-    if args.output is None:
-        sys.stdout.write(text)
-    else:
-        outputs = OutputSet(args.output, _command(args))
-        try:
-            with outputs:
-                outputs.path("forecasts.csv").write_text(text, encoding="utf-8")
-                outputs.commit()
-        except KeyboardInterrupt:
-            raise KeyboardInterrupt(outputs.fate()) from None
-        notes.append(f"wrote forecasts.csv to {args.output}")
-    for note in notes:
-        print(f"seqlab: note: {note}", file=sys.stderr)
 
 
 def _cmd_predict(args) -> int:
     from ..forecast import Forecaster
     from ._forecast_setup import engine
 
+    if args.model is not None:
+        return predict_stored(args)
+    missing = [o for o in ("csv", "horizon") if getattr(args, o) is None]
+    if missing:
+        raise UsageError(f"the following arguments are required: {', '.join('--' + o for o in missing)} (or --model "
+                         "DIR: a forecaster stored by forecast fit)")
     got = setup(args)
     history = [int(n) for n in got.df.groupby("unique_id", sort=False).size()]
     progress = Progress(sys.stderr.isatty() if args.progress is None else args.progress,
@@ -108,7 +86,9 @@ def _cmd_predict(args) -> int:
         frame = fc.forecast(args.horizon, got.df, level=got.levels or None, intervals=args.intervals or "conformal",
                             calibration_windows=args.calibration_windows, calibration_step=args.calibration_step,
                             progress=progress, bounded=True)
-    write_forecasts(args, frame, fc.names, got.levels, got.notes)
+    plots = write_plots(args.plot, got.df, frame, fc.names, got.levels, command_line(args), args.plot_max,
+                        "the history and each model's forecast past its end") if args.plot else []
+    write_forecasts(args, frame, fc.names, got.levels, got.notes + plots)
     return 0
 
 
@@ -120,54 +100,9 @@ def _one_writer(command):
 
         if args.output is None:
             return command(args)
-        with folder_lock(check_output_dir(args.output, "--output"), _command(args)):
+        with folder_lock(check_output_dir(args.output, "--output"), command_line(args)):
             return command(args)
     return run
-
-
-def _command(args) -> str:
-    """The command line as the manifest of an output folder records it."""
-    import shlex
-
-    return shlex.join(["seqlab", *getattr(args, "argv", ["forecast", "evaluate"])])
-
-
-def _iso(frame):
-    """Dates as ISO 8601: the date alone when every time is midnight."""
-    import pandas as pd
-
-    out = frame.copy()
-    for c in out.columns:
-        if pd.api.types.is_datetime64_any_dtype(out[c]):
-            midnight = (out[c].dropna() == out[c].dropna().dt.normalize()).all()
-            out[c] = out[c].dt.strftime("%Y-%m-%d" if midnight else "%Y-%m-%dT%H:%M:%S")
-    return out
-
-
-def write_tables(out_dir, cv, errors, table, command: str = "seqlab forecast evaluate") -> list:
-    """The cross-validation frame, per-series and per-horizon errors and the summary as CSV: one complete set.
-
-    The four files appear together (see :class:`seqlab.files.OutputSet`): an interrupted
-    write leaves the folder's previous set, and its manifest names the command.
-    """
-    from ..files import OutputSet
-
-    keys = {"series_errors.csv": ["model", "unique_id"], "horizon_errors.csv": ["model", "step"]}
-    metrics = {"scaled_error": "mase", "smape_term": "smape",
-               **{c: c for c in errors.columns if c.startswith(("coverage_", "winkler_"))}}
-    frames = {"cross_validation.csv": cv, "summary.csv": table}
-    for name, by in keys.items():
-        g = errors.groupby(by, sort=False)
-        frames[name] = g[list(metrics)].mean().rename(columns=metrics).join(
-            g["cutoff"].nunique().rename("windows") if "unique_id" in by else g.size().rename("points")).reset_index()
-    outputs = OutputSet(out_dir, command)
-    try:
-        with outputs:
-            for name, frame in frames.items():
-                _iso(frame).to_csv(outputs.path(name), index=False)  # floats in their shortest round-trip form
-            return outputs.commit()
-    except KeyboardInterrupt:
-        raise KeyboardInterrupt(outputs.fate()) from None
 
 
 def add_commands(sub, parser_class) -> None:
@@ -191,10 +126,16 @@ def add_commands(sub, parser_class) -> None:
     e.add_argument("--output", default=None, metavar="DIR",
                    help="also write cross_validation.csv, series_errors.csv, horizon_errors.csv and summary.csv there "
                         "(full precision, ISO dates) (default: none: the table on stdout only)")
+    plot_options(e, "each model's forecast in the last window over the actual values")
     e.set_defaults(func=_one_writer(_cmd_evaluate))
     p = fp.add_parser("predict", help="fit on all history and forecast --horizon steps past each series' end")
-    shared_options(p, "prediction intervals at these levels (such as 80,95): lo-L and hi-L columns")
+    shared_options(p, "prediction intervals at these levels (such as 80,95): lo-L and hi-L columns", required=False)
+    p.add_argument("--model", default=None, metavar="DIR",
+                   help="forecast from the forecaster forecast fit stored in DIR, with no training: its horizon, "
+                        "models, season and levels; --csv gives a newer history (default: none: fit here)")
     p.add_argument("--output", default=None, metavar="DIR",
                    help="write forecasts.csv there: unique_id, ds, model, forecast, then lo-L, hi-L per level; ISO "
                         "dates, numbers in their shortest exact form (default: none: the CSV on stdout)")
+    plot_options(p, "the recent history and each model's forecast past its end")
     p.set_defaults(func=_one_writer(_cmd_predict))
+    add_fit_command(fp, _one_writer)

@@ -17,6 +17,7 @@ from .core import MODEL_NAMES, Forecaster, ForecastModel
 from .checks import UnboundedIntervalError
 from .dates import FutureDateError, season_of
 from .gaps import FILL_RULES, fill_gaps, first_break
+from .specs import ForecasterFileError, UnsavableModelError
 from .data import ForecastDataError, SeriesTooShortError, air_passengers, competition, infer_freq, validate_long
 from .reading import read_series_csv
 from .engines import Engine
@@ -42,4 +43,4 @@ __all__ = ["MODEL_NAMES", "Forecaster", "ForecastModel", "StatsForecastModel", "
            "unit_mase", "mase", "owa", "smape", "coverage", "winkler_score", "pinball_loss", "scaled_pinball_loss",
            "scaled_crps", "check_levels", "conformal_quantile", "NeuralConfig", "NeuralForecaster", "min_fit_length",
            "holm_tests", "mcb", "TooLargeError", "FutureDateError", "UnboundedIntervalError", "season_of", "fill_gaps",
-           "first_break", "FILL_RULES"]
+           "first_break", "FILL_RULES", "ForecasterFileError", "UnsavableModelError"]

@@ -9,13 +9,14 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InvalidParameterError, InvalidTypeError
+from .bounds import check_memory, forecast_bytes
 from .data import SeriesTooShortError
 from .intervals import min_calibration_size
 from .lengths import min_fit_length
 from .panel import Panel
 
-__all__ = ["UnboundedIntervalError", "check_h", "check_h_first", "check_optional_count", "check_fit_lengths",
-           "check_bounded", "widest_finite_level"]
+__all__ = ["UnboundedIntervalError", "check_h", "check_h_first", "check_optional_count", "check_size",
+           "check_fit_lengths", "check_bounded", "widest_finite_level"]
 
 
 class UnboundedIntervalError(InvalidParameterError):
@@ -42,6 +43,17 @@ def check_optional_count(name: str, v):
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) or v < 1:
         raise InvalidParameterError(f"{name} must be a whole number >= 1, got {v!r}")
     return int(v)
+
+
+def check_size(panel: Panel, pairs, targets: int, h: int, cols: int, top: int) -> None:
+    """Refuse, before any fit, forecasts that would not fit in memory: every origin's values in every one of
+    ``cols`` columns, the training parts stacked for the local models, and the (series, offset) index of the
+    origins (``top``: the largest offset)."""
+    training = int((panel.lengths[pairs[:, 0]] - pairs[:, 1]).sum())
+    need = forecast_bytes(h * (len(pairs) * cols + targets * 4), training, 8 * len(panel.ids) * (top + 1))
+    check_memory(need, f"{len(pairs):,} forecast origin(s) x {h} step(s) x {cols} column(s), with their "
+                       f"{training:,} training observations,", "forecast fewer steps, or ask for fewer windows, "
+                       "calibration windows, levels, models or series at a time")
 
 
 def check_fit_lengths(models, panel: Panel, series, offsets, windows: bool) -> None:

@@ -35,13 +35,14 @@ import pandas as pd
 from ..errors import InvalidParameterError, InvalidTypeError
 from ..devices import resolve_device
 from .calibration import CalibrationPlan, conformal_bounds
-from .checks import check_bounded, check_fit_lengths, check_h_first, check_optional_count
+from .checks import check_bounded, check_fit_lengths, check_h_first, check_optional_count, check_size
 from .classical import CLASSICAL, M4Comb, Naive2, StatsForecastModel, is_statsforecast_model
 from .combination import COMBINATIONS, Combination
 from .data import validate_long
-from .bounds import check_horizon, check_memory, forecast_bytes
+from .bounds import check_horizon
 from .dates import check_calendar, check_future, future_dates
 from .engines import make_engine
+from .fitted import FitState, capture_neural, predict_from
 from .intervals import INTERVAL_KINDS, check_levels, interval_columns
 from .nbeats import NBeatsForecaster
 from .neural import NeuralForecaster
@@ -154,7 +155,7 @@ class Forecaster:
     # ---------------------------------------------------------------- running the models
     def _forecast_origins(self, panel: Panel, series, offsets, h: int, levels, intervals: str,
                           calibration_windows, calibration_step, min_cut: int, bounded: bool = False,
-                          windows: bool = False):
+                          windows: bool = False, keep: dict | None = None):
         """Forecasts (and intervals for ``levels``) at the target origins: ``({column: (K, h)}, kinds, notes)``.
 
         Every model is fitted at the targets (:class:`~seqlab.forecast.origins.OriginRunner`); the models whose
@@ -180,7 +181,7 @@ class Forecaster:
         all_s, all_o = np.r_[series, cal_s].astype(np.int64), np.r_[offsets, cal_o].astype(np.int64)
         pairs = np.unique(np.c_[all_s, all_o], axis=0)
         top = max([int(pairs[:, 1].max())] + ([int(v.max()) for v in plan.offsets.values()] if plan else []))
-        self._check_size(panel, pairs, len(series), h, levels, top)
+        check_size(panel, pairs, len(series), h, len(self._columns(self.names, levels)), top)
         keys = np.full((len(panel.ids), top + 1), -1, np.int64)
         keys[pairs[:, 0], pairs[:, 1]] = np.arange(len(pairs))
         store = {"_size": len(pairs), "_keys": keys}
@@ -189,24 +190,17 @@ class Forecaster:
         check_fit_lengths(self.models, panel, series, offsets, windows)
         runner = OriginRunner(self.n_jobs, self.engine, self._progress)
         runner.run(self.models, panel, series, offsets, h, native_levels, store)
+        if keep is not None:  # the weights of the fits at the targets, before calibration fits replace them
+            keep["neural"] = capture_neural(self.models)
         notes = runner.run_calibration(conformal, panel, pairs[~target], h, store)
         out = {c: store[c][keys[series, offsets]] for c in store if not c.startswith("_")}
         if conformal:
             bounds, more = conformal_bounds(panel, pairs, keys, store, series, offsets, plan,
-                                            [m.name for m in conformal], levels, h, self.season_length, out)
+                                            [m.name for m in conformal], levels, h, self.season_length, out,
+                                            None if keep is None else keep.setdefault("quantiles", {}))
             out.update(bounds)
             notes += more + plan.notes
         return out, kinds, notes
-
-    def _check_size(self, panel: Panel, pairs, targets: int, h: int, levels, top: int) -> None:
-        """Refuse, before any fit, forecasts that would not fit in memory: every origin's values in every column,
-        the training parts stacked for the local models, and the (series, offset) index of the origins."""
-        cols = len(self._columns(self.names, levels))
-        training = int((panel.lengths[pairs[:, 0]] - pairs[:, 1]).sum())
-        need = forecast_bytes(h * (len(pairs) * cols + targets * 4), training, 8 * len(panel.ids) * (top + 1))
-        check_memory(need, f"{len(pairs):,} forecast origin(s) x {h} step(s) x {cols} column(s), with their "
-                           f"{training:,} training observations,", "forecast fewer steps, or ask for fewer windows, "
-                           "calibration windows, levels, models or series at a time")
 
     @staticmethod
     def _columns(names, levels):
@@ -251,6 +245,10 @@ class Forecaster:
         is None for local models, which fit every origin in one call), and ``event="member"`` with ``model``,
         ``member``, ``members``, ``step`` and ``steps`` as an N-BEATS ensemble trains. It changes no number.
         """
+        return self._forecast(h, df, level, intervals, calibration_windows, calibration_step, progress, bounded)
+
+    def _forecast(self, h, df, level, intervals, calibration_windows, calibration_step, progress, bounded,
+                  keep: dict | None = None) -> pd.DataFrame:
         with self._following(progress):
             h = check_h_first("forecast", h, df)
             levels, cw, cs = self._check_interval_args(level, intervals, calibration_windows, calibration_step)
@@ -264,7 +262,10 @@ class Forecaster:
             check_horizon(h, panel.lengths)  # further than all the history, or past the last date pandas holds:
             check_future(last, panel.ids, h, self.freq)  # refused before any fit
             out, kinds, notes = self._forecast_origins(panel, np.arange(n), np.zeros(n, np.int64), h, levels,
-                                                       intervals, cw, cs, max(2, self.season_length + 1), bounded)
+                                                       intervals, cw, cs, max(2, self.season_length + 1), bounded,
+                                                       keep=keep)
+            if keep is not None:
+                keep["history"] = df
             frame = pd.concat([pd.DataFrame({"unique_id": uid, "ds": future_dates(ds, h, self.freq)})
                                for uid, ds in zip(panel.ids, last)], ignore_index=True)
             cols = self._columns(self.names, levels)
@@ -290,6 +291,56 @@ class Forecaster:
                 frame.attrs["calibration"] = cal
         frame.attrs["notes"] = notes
         return frame
+
+    def fit(self, h: int, df: pd.DataFrame, *, level=None, intervals: str = "conformal",
+            calibration_windows: int | None = None, calibration_step: int | None = None, progress=None,
+            bounded: bool = False) -> "Forecaster":
+        """Fit as :meth:`forecast` does and keep the fit (:mod:`~seqlab.forecast.fitted`): :meth:`predict` then gives
+        :meth:`forecast`'s frame bit for bit, and :meth:`save` writes it to a folder.
+
+        Examples:
+            >>> from seqlab.forecast import air_passengers
+            >>> df = air_passengers()
+            >>> fc = Forecaster(["Naive", "SeasonalNaive"], freq="ME", season_length=12).fit(3, df, level=[80])
+            >>> fc.predict().equals(Forecaster(["Naive", "SeasonalNaive"], freq="ME", season_length=12).forecast(
+            ...     3, df, level=[80]))
+            True
+        """
+        keep: dict = {}
+        frame = self._forecast(h, df, level, intervals, calibration_windows, calibration_step, progress, bounded,
+                               keep)
+        self.fitted_ = FitState(int(h), check_levels(level), intervals, dict(frame.attrs.get("intervals", {})),
+                                keep["history"], {(n, lv): q for (n, lv, _), q in keep.get("quantiles", {}).items()},
+                                keep["neural"], frame.attrs.get("calibration"))
+        return self
+
+    def predict(self, df: pd.DataFrame | None = None) -> pd.DataFrame:
+        """The forecasts of the kept fit (:meth:`fit`, :meth:`load`) for the history ``df`` (default: the one fitted
+        on), with no neural training: the stored weights read each series' last window, the classical models are
+        fitted again (deterministic: the same history gives the same forecasts bit for bit), conformal bands are
+        the calibrated quantiles times each series' own scale (:mod:`~seqlab.forecast.fitted`)."""
+        if getattr(self, "fitted_", None) is None:
+            raise InvalidParameterError("nothing is fitted: call fit(h, df) first, or Forecaster.load(folder)")
+        if df is not None and not isinstance(df, pd.DataFrame):
+            raise InvalidTypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+        return predict_from(self, self.fitted_, df)
+
+    def save(self, path, command: str = "seqlab.forecast.Forecaster.save") -> list:
+        """Write the kept fit into the folder ``path`` (:mod:`~seqlab.forecast.persist`: JSON and safetensors, one
+        complete set with a manifest, no pickle); ``command`` is what the manifest records. Returns the files."""
+        from .persist import save
+
+        if getattr(self, "fitted_", None) is None:
+            raise InvalidParameterError("nothing is fitted to save: call fit(h, df) first")
+        return save(self, self.fitted_, path, command)
+
+    @classmethod
+    def load(cls, path, device: str | None = None) -> "Forecaster":
+        """The fitted forecaster :meth:`save` wrote into ``path``, checked like a checkpoint; nothing is trained.
+        ``device``: where the neural models forecast (default: the one they were fitted for)."""
+        from .persist import load
+
+        return load(cls, path, device)
 
     def cross_validation(self, h: int, df: pd.DataFrame, n_windows: int = 1, step_size: int = 1,
                          test_df: pd.DataFrame | None = None, min_train_length: int | None = None, *, level=None,

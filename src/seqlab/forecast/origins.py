@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..errors import InvalidParameterError, SeqlabError
 from .data import ForecastDataError, SeriesTooShortError
+from .exog import uses_exog
 from .fit_warnings import ModelWarning
 from .intervals import window_index
 from .lengths import min_fit_length
@@ -77,8 +78,11 @@ class OriginRunner:
     be fitted at (``(count, error)``).
     """
 
-    def __init__(self, n_jobs: int = 1, engine=None, report=None):
+    def __init__(self, n_jobs: int = 1, engine=None, report=None, exog=(), future=None):
         self.n_jobs, self.engine = n_jobs, engine
+        # regressors: their values after an origin come from the panel, or for an origin at a series' end from
+        # ``future`` (series, h, k), the values given for the horizon
+        self.exog, self.future = list(exog), future
         self.report = report or (lambda **info: None)
         self.progress_enabled = report is not None
         self.skipped: dict = {}
@@ -110,6 +114,7 @@ class OriginRunner:
 
         keys_global = store["_keys"]
         local = [m for m in models if getattr(m, "local", False)]
+        ahead = self._ahead(panel, series, offsets, h) if self.exog else None
         if local:
             idx = panel.rows(series, cuts)
             starts = np.repeat(np.cumsum(cuts) - cuts, cuts)
@@ -118,16 +123,21 @@ class OriginRunner:
             groups: dict = {}
             for m in local:
                 fn = getattr(type(m), "forecast_many", None)
-                groups.setdefault(fn if callable(fn) else id(m), []).append(m)
-            for fn, members in groups.items():
+                key = (fn, bool(self.exog) and uses_exog(m)) if callable(fn) else (id(m), False)
+                groups.setdefault(key, []).append(m)
+            for (fn, with_exog), members in groups.items():
                 self.report(event="fit", phase=phase, models=[m.name for m in members], origins=K, window=None,
                             windows=len(np.unique(offsets)))
                 if callable(fn):
                     lv = native_levels if native_levels and any(getattr(m, "native_intervals", False)
                                                                 for m in members) else None
+                    kw, part = {}, stacked
+                    if with_exog and self.exog:  # only the models that read regressors are given them
+                        part = stacked.assign(**{c: panel.x[idx, j] for j, c in enumerate(self.exog)})
+                        kw = {"X": ahead}
                     with warnings.catch_warnings(record=True) as caught:
                         warnings.simplefilter("always")
-                        fc = fn(members, stacked, h, level=lv, n_jobs=self.n_jobs, engine=self.engine)
+                        fc = fn(members, part, h, level=lv, n_jobs=self.n_jobs, engine=self.engine, **kw)
                     pass_on(caught, panel.ids[series])
                     key = fc["unique_id"].to_numpy(np.int64)
                     step = fc["ds"].to_numpy(np.int64) - 1
@@ -150,6 +160,7 @@ class OriginRunner:
         for w, off in enumerate(windows):
             sel = np.flatnonzero(offsets == off)
             frame = panel.frame.iloc[panel.rows(series[sel], cuts[sel])].reset_index(drop=True)
+            plain = frame[["unique_id", "ds", "y"]]
             for m in (m for m in models if not getattr(m, "local", False)):
                 where = dict(phase=phase, window=w + 1, windows=len(windows))
                 self.report(event="fit", models=[m.name], origins=len(sel), **where)
@@ -157,7 +168,10 @@ class OriginRunner:
                 if self.progress_enabled and getattr(m, "accepts_progress", False):
                     kw["progress"] = functools.partial(self.report, event="member", model=m.name, **where)
                 try:
-                    preds = m.fit(frame, h, **kw).predict(frame, h)
+                    if self.exog and getattr(m, "accepts_exog", False):
+                        preds = m.fit(frame, h, exog=self.exog, **kw).predict(frame, h, X=ahead[sel])
+                    else:
+                        preds = m.fit(plain, h, **kw).predict(plain, h)
                 except SeqlabError as e:  # a global model may not fit on the short series of an early origin
                     if phase != "calibration":
                         raise
@@ -169,6 +183,21 @@ class OriginRunner:
                 if missing:
                     raise InvalidParameterError(f"model {m.name!r} returned no forecast for series {missing[0]!r}")
                 put(m.name, keys_global[series[sel], offsets[sel]], np.vstack([check(m, u, preds[u]) for u in uids]))
+
+    def _ahead(self, panel: Panel, series, offsets, h: int) -> np.ndarray:
+        """The regressors over the ``h`` steps after each origin, (origins, h, k): from the panel where the origin
+        lies a horizon or more before the series' end, from ``future`` at the end itself."""
+        out = np.empty((len(series), h, len(self.exog)))
+        for j, (i, o) in enumerate(zip(series, offsets)):
+            if o == 0:
+                out[j] = self.future[i]
+            elif o >= h:
+                first = panel.starts[i] + panel.lengths[i] - o
+                out[j] = panel.x[first : first + h]
+            else:
+                raise InvalidParameterError(f"an origin {o} step(s) before a series' end holds only part of the "
+                                            f"regressors' values for a horizon of {h}")
+        return out
 
     def run_calibration(self, models, panel: Panel, pairs, h: int, store: dict) -> list[str]:
         """Fit ``models`` at the calibration origins ``pairs``, each at those with a training part it can be fitted

@@ -30,7 +30,7 @@ class Panel:
     when ``t > season``, else lag 1. :meth:`from_frame` builds one from a long ``unique_id, ds, y`` frame.
     """
 
-    def __init__(self, series, pad: int = 0, season: int = 1, short: str = "mask", ids=None, frame=None):
+    def __init__(self, series, pad: int = 0, season: int = 1, short: str = "mask", ids=None, frame=None, x=None):
         if short not in ("mask", "pad"):
             raise InvalidParameterError(f"short must be mask or pad, got {short!r}")
         series = [np.asarray(y, float) for y in series]
@@ -40,16 +40,35 @@ class Panel:
         self.ids = pd.Index(range(len(series)) if ids is None else ids)
         self.frame = frame
         self.pad, self.season, self.short = int(pad), int(season), short
+        #: regressors, one row per observation end to end like ``y`` (rows, k); None without any
+        self.x = None if x is None else np.asarray(x, float).reshape(len(self.y), -1)
 
     @classmethod
-    def from_frame(cls, df: pd.DataFrame, **kw) -> "Panel":
-        """A validated long frame, the series in order of first appearance, each one contiguous (``frame``)."""
+    def from_frame(cls, df: pd.DataFrame, exog=(), **kw) -> "Panel":
+        """A validated long frame, the series in order of first appearance, each one contiguous (``frame``), with
+        the regressor columns ``exog`` kept in ``frame`` and ``x``."""
+        exog = list(exog)
         codes, ids = pd.factorize(df["unique_id"], sort=False)
         order = np.argsort(codes, kind="stable")
-        frame = df.iloc[order][["unique_id", "ds", "y"]].reset_index(drop=True)
+        frame = df.iloc[order][["unique_id", "ds", "y", *exog]].reset_index(drop=True)
         lengths = np.bincount(codes, minlength=len(ids))
         y = frame["y"].to_numpy(float)
-        return cls(np.split(y, np.cumsum(lengths)[:-1]), ids=ids, frame=frame, **kw)
+        x = frame[exog].to_numpy(float) if exog else None
+        return cls(np.split(y, np.cumsum(lengths)[:-1]), ids=ids, frame=frame, x=x, **kw)
+
+    def exog_windows(self, i: np.ndarray, t: np.ndarray, L: int, h: int):
+        """The regressors over each window's input (B, L, k), zero before a series' start, and over its target
+        (B, h, k), as :meth:`windows` cuts ``y``; the target's part must lie within the series."""
+        k = self.x.shape[1]
+        width = self.pad + int(self.lengths.max())
+        VX = np.zeros((len(self.lengths), width, k))
+        for s in range(len(self.lengths)):
+            n = int(self.lengths[s])
+            VX[s, self.pad : self.pad + n] = self.x[self.starts[s] : self.starts[s] + n]
+        cols = (self.pad + t - L)[:, None] + np.arange(L)
+        past = VX[i[:, None], cols]
+        future = VX[i[:, None], (self.pad + t)[:, None] + np.arange(h)] if h else None
+        return past, future
 
     @property
     def n(self) -> np.ndarray:
