@@ -61,7 +61,7 @@ def test_downloaded_notebook_runs_in_a_fresh_kernel(page, notebooks, tmp_path, m
     edited = [c for c in code if before in c.source and "hide-input" not in c.metadata.get("tags", [])]
     assert len(edited) == 1, f"{page}: the setting {before!r} is in {len(edited)} visible cells"
     edited[0].source = edited[0].source.replace(before, after)
-    client = nbclient.NotebookClient(nb, timeout=patient(900), kernel_name="python3", resources={"metadata": {"path": str(reader)}})
+    client = nbclient.NotebookClient(nb, timeout=int(patient(900)), kernel_name="python3", resources={"metadata": {"path": str(reader)}})
     client.execute()  # raises CellExecutionError, naming the cell, on the first failure
     errors = [o for c in code for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors
