@@ -132,11 +132,14 @@ def test_a_file_is_sorted_gap_filled_and_says_what_it_left_out(tmp_path):
 
 # ------------------------------------------------------------------ the docstrings' examples run
 MODULES = ["seqlab.forecast.gaps", "seqlab.forecast.dates", "seqlab.forecast.data", "seqlab.forecast.reading",
-           "seqlab.forecast.checks", "seqlab.forecast.core"]
+           "seqlab.forecast.checks", "seqlab.forecast.core", "seqlab.forecast.exog"]
 
 
 @pytest.mark.parametrize("name", MODULES)
-def test_docstring_examples(name):
+def test_docstring_examples(name, tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the examples' folders and files go under tmp_path
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0, result

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 
 from ._common import UsageError
-from ._forecast_options import DEFAULT_MODELS, shared_options
+from ._forecast_options import DEFAULT_MODELS, exog_options, shared_options
 from ._forecast_output import command_line, write_forecasts
 from ._forecast_report import Progress, interval_note, work_notes
 from ._forecast_setup import engine, fitting, read, setup
@@ -36,7 +36,7 @@ def _cmd_fit(args) -> int:
                         work_notes(got.models, history, args.horizon, 1, got.levels, got.season))
     with fitting(progress, "predict", got.season), Forecaster(got.models, freq=got.freq, season_length=got.season,
                                                               engine=engine(args), device=got.device) as fc:
-        fc.fit(args.horizon, got.df, level=got.levels or None, intervals=args.intervals or "conformal",
+        fc.fit(args.horizon, got.df, got.X_df, level=got.levels or None, intervals=args.intervals or "conformal",
                calibration_windows=args.calibration_windows, calibration_step=args.calibration_step,
                progress=progress, bounded=True)
     written = fc.save(args.output, command_line(args))
@@ -63,8 +63,17 @@ def predict_stored(args) -> int:
     state = fc.fitted_
     notes = [f"forecasts of the forecaster fitted in {args.model} (--horizon {state.h}, season "
              f"{fc.season_length}): no model was trained, the classical ones were fitted again"]
-    df = None
+    df, X_df = None, None
+    if args.future is not None:
+        from ..forecast.reading import read_future_csv
+
+        if not state.exog:
+            raise UsageError(f"--future gives regressors, but the forecaster in {args.model} was fitted without any")
+        X_df = read_future_csv(args.future, state.exog)
     if args.csv is not None:
+        if state.exog and X_df is None:
+            raise UsageError(f"the forecaster in {args.model} reads regressors ({', '.join(state.exog)}): give "
+                             "their values after the new history with --future CSV")
         df, freq, read_notes = read(args, state.exog)
         if freq != fc.freq:
             raise UsageError(f"{args.csv} steps by {freq!r}, but the forecaster in {args.model} was fitted on "
@@ -74,7 +83,7 @@ def predict_stored(args) -> int:
         if new:
             notes.append(f"{len(new)} series of {args.csv} (the first {new[0]!r}) were not in the fit: the neural "
                          "models forecast them with the weights trained on the others")
-    frame = fc.predict(df)
+    frame = fc.predict(df, X_df)
     if args.plot:
         from ._forecast_plot import write_plots
 
@@ -90,4 +99,5 @@ def add_fit_command(fp, one_writer) -> None:
     f.add_argument("--output", required=True, metavar="DIR",
                    help="the folder to store the fitted forecaster in: forecaster.json, series.safetensors and, "
                         "with neural models, neural.safetensors, with a manifest of their sha256 (required)")
+    exog_options(f, future=True)
     f.set_defaults(func=one_writer(_cmd_fit))

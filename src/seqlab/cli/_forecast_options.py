@@ -140,3 +140,34 @@ def shared_options(c, level_help: str, required: bool = True) -> None:
     data_options(c, required=required)
     fit_options(c)
     interval_options(c, level_help)
+
+
+def parse_exog(text: str | None) -> list[str]:
+    """``--exog promo,price``: column names, each once."""
+    if text is None:
+        return []
+    names = [n.strip() for n in text.split(",")]
+    if not text.strip() or any(not n for n in names):
+        raise UsageError(f"--exog expects comma-separated column names such as promo,price, got {text!r}")
+    twice = [n for i, n in enumerate(names) if n in names[:i]]
+    if twice:
+        raise UsageError(f"--exog lists {twice[0]!r} twice")
+    keys = [n for n in names if n in ("unique_id", "ds", "y")]
+    if keys:
+        raise UsageError(f"--exog names {keys[0]!r}, a key column; name the extra columns only")
+    return names
+
+
+def exog_options(c, future: bool) -> None:
+    """``--exog`` (and, where the command forecasts past the series' end, ``--future``)."""
+    c.add_argument("--exog", default=None, metavar="COL1,COL2",
+                   help="extra numeric columns of the long CSV to read as regressors known in advance: AutoARIMA "
+                        "(a regression with ARIMA errors) and GRU, LSTM, Transformer (extra input channels) use "
+                        "them, the other models forecast from y alone, as a note says"
+                        + ("; their values over the horizon come from --future" if future else "; each window's "
+                           "values after its cutoff come from the CSV") + " (default: none: an extra column is "
+                        "named in a note and left out)")
+    if future:
+        c.add_argument("--future", default=None, metavar="CSV",
+                       help="the regressors' values over the horizon, with --exog: a long CSV of unique_id, ds and "
+                            "each --exog column, --horizon dates after each series' end (default: none)")

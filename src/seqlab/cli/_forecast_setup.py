@@ -26,6 +26,8 @@ class Setup:
     freq: object
     season: int
     notes: list = field(default_factory=list)
+    exog: list = field(default_factory=list)
+    X_df: object = None
 
 
 def device(args, names: list[str]) -> str:
@@ -146,17 +148,57 @@ def season(args, df, freq) -> tuple[int, list]:
     return period, [f"season {period} from the {words} dates (--season auto); give --season N for another"]
 
 
-def setup(args, exog=()) -> Setup:
+def _exog(args) -> tuple[list, object]:
+    """``--exog`` and ``--future``, checked against each other and the engine, before the data is read."""
+    from ._forecast_options import parse_exog
+
+    exog = parse_exog(getattr(args, "exog", None))
+    future = getattr(args, "future", None)
+    if exog and args.engine is not None:
+        raise UsageError("--exog fits its models in this process: leave out --engine")
+    if future is not None and not exog:
+        raise UsageError("--future gives the values of --exog's regressors: name them with --exog")
+    if exog and hasattr(args, "future") and future is None and getattr(args, "model", None) is None:
+        raise UsageError("--exog needs --future CSV: the regressors' values over the horizon (unique_id, ds, "
+                         f"{', '.join(exog)})")
+    return exog, future
+
+
+def exog_note(exog, models) -> str:
+    """Which models read the regressors and which forecast from y alone."""
+    from ..forecast.exog import ignoring
+
+    alone = ignoring(models)
+    used = [m.name for m in models if m.name not in alone]
+    return (f"regressors {', '.join(exog)}: " + (f"read by {', '.join(used)}" if used else "read by no model listed")
+            + (f"; {', '.join(alone)} forecast from y alone" if alone else ""))
+
+
+def setup(args) -> Setup:
     """Every option checked before the data is read, and those the data bound as soon as it is: all of it
     before any fit starts."""
+    from ..forecast.reading import read_future_csv
+
     names, levels, dev = _check_options(args)
+    exog, future = _exog(args)
     out_dir = check_output_dir(args.output, "--output") if getattr(args, "output", None) is not None else None
     if getattr(args, "plot", None) is not None:
         check_output_dir(args.plot, "--plot")
     df, freq, notes = read(args, exog)
     args.season, more = season(args, df, freq)
     check_against_data(args, df, freq)
-    return Setup(names, levels, dev, models(args, names, dev), out_dir, df, freq, args.season, notes + more)
+    built = models(args, names, dev)
+    if exog:
+        more.append(exog_note(exog, [m if not isinstance(m, str) else _named(m, args.season) for m in built]))
+    X_df = read_future_csv(future, exog) if future is not None else None
+    return Setup(names, levels, dev, built, out_dir, df, freq, args.season, notes + more, exog, X_df)
+
+
+def _named(name: str, season: int):
+    """The model a name stands for, to ask whether it reads regressors."""
+    from ..forecast import Forecaster
+
+    return Forecaster([name], season_length=season, device="cpu").models[0]
 
 
 def check_against_data(args, df, freq) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from ._forecast_options import shared_options
+from ._forecast_options import exog_options, shared_options
 from ._forecast_output import command_line, write_forecasts, write_tables
 from ._forecast_report import Progress, interval_note, work_notes
 from ._forecast_setup import fitting, setup
@@ -37,7 +37,8 @@ def _cmd_evaluate(args) -> int:
         cv = fc.cross_validation(args.horizon, df, n_windows=args.windows, step_size=step,
                                  min_train_length=args.min_train_length, level=levels or None,
                                  intervals=args.intervals or "conformal", calibration_windows=args.calibration_windows,
-                                 calibration_step=args.calibration_step, progress=progress, bounded=True)
+                                 calibration_step=args.calibration_step, progress=progress, bounded=True,
+                                 exog=got.exog)
     errors = evaluate(cv, df, got.season, fc.names, level=levels)
     table = summarize(errors, naive2="Naive2" if "Naive2" in names else None)
     if levels:  # coverage and Winkler score beside MASE; the quantile scores stay in the Python API
@@ -83,7 +84,8 @@ def _cmd_predict(args) -> int:
                         work_notes(got.models, history, args.horizon, 1, got.levels, got.season))
     with fitting(progress, "predict", got.season), Forecaster(got.models, freq=got.freq, season_length=got.season,
                                                               engine=engine(args), device=got.device) as fc:
-        frame = fc.forecast(args.horizon, got.df, level=got.levels or None, intervals=args.intervals or "conformal",
+        frame = fc.forecast(args.horizon, got.df, got.X_df, level=got.levels or None,
+                            intervals=args.intervals or "conformal",
                             calibration_windows=args.calibration_windows, calibration_step=args.calibration_step,
                             progress=progress, bounded=True)
     plots = write_plots(args.plot, got.df, frame, fc.names, got.levels, command_line(args), args.plot_max,
@@ -126,6 +128,7 @@ def add_commands(sub, parser_class) -> None:
     e.add_argument("--output", default=None, metavar="DIR",
                    help="also write cross_validation.csv, series_errors.csv, horizon_errors.csv and summary.csv there "
                         "(full precision, ISO dates) (default: none: the table on stdout only)")
+    exog_options(e, future=False)
     plot_options(e, "each model's forecast in the last window over the actual values")
     e.set_defaults(func=_one_writer(_cmd_evaluate))
     p = fp.add_parser("predict", help="fit on all history and forecast --horizon steps past each series' end")
@@ -136,6 +139,7 @@ def add_commands(sub, parser_class) -> None:
     p.add_argument("--output", default=None, metavar="DIR",
                    help="write forecasts.csv there: unique_id, ds, model, forecast, then lo-L, hi-L per level; ISO "
                         "dates, numbers in their shortest exact form (default: none: the CSV on stdout)")
+    exog_options(p, future=True)
     plot_options(p, "the recent history and each model's forecast past its end")
     p.set_defaults(func=_one_writer(_cmd_predict))
     add_fit_command(fp, _one_writer)

@@ -86,18 +86,19 @@ def is_statsforecast_model(obj) -> bool:
         and callable(getattr(obj, "new", None))
 
 
-def _positional(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.Index]:
+def _positional(df: pd.DataFrame, exog=()) -> tuple[pd.DataFrame, pd.Index]:
     """Series coded 0, 1, ... in order of appearance, ``ds`` counting 1, 2, ... within each: what statsforecast gets.
 
-    The classical models use only the order of the values, so integer periods with
-    ``freq=1`` give the same fit whatever the calendar, and nothing about dates or id
+    The classical models use only the order of the values (and the regressors ``exog`` beside them), so integer
+    periods with ``freq=1`` give the same fit whatever the calendar, and nothing about dates or id
     types can go wrong on the way to statsforecast or to a cluster.
     """
     codes, ids = pd.factorize(df["unique_id"], sort=False)
     order = np.argsort(codes, kind="stable")
     c = codes[order].astype(np.int64)
     pos = pd.Series(c).groupby(c).cumcount().to_numpy(np.int64) + 1
-    return pd.DataFrame({"unique_id": c, "ds": pos, "y": df["y"].to_numpy(float)[order]}), pd.Index(ids)
+    return pd.DataFrame({"unique_id": c, "ds": pos, "y": df["y"].to_numpy(float)[order],
+                         **{x: df[x].to_numpy(float)[order] for x in exog}}), pd.Index(ids)
 
 
 def _values(pos: pd.DataFrame, ids: pd.Index):
@@ -149,21 +150,34 @@ class StatsForecastModel(_ManyAtOnce):
         return f"StatsForecastModel({self.name})"
 
     @staticmethod
-    def forecast_many(models, df: pd.DataFrame, h: int, level=None, n_jobs: int = 1, engine=None) -> pd.DataFrame:
+    def forecast_many(models, df: pd.DataFrame, h: int, level=None, n_jobs: int = 1, engine=None,
+                      X=None) -> pd.DataFrame:
         """Fit all ``models`` on every series of ``df`` in one StatsForecast call (on ``engine`` when given).
 
         Returns ``unique_id, ds`` (the caller's ids; ``ds`` counts periods past each
         series' end, 1 .. h) plus each model's column, and its ``-lo-``/``-hi-`` columns for
         ``level`` when it has native intervals. Rows are keyed, never ordered: statsforecast
-        and the cluster return series in their own order.
+        and the cluster return series in their own order. ``X`` (series in order of first appearance, h, k): the
+        values over the horizon of the regressors, ``df``'s columns after ``y``, which statsforecast's models with
+        ``uses_exog`` (AutoARIMA) read (statsforecast's ``X_df``); in this process only.
         """
         from statsforecast import StatsForecast
 
-        pos, ids = _positional(df)
+        exog = [c for c in df.columns if c not in ("unique_id", "ds", "y")] if X is not None else []
+        pos, ids = _positional(df, exog)
+        x_df = None
+        if exog:
+            if engine is not None:
+                raise InvalidParameterError("regressors are fitted in this process: leave out the cluster engine")
+            last = pos.groupby("unique_id", sort=False)["ds"].max().to_numpy()
+            x_df = pd.DataFrame({"unique_id": np.repeat(np.arange(len(ids)), h),
+                                 "ds": (last[:, None] + np.arange(1, h + 1)).reshape(-1),
+                                 **{c: np.asarray(X, float)[:, :, j].reshape(-1) for j, c in enumerate(exog)}})
         with Witness() as witness:
             specs = [witness.wrap(m.spec) for m in models]
             if engine is None:
-                fc = StatsForecast(models=specs, freq=1, n_jobs=n_jobs).forecast(df=pos, h=h, level=level or None)
+                fc = StatsForecast(models=specs, freq=1, n_jobs=n_jobs).forecast(df=pos, h=h, level=level or None,
+                                                                                  X_df=x_df)
                 fc = fc.reset_index() if "unique_id" not in fc.columns else fc
             else:
                 from .engines import statsforecast_on_engine

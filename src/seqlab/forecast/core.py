@@ -34,20 +34,21 @@ import pandas as pd
 
 from ..errors import InvalidParameterError, InvalidTypeError
 from ..devices import resolve_device
-from .calibration import CalibrationPlan, conformal_bounds
-from .checks import check_bounded, check_fit_lengths, check_h_first, check_optional_count, check_size
+from .checks import check_h_first, check_optional_count
 from .classical import CLASSICAL, M4Comb, Naive2, StatsForecastModel, is_statsforecast_model
 from .combination import COMBINATIONS, Combination
 from .data import validate_long
 from .bounds import check_horizon
 from .dates import check_calendar, check_future, future_dates
 from .engines import make_engine
-from .fitted import FitState, capture_neural, predict_from
+from .exog import check_history_exog, exog_names, future_array
+from .fitted import FitState, predict_from
 from .intervals import INTERVAL_KINDS, check_levels, interval_columns
 from .nbeats import NBeatsForecaster
 from .neural import NeuralForecaster
-from .origins import OriginRunner, window_origins
+from .origins import window_origins
 from .panel import Panel
+from .running import forecast_origins
 
 __all__ = ["Forecaster", "ForecastModel", "MODEL_NAMES", "NEURAL_ARCHITECTURES"]
 
@@ -153,55 +154,6 @@ class Forecaster:
         self.close()
 
     # ---------------------------------------------------------------- running the models
-    def _forecast_origins(self, panel: Panel, series, offsets, h: int, levels, intervals: str,
-                          calibration_windows, calibration_step, min_cut: int, bounded: bool = False,
-                          windows: bool = False, keep: dict | None = None):
-        """Forecasts (and intervals for ``levels``) at the target origins: ``({column: (K, h)}, kinds, notes)``.
-
-        Every model is fitted at the targets (:class:`~seqlab.forecast.origins.OriginRunner`); the models whose
-        intervals are conformal are fitted again at the calibration origins of a
-        :class:`~seqlab.forecast.calibration.CalibrationPlan`, and their bounds come from the errors there.
-        """
-        series, offsets = np.asarray(series, np.int64), np.asarray(offsets, np.int64)
-        kinds = {}
-        if levels:
-            for m in self.models:
-                native = intervals == "native" and getattr(m, "native_intervals", False)
-                kinds[m.name] = "native" if native else "conformal"
-        conformal = [m for m in self.models if kinds.get(m.name) == "conformal"]
-        native_levels = levels if any(k == "native" for k in kinds.values()) else None
-        plan = None
-        if conformal:
-            plan = CalibrationPlan.build(panel, offsets, h, levels, min_cut, calibration_windows, calibration_step)
-            if bounded:
-                check_bounded(conformal, panel, plan, levels, min_cut)
-            kinds["_calibration"] = {"windows": plan.windows, "step": plan.step}
-        cal_s = plan.series if plan else np.zeros(0, np.int64)
-        cal_o = plan.origin_offsets if plan else np.zeros(0, np.int64)
-        all_s, all_o = np.r_[series, cal_s].astype(np.int64), np.r_[offsets, cal_o].astype(np.int64)
-        pairs = np.unique(np.c_[all_s, all_o], axis=0)
-        top = max([int(pairs[:, 1].max())] + ([int(v.max()) for v in plan.offsets.values()] if plan else []))
-        check_size(panel, pairs, len(series), h, len(self._columns(self.names, levels)), top)
-        keys = np.full((len(panel.ids), top + 1), -1, np.int64)
-        keys[pairs[:, 0], pairs[:, 1]] = np.arange(len(pairs))
-        store = {"_size": len(pairs), "_keys": keys}
-        target = np.zeros(len(pairs), bool)
-        target[keys[series, offsets]] = True
-        check_fit_lengths(self.models, panel, series, offsets, windows)
-        runner = OriginRunner(self.n_jobs, self.engine, self._progress)
-        runner.run(self.models, panel, series, offsets, h, native_levels, store)
-        if keep is not None:  # the weights of the fits at the targets, before calibration fits replace them
-            keep["neural"] = capture_neural(self.models)
-        notes = runner.run_calibration(conformal, panel, pairs[~target], h, store)
-        out = {c: store[c][keys[series, offsets]] for c in store if not c.startswith("_")}
-        if conformal:
-            bounds, more = conformal_bounds(panel, pairs, keys, store, series, offsets, plan,
-                                            [m.name for m in conformal], levels, h, self.season_length, out,
-                                            None if keep is None else keep.setdefault("quantiles", {}))
-            out.update(bounds)
-            notes += more + plan.notes
-        return out, kinds, notes
-
     @staticmethod
     def _columns(names, levels):
         cols = []
@@ -216,9 +168,9 @@ class Forecaster:
         return (levels, check_optional_count("calibration_windows", calibration_windows),
                 check_optional_count("calibration_step", calibration_step))
 
-    def forecast(self, h: int, df: pd.DataFrame, *, level=None, intervals: str = "conformal",
-                 calibration_windows: int | None = None, calibration_step: int | None = None,
-                 progress=None, bounded: bool = False) -> pd.DataFrame:
+    def forecast(self, h: int, df: pd.DataFrame, X_df: pd.DataFrame | None = None, *, level=None,
+                 intervals: str = "conformal", calibration_windows: int | None = None,
+                 calibration_step: int | None = None, progress=None, bounded: bool = False) -> pd.DataFrame:
         """Long frame ``unique_id, ds`` plus one column per model, in the order the series first appear.
 
         With ``level=[80, 95]`` each model also gets ``Model-lo-95, Model-lo-80, Model-hi-80, Model-hi-95``
@@ -240,32 +192,39 @@ class Forecaster:
         or :class:`~seqlab.forecast.dates.FutureDateError` before any fit (so too, here and in
         :meth:`cross_validation`, for forecasts that would take more than half of the machine's memory).
 
+        ``X_df`` (``unique_id, ds`` and one column per regressor, statsforecast's name): the values over the
+        horizon of regressors that ``df`` holds as columns of the same names; the models that read regressors use
+        them (:mod:`~seqlab.forecast.exog`: AutoARIMA, GRU, LSTM, Transformer), the others forecast from ``y``.
+
         ``progress(event=..., **info)``, when given, is told of every fit as it starts: ``event="fit"`` with
         ``phase`` ("forecast" or "calibration"), ``models``, ``origins``, ``window`` and ``windows`` (``window``
         is None for local models, which fit every origin in one call), and ``event="member"`` with ``model``,
         ``member``, ``members``, ``step`` and ``steps`` as an N-BEATS ensemble trains. It changes no number.
         """
-        return self._forecast(h, df, level, intervals, calibration_windows, calibration_step, progress, bounded)
+        return self._forecast(h, df, level, intervals, calibration_windows, calibration_step, progress, bounded,
+                              X_df=X_df)
 
     def _forecast(self, h, df, level, intervals, calibration_windows, calibration_step, progress, bounded,
-                  keep: dict | None = None) -> pd.DataFrame:
+                  keep: dict | None = None, X_df=None) -> pd.DataFrame:
         with self._following(progress):
             h = check_h_first("forecast", h, df)
             levels, cw, cs = self._check_interval_args(level, intervals, calibration_windows, calibration_step)
             if not isinstance(df, pd.DataFrame):
                 raise InvalidTypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
-            df = validate_long(df)
+            exog = exog_names(X_df)
+            df = check_history_exog(validate_long(df), exog)
             check_calendar(df, self.freq)
-            panel = Panel.from_frame(df)
+            panel = Panel.from_frame(df, exog=exog)
             n = len(panel.ids)
             last = panel.frame["ds"].iloc[panel.starts + panel.lengths - 1]
             check_horizon(h, panel.lengths)  # further than all the history, or past the last date pandas holds:
             check_future(last, panel.ids, h, self.freq)  # refused before any fit
-            out, kinds, notes = self._forecast_origins(panel, np.arange(n), np.zeros(n, np.int64), h, levels,
-                                                       intervals, cw, cs, max(2, self.season_length + 1), bounded,
-                                                       keep=keep)
+            future = future_array(X_df, panel.ids, last, h, self.freq, exog) if exog else None
+            out, kinds, notes = forecast_origins(self, panel, np.arange(n), np.zeros(n, np.int64), h, levels,
+                                                 intervals, cw, cs, max(2, self.season_length + 1), bounded,
+                                                 keep=keep, exog=exog, future=future)
             if keep is not None:
-                keep["history"] = df
+                keep.update(history=df, exog=exog, future=future)
             frame = pd.concat([pd.DataFrame({"unique_id": uid, "ds": future_dates(ds, h, self.freq)})
                                for uid, ds in zip(panel.ids, last)], ignore_index=True)
             cols = self._columns(self.names, levels)
@@ -292,7 +251,8 @@ class Forecaster:
         frame.attrs["notes"] = notes
         return frame
 
-    def fit(self, h: int, df: pd.DataFrame, *, level=None, intervals: str = "conformal",
+    def fit(self, h: int, df: pd.DataFrame, X_df: pd.DataFrame | None = None, *, level=None,
+            intervals: str = "conformal",
             calibration_windows: int | None = None, calibration_step: int | None = None, progress=None,
             bounded: bool = False) -> "Forecaster":
         """Fit as :meth:`forecast` does and keep the fit (:mod:`~seqlab.forecast.fitted`): :meth:`predict` then gives
@@ -308,22 +268,23 @@ class Forecaster:
         """
         keep: dict = {}
         frame = self._forecast(h, df, level, intervals, calibration_windows, calibration_step, progress, bounded,
-                               keep)
+                               keep, X_df)
         self.fitted_ = FitState(int(h), check_levels(level), intervals, dict(frame.attrs.get("intervals", {})),
                                 keep["history"], {(n, lv): q for (n, lv, _), q in keep.get("quantiles", {}).items()},
-                                keep["neural"], frame.attrs.get("calibration"))
+                                keep["neural"], frame.attrs.get("calibration"), keep["exog"], keep["future"])
         return self
 
-    def predict(self, df: pd.DataFrame | None = None) -> pd.DataFrame:
+    def predict(self, df: pd.DataFrame | None = None, X_df: pd.DataFrame | None = None) -> pd.DataFrame:
         """The forecasts of the kept fit (:meth:`fit`, :meth:`load`) for the history ``df`` (default: the one fitted
         on), with no neural training: the stored weights read each series' last window, the classical models are
         fitted again (deterministic: the same history gives the same forecasts bit for bit), conformal bands are
-        the calibrated quantiles times each series' own scale (:mod:`~seqlab.forecast.fitted`)."""
+        the calibrated quantiles times each series' own scale (:mod:`~seqlab.forecast.fitted`). With regressors,
+        ``X_df`` gives their values over the horizon (default, for the history fitted on: those given to fit)."""
         if getattr(self, "fitted_", None) is None:
             raise InvalidParameterError("nothing is fitted: call fit(h, df) first, or Forecaster.load(folder)")
         if df is not None and not isinstance(df, pd.DataFrame):
             raise InvalidTypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
-        return predict_from(self, self.fitted_, df)
+        return predict_from(self, self.fitted_, df, X_df)
 
     def save(self, path, command: str = "seqlab.forecast.Forecaster.save") -> list:
         """Write the kept fit into the folder ``path`` (:mod:`~seqlab.forecast.persist`: JSON and safetensors, one
@@ -337,7 +298,18 @@ class Forecaster:
     @classmethod
     def load(cls, path, device: str | None = None) -> "Forecaster":
         """The fitted forecaster :meth:`save` wrote into ``path``, checked like a checkpoint; nothing is trained.
-        ``device``: where the neural models forecast (default: the one they were fitted for)."""
+        ``device``: where the neural models forecast (default: the one they were fitted for).
+
+        Examples:
+            >>> import tempfile
+            >>> from seqlab.forecast import air_passengers
+            >>> fc = Forecaster(["Naive", "AutoETS"], freq="ME", season_length=12).fit(2, air_passengers())
+            >>> folder = tempfile.mkdtemp()
+            >>> [p.name for p in fc.save(folder)]
+            ['forecaster.json', 'series.safetensors']
+            >>> Forecaster.load(folder).predict().equals(fc.predict())
+            True
+        """
         from .persist import load
 
         return load(cls, path, device)
@@ -345,7 +317,8 @@ class Forecaster:
     def cross_validation(self, h: int, df: pd.DataFrame, n_windows: int = 1, step_size: int = 1,
                          test_df: pd.DataFrame | None = None, min_train_length: int | None = None, *, level=None,
                          intervals: str = "conformal", calibration_windows: int | None = None,
-                         calibration_step: int | None = None, progress=None, bounded: bool = False) -> pd.DataFrame:
+                         calibration_step: int | None = None, progress=None, bounded: bool = False,
+                         exog=()) -> pd.DataFrame:
         """Rolling-origin evaluation: ``unique_id, ds, cutoff, y`` plus one forecast column per model.
 
         With ``test_df`` (an official hold-out) it is appended to ``df`` and is the last window.
@@ -358,7 +331,8 @@ class Forecaster:
         :meth:`forecast`; each window's conformal intervals calibrate on windows that end at or before its own
         cutoff, so no interval sees its own test values.
 
-        ``progress`` and ``bounded``: as in :meth:`forecast`.
+        ``progress`` and ``bounded``: as in :meth:`forecast`. ``exog``: columns of ``df`` to read as regressors
+        (their values after each cutoff are in ``df``: known in advance, as a forecast's ``X_df`` is).
         """
         with self._following(progress):
             h = check_h_first("cross_validation", h, df)
@@ -375,12 +349,14 @@ class Forecaster:
                     raise InvalidTypeError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
             df = validate_long(df if test_df is None else pd.concat([df, test_df]).sort_values(["unique_id", "ds"],
                                                                                              kind="stable"))
-            panel = Panel.from_frame(df)
+            exog = list(exog)
+            df = check_history_exog(df, exog)
+            panel = Panel.from_frame(df, exog=exog)
             series, offsets = window_origins(panel, h, n_windows, step_size, min_train_length)
             check_calendar(df, self.freq)
-            out, kinds, notes = self._forecast_origins(panel, series, offsets, h, levels, intervals, cw, cs,
-                                                       max(2, self.season_length + 1, min_train_length or 0),
-                                                       bounded, windows=True)
+            out, kinds, notes = forecast_origins(self, panel, series, offsets, h, levels, intervals, cw, cs,
+                                                 max(2, self.season_length + 1, min_train_length or 0),
+                                                 bounded, windows=True, exog=exog)
             reached = len(np.unique(offsets))
             if reached < n_windows:
                 notes = [*notes, f"only the last {reached} of the {n_windows} windows have a series with "

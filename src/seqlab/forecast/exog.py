@@ -34,7 +34,12 @@ def ignoring(models) -> list[str]:
 
 
 def exog_names(X_df: pd.DataFrame | None) -> list[str]:
-    """The regressors ``X_df`` gives future values of: its columns other than ``unique_id`` and ``ds``."""
+    """The regressors ``X_df`` gives future values of: its columns other than ``unique_id`` and ``ds``.
+
+    Examples:
+        >>> exog_names(pd.DataFrame({"unique_id": ["a"], "ds": [5], "promo": [1.0], "price": [2.5]}))
+        ['promo', 'price']
+    """
     if X_df is None:
         return []
     if not isinstance(X_df, pd.DataFrame):

@@ -43,6 +43,8 @@ class FitState:
     neural: list = field(default_factory=list)
     calibration: dict | None = None
     exog: list = field(default_factory=list)
+    #: the regressors over the horizon after the history fitted on, (series, h, k); None without regressors
+    future: np.ndarray | None = None
 
 
 def capture_neural(models) -> list:
@@ -50,18 +52,30 @@ def capture_neural(models) -> list:
     return [neural_state(m) for m in neural_models(models)]
 
 
-def predict_from(fc, state: FitState, df: pd.DataFrame | None = None, device: str | None = None) -> pd.DataFrame:
-    """Forecasts of ``state`` for the history ``df`` (default: the one fitted on): see the module docstring."""
+def predict_from(fc, state: FitState, df: pd.DataFrame | None = None, X_df: pd.DataFrame | None = None,
+                 device: str | None = None) -> pd.DataFrame:
+    """Forecasts of ``state`` for the history ``df`` (default: the one fitted on): see the module docstring.
+    ``X_df``: the regressors over the horizon (default, for the history fitted on: those of the fit)."""
     from .data import validate_long
     from .dates import check_calendar, check_future, future_dates
+    from .exog import check_history_exog, exog_names, future_array
 
-    history = state.history if df is None else validate_long(df)
+    exog = state.exog
+    if X_df is not None and sorted(exog_names(X_df)) != sorted(exog):
+        raise InvalidParameterError(f"X_df gives the regressors {exog_names(X_df)}, but the fit used {exog}")
+    history = state.history if df is None else check_history_exog(validate_long(df), exog)
     if df is not None:
         check_calendar(history, fc.freq)
-    panel = Panel.from_frame(history)
+    panel = Panel.from_frame(history, exog=exog)
     n, h, levels = len(panel.ids), state.h, state.levels
     last = panel.frame["ds"].iloc[panel.starts + panel.lengths - 1]
     check_future(last, panel.ids, h, fc.freq)
+    future = None
+    if exog:
+        if X_df is None and df is not None:
+            raise InvalidParameterError(f"the fit used regressors {', '.join(exog)}: give X_df, their values over "
+                                        "the horizon after the new history")
+        future = state.future if X_df is None else future_array(X_df, panel.ids, last, h, fc.freq, exog)
     originals = neural_models(fc.models)
     if len(originals) != len(state.neural):
         raise InvalidParameterError("the forecaster's neural models are not those its fit kept")
@@ -72,7 +86,7 @@ def predict_from(fc, state: FitState, df: pd.DataFrame | None = None, device: st
     store = {"_size": n, "_keys": keys}
     native = levels if any(k == "native" for k in state.kinds.values()) else None
     series, offsets = np.arange(n, dtype=np.int64), np.zeros(n, np.int64)
-    OriginRunner(fc.n_jobs, fc.engine).run(models, panel, series, offsets, h, native, store)
+    OriginRunner(fc.n_jobs, fc.engine, None, exog, future).run(models, panel, series, offsets, h, native, store)
     out = {c: store[c] for c in store if not c.startswith("_")}
     conformal = [name for name, kind in state.kinds.items() if kind == "conformal"]
     if conformal:

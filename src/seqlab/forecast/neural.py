@@ -76,33 +76,55 @@ def _inputs(x: np.ndarray, mask: np.ndarray, s: np.ndarray) -> np.ndarray:
     return np.stack([x / s, mask], axis=-1).astype(np.float32)  # (B, L, 2): value, observed
 
 
-class _RNN(nn.Module):
-    def __init__(self, h, hidden, cell):
-        super().__init__()
-        self.rnn = (nn.LSTM if cell == "lstm" else nn.GRU)(2, hidden, batch_first=True)
-        self.out = nn.Linear(hidden, h)
+class _Regressors(nn.Module):
+    """Regressors standardized by their training mean and spread (kept as buffers, so stored with the weights)."""
 
-    def forward(self, x):  # x: (B, L, 2)
+    def __init__(self, k: int):
+        super().__init__()
+        self.register_buffer("x_mean", torch.zeros(k))
+        self.register_buffer("x_std", torch.ones(k))
+
+    def forward(self, x):
+        return (x - self.x_mean) / self.x_std
+
+
+class _RNN(nn.Module):
+    """A recurrent encoder of (value, observed, regressors...) whose last state, with the regressors' values over
+    the horizon, gives the ``h`` forecasts."""
+
+    def __init__(self, h, hidden, cell, k: int = 0):
+        super().__init__()
+        self.rnn = (nn.LSTM if cell == "lstm" else nn.GRU)(2 + k, hidden, batch_first=True)
+        self.out = nn.Linear(hidden + h * k, h)
+        self.regressors = _Regressors(k) if k else None
+
+    def forward(self, x, xf=None):  # x: (B, L, 2 + k); xf: (B, h, k), the regressors over the horizon
         _, state = self.rnn(x)
-        h = state[0] if isinstance(state, tuple) else state
-        return self.out(h[-1])  # (B, h)
+        z = (state[0] if isinstance(state, tuple) else state)[-1]
+        if xf is not None:
+            z = torch.cat([z, xf.flatten(1)], dim=1)
+        return self.out(z)  # (B, h)
 
 
 class _Attention(nn.Module):
-    def __init__(self, h, d, input_size, num_layers=2, num_heads=4):
+    def __init__(self, h, d, input_size, num_layers=2, num_heads=4, k: int = 0):
         super().__init__()
-        self.embed = nn.Linear(2, d)
+        self.embed = nn.Linear(2 + k, d)
         self.pos = nn.Parameter(torch.zeros(input_size, d))
         nn.init.normal_(self.pos, std=0.02)
         self.blocks = nn.ModuleList(EncoderLayer(d, num_heads, 2 * d, norm_first=True) for _ in range(num_layers))
         self.norm = nn.LayerNorm(d)
-        self.out = nn.Linear(d, h)
+        self.out = nn.Linear(d + h * k, h)
+        self.regressors = _Regressors(k) if k else None
 
-    def forward(self, x):  # x: (B, L, 2)
+    def forward(self, x, xf=None):  # x: (B, L, 2 + k); xf: (B, h, k)
         z = self.embed(x) + self.pos  # (B, L, d)
         for b in self.blocks:
             z = b(z)
-        return self.out(self.norm(z[:, -1]))  # the last position reads the whole window
+        z = self.norm(z[:, -1])  # the last position reads the whole window
+        if xf is not None:
+            z = torch.cat([z, xf.flatten(1)], dim=1)
+        return self.out(z)
 
 
 class NeuralForecaster:
@@ -120,20 +142,36 @@ class NeuralForecaster:
         self.device = device
         self.arch, self.config, self.season_length = arch, config or NeuralConfig(), season_length
         self.name = name or {"gru": "GRU", "lstm": "LSTM", "transformer": "Transformer"}[arch]
-        self.model, self.history = None, []
+        self.model, self.history, self.exog = None, [], []
+
+    #: the Forecaster hands over regressors: ``fit(df, h, exog=[...])``, ``predict(df, h, X=...)``
+    accepts_exog = True
 
     def _input_size(self, h):
         return self.config.input_size or min(60, max(2 * h, 2 * self.season_length))
 
     def _build(self, h, L):
+        k = len(self.exog)
         if self.arch == "transformer":
-            return _Attention(h, self.config.hidden_size, L)
-        return _RNN(h, self.config.hidden_size, self.arch)
+            return _Attention(h, self.config.hidden_size, L, k=k)
+        return _RNN(h, self.config.hidden_size, self.arch, k=k)
 
-    def fit(self, df, h: int):
+    def _features(self, panel: Panel, i, t, L: int, h: int, x, m, s, future=None):
+        """The network's inputs at windows cut at ``t``: values, mask and regressors (the last standardized on
+        the device by the network), and the regressors over the horizon (``future`` when given)."""
+        base = _inputs(x, m, s)
+        if not self.exog:
+            return base, None
+        past, ahead = panel.exog_windows(i, t, L, 0 if future is not None else h)
+        past = past * m[..., None]  # nothing made up looks observed: zero before a series' start, as y
+        return np.concatenate([base, past.astype(np.float32)], axis=-1), (future if future is not None else ahead)
+
+    def fit(self, df, h: int, exog=()):
+        """Train on every series of ``df``; ``exog``: columns of ``df`` read as future-known regressors."""
         c = self.config
         L = self._input_size(h)
-        panel = Panel.from_frame(df, pad=L, season=self.season_length)
+        self.exog = list(exog)
+        panel = Panel.from_frame(df, exog=self.exog, pad=L, season=self.season_length)
         # validation: the last h points of each training part; training windows end before them
         cut = np.maximum(panel.lengths - h, 2)
         i, t = window_cuts(cut, L, h)
@@ -141,24 +179,29 @@ class NeuralForecaster:
             raise InvalidParameterError(f"no series is longer than 2 horizons ({2 * h}): nothing to train on")
         X, M, Yt, _ = panel.windows(i, t, L, h)
         st = masked_scale(X, M)
-        Xt = _inputs(X, M, st)
+        Xt, Ft = self._features(panel, i, t, L, h, X, M, st)
         val = np.flatnonzero(panel.lengths - h >= 1)  # a validation target with at least one observed input
         X, M, Yv, _ = panel.windows(val, panel.lengths[val] - h, L, h)
         sv = masked_scale(X, M)
-        Xv = _inputs(X, M, sv)
+        Xv, Fv = self._features(panel, val, panel.lengths[val] - h, L, h, X, M, sv)
         dev = resolve_device(self.device)
         Xt, Yt, Xv, Yv = (torch.from_numpy(np.asarray(a, np.float32)).to(dev)
                           for a in (Xt, Yt / st, Xv, Yv / sv))
         torch.manual_seed(c.seed)
         g = torch.Generator().manual_seed(c.seed)  # on the CPU: the same batches on every device
         model = self._build(h, L).to(dev)
+        if self.exog:
+            model.regressors.x_mean.copy_(torch.from_numpy(panel.x.mean(axis=0)))
+            model.regressors.x_std.copy_(torch.from_numpy(np.where(panel.x.std(axis=0) > 0, panel.x.std(axis=0),
+                                                                   1.0)))
+            Ft, Fv = (torch.from_numpy(np.asarray(a, np.float32)).to(dev) for a in (Ft, Fv))
         opt = torch.optim.Adam(model.parameters(), lr=c.learning_rate)
         best, best_state, bad = float("inf"), None, 0
         self.history = []
         for step in range(1, c.max_steps + 1):
             model.train()
             idx = torch.randint(len(Xt), (c.batch_size,), generator=g).to(dev)
-            loss = (model(Xt[idx]) - Yt[idx]).abs().mean()  # MAE on the scaled windows
+            loss = (self._run(model, Xt[idx], None if Ft is None else Ft[idx]) - Yt[idx]).abs().mean()  # scaled MAE
             opt.zero_grad(set_to_none=True)
             loss.backward()
             nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -166,7 +209,7 @@ class NeuralForecaster:
             if step % c.val_check_steps == 0:
                 model.eval()
                 with torch.no_grad():
-                    val = (model(Xv) - Yv).abs().mean().item()
+                    val = (self._run(model, Xv, Fv) - Yv).abs().mean().item()
                 self.history.append(dict(step=step, train_mae=loss.item(), val_mae=val))
                 if val < best - 1e-6:
                     best, best_state, bad = val, copy.deepcopy(model.state_dict()), 0
@@ -179,13 +222,30 @@ class NeuralForecaster:
         self.model, self.h, self.L = model.eval(), h, L
         return self
 
+    @staticmethod
+    def _run(model, x, xf):
+        """The network on inputs ``x`` whose regressor channels (after the first two) and ``xf`` are raw."""
+        if model.regressors is None:
+            return model(x)
+        x = torch.cat([x[..., :2], model.regressors(x[..., 2:])], dim=-1)
+        return model(x, model.regressors(xf))
+
     @torch.no_grad()
-    def predict(self, df, h: int):
+    def predict(self, df, h: int, X=None):
+        """The forecasts from each series' end; ``X`` (series in order of first appearance, h, regressors): the
+        regressors over the horizon, needed when the model was fitted with some."""
         if self.model is None or h != self.h:
             raise RuntimeError("fit the forecaster with this horizon first")
-        panel = Panel.from_frame(df, pad=self.L)
-        X, M = panel.last(self.L)
-        s = masked_scale(X, M)
+        if self.exog and X is None:
+            raise InvalidParameterError(f"{self.name} was fitted with regressors {', '.join(self.exog)}: give their "
+                                        "values over the horizon")
+        panel = Panel.from_frame(df, exog=self.exog, pad=self.L)
+        x, m = panel.last(self.L)
+        s = masked_scale(x, m)
+        ends = np.arange(len(panel.lengths))
+        feats, future = self._features(panel, ends, panel.lengths, self.L, h, x, m, s,
+                                       None if X is None else np.asarray(X, float))
         device = next(self.model.parameters()).device
-        yhat = self.model(torch.from_numpy(_inputs(X, M, s)).to(device)).cpu().numpy() * s
+        xf = None if future is None else torch.from_numpy(np.asarray(future, np.float32)).to(device)
+        yhat = self._run(self.model, torch.from_numpy(feats).to(device), xf).cpu().numpy() * s
         return dict(zip(panel.ids, yhat))

@@ -46,7 +46,7 @@ def _ids(ids) -> list:
     return out
 
 
-def _series_tensors(history: pd.DataFrame, exog) -> tuple[dict, dict]:
+def _series_tensors(history: pd.DataFrame, exog, future=None) -> tuple[dict, dict]:
     from .panel import Panel
 
     panel = Panel.from_frame(history)
@@ -64,6 +64,8 @@ def _series_tensors(history: pd.DataFrame, exog) -> tuple[dict, dict]:
     tensors = {"y": panel.y.astype(np.float64), "lengths": panel.lengths.astype(np.int64), "ds": ticks}
     for c in exog:
         tensors[f"x.{c}"] = order[c].to_numpy(np.float64)
+    if future is not None:
+        tensors["future"] = np.ascontiguousarray(future, np.float64)
     return info, tensors
 
 
@@ -99,7 +101,7 @@ def save(fc, state: FitState, path, command: str = "seqlab.forecast.Forecaster.s
 
     shared: dict = {}
     specs = [model_spec(m, shared) for m in fc.models]
-    info, series = _series_tensors(state.history, state.exog)
+    info, series = _series_tensors(state.history, state.exog, state.future)
     doc = {"format": FORMAT, "freq": fc.freq, "season_length": fc.season_length, "n_jobs": fc.n_jobs,
            "device": fc.device, "h": state.h, "levels": state.levels, "intervals": state.intervals,
            "kinds": state.kinds, "calibration": state.calibration, "models": specs, "series": info,
@@ -208,8 +210,7 @@ def load(cls, path, device: str | None = None):
         if len(neural_models(fc.models)) != len(neural):
             raise ForecasterFileError(f"{d / 'forecaster.json'}: its models and its neural weights disagree")
         fc.fitted_ = FitState(int(doc["h"]), levels, doc["intervals"], doc["kinds"], history, quantiles,
-                              [(spec, {k: v for k, v in t.items()}) for spec, t in neural], doc["calibration"],
-                              list(doc["series"].get("exog", [])))
+                              neural, doc["calibration"], list(doc["series"].get("exog", [])), series.get("future"))
     except (KeyError, TypeError, ValueError, UnicodeDecodeError) as e:
         if isinstance(e, SeqlabError):
             raise

@@ -11,7 +11,7 @@ import pandas as pd
 from .data import ForecastDataError, _check_ds, infer_freq, validate_long
 from .gaps import FILL_RULES, common_step, fill_gaps, iso_date
 
-__all__ = ["read_series_csv", "check_exog"]
+__all__ = ["read_series_csv", "read_future_csv", "check_exog"]
 
 
 def _looks_like_data(name) -> bool:
@@ -238,3 +238,22 @@ def read_series_csv(path, exog=(), fill: str | None = None) -> pd.DataFrame:
         raise
     df.attrs.update(sorted=moved, unused=unused, filled=filled)
     return df
+
+
+def read_future_csv(path, exog) -> pd.DataFrame:
+    """The regressors' values over the horizon from a long CSV (``unique_id, ds`` and each of ``exog``): the
+    ``X_df`` of :meth:`~seqlab.forecast.Forecaster.forecast`, its dates read as :func:`read_series_csv` reads them."""
+    path = Path(path)
+    if not path.is_file():
+        raise ForecastDataError(f"{path}: no such file" if not path.exists() else f"{path}: not a regular file")
+    try:
+        raw = pd.read_csv(path)
+    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as e:
+        raise ForecastDataError(f"{path}: not a readable CSV ({type(e).__name__})") from None
+    missing = [c for c in ("unique_id", "ds", *exog) if c not in raw.columns]
+    if missing:
+        raise ForecastDataError(f"{path}: no column {missing[0]!r}; the future regressors need unique_id, ds and "
+                                f"{', '.join(exog)}")
+    df, _ = _strip_ids(raw[["unique_id", "ds", *exog]].copy(), path)
+    df["ds"] = _parse_dates(df["ds"])
+    return check_exog(df, exog, str(path))

@@ -141,7 +141,7 @@ def neural_state(m) -> tuple[dict, dict]:
     if m.model is None:
         raise UnsavableModelError(f"{m.name} is not trained")
     spec = {"arch": m.arch, "name": m.name, "season_length": int(m.season_length), "h": int(m.h), "L": int(m.L),
-            "device": m.device, "config": asdict(m.config)}
+            "device": m.device, "config": asdict(m.config), "exog": list(m.exog)}
     return spec, weights(m.model)
 
 
@@ -175,6 +175,7 @@ def restore_neural(spec: dict, tensors: dict, device: str):
         return m
     m = NeuralForecaster(spec["arch"], name=spec["name"], config=NeuralConfig(**spec["config"]),
                          season_length=season, device=device)
+    m.exog = list(spec.get("exog", []))
     m.model, m.h, m.L = load(m._build(h, int(spec["L"]))), h, int(spec["L"])
     return m
 
@@ -187,12 +188,13 @@ class Frozen:
 
     def __init__(self, model):
         self.model, self.name = model, model.name
+        self.accepts_exog = bool(getattr(model, "exog", None)) and getattr(model, "accepts_exog", False)
 
     def fit(self, df, h: int, **kw):
         return self
 
-    def predict(self, df, h: int) -> dict:
-        return self.model.predict(df, h)
+    def predict(self, df, h: int, X=None) -> dict:
+        return self.model.predict(df, h) if X is None else self.model.predict(df, h, X=X)
 
 
 def frozen(models, swap: dict | None = None) -> list:

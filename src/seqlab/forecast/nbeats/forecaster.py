@@ -90,6 +90,8 @@ class NBeatsForecaster(NeuralForecaster):
 
     #: :class:`~seqlab.forecast.Forecaster` passes its engine to ``fit``
     accepts_engine = True
+    #: it forecasts from ``y`` alone: regressors are not handed to it
+    accepts_exog = False
     #: and a ``progress`` callback, which follows the members' training steps
     accepts_progress = True
 
