@@ -24,7 +24,7 @@ from ._common import Parser, UsageError, join_option_values
 __all__ = ["main", "build_parser", "UsageError"]
 
 _SUBCOMMANDS = {"chapter": ("chapter_command", "`seqlab chapter build`"),
-                "forecast": ("forecast_command", "`seqlab forecast evaluate` or `seqlab forecast predict`"),
+                "forecast": ("forecast_command", "`seqlab forecast evaluate`, `seqlab forecast fit` or `seqlab forecast predict`"),
                 "lm": ("lm_command", "`seqlab lm train`, `seqlab lm sample`, `seqlab lm eval` or `seqlab lm export`")}
 
 

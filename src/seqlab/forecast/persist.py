@@ -15,14 +15,13 @@ import hashlib
 import json
 import math
 import os
-import stat
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..errors import SeqlabError
-from ..files import INCOMPLETE, MANIFEST, OutputSet
+from ..files import INCOMPLETE, MANIFEST, NotRegularFileError, OutputSet, read_regular_file
 from .fitted import FitState
 from .specs import ForecasterFileError, UnsavableModelError, build_models, model_spec, neural_models, restore_neural
 
@@ -118,22 +117,16 @@ def save(fc, state: FitState, path, command: str = "seqlab.forecast.Forecaster.s
 
 
 def _read(path: Path) -> bytes:
-    """The bytes of a regular file, opened without blocking so that a FIFO cannot hang the load."""
+    """The bytes of a regular file (:func:`seqlab.files.read_regular_file`: a FIFO cannot hang the load)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        return read_regular_file(path)
     except FileNotFoundError:
         raise ForecasterFileError(f"{path}: missing; the stored forecaster is incomplete (fit it again)") from None
+    except NotRegularFileError:
+        raise ForecasterFileError(f"{path}: not a regular file; a stored forecaster holds regular files only") \
+            from None
     except OSError as e:
         raise ForecasterFileError(f"{path}: cannot be read ({e.strerror or e})") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ForecasterFileError(f"{path}: not a regular file; a stored forecaster holds regular files only")
-        chunks = []
-        while block := os.read(fd, 1 << 20):
-            chunks.append(block)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 def _checked(d: Path) -> dict:
