@@ -16,8 +16,8 @@ import sys
 from ._common import UsageError
 from ._forecast_options import DEFAULT_MODELS, exog_options, shared_options
 from ._forecast_output import command_line, write_forecasts
-from ._forecast_report import Progress, interval_note, work_notes
-from ._forecast_setup import engine, fitting, read, setup
+from ._forecast_report import interval_note
+from ._forecast_setup import one_origin, read, setup
 
 __all__ = ["add_fit_command", "predict_stored", "FIXED_BY_THE_FIT"]
 
@@ -28,14 +28,9 @@ FIXED_BY_THE_FIT = {"horizon": None, "season": "auto", "models": DEFAULT_MODELS,
 
 
 def _cmd_fit(args) -> int:
-    from ..forecast import Forecaster
 
     got = setup(args)
-    history = [int(n) for n in got.df.groupby("unique_id", sort=False).size()]
-    progress = Progress(sys.stderr.isatty() if args.progress is None else args.progress,
-                        work_notes(got.models, history, args.horizon, 1, got.levels, got.season))
-    with fitting(progress, "predict", got.season), Forecaster(got.models, freq=got.freq, season_length=got.season,
-                                                              engine=engine(args), device=got.device) as fc:
+    with one_origin(args, got) as (fc, progress):
         fc.fit(args.horizon, got.df, got.X_df, level=got.levels or None, intervals=args.intervals or "conformal",
                calibration_windows=args.calibration_windows, calibration_step=args.calibration_step,
                progress=progress, bounded=True)

@@ -3,6 +3,7 @@ filled), the season, the models, and the notes that say how the data were read."
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -262,3 +263,18 @@ def fitting(progress, command: str, season: int):
         raise UsageError(f"--level: {e}") from None
     finally:
         progress.close()
+
+
+@contextlib.contextmanager
+def one_origin(args, got):
+    """``(forecaster, progress)`` for a command that fits at one origin (fit, predict): the Forecaster of ``got``'s
+    models under its progress display and :func:`fitting`."""
+    from ..forecast import Forecaster
+    from ._forecast_report import Progress, work_notes
+
+    history = [int(n) for n in got.df.groupby("unique_id", sort=False).size()]
+    progress = Progress(sys.stderr.isatty() if args.progress is None else args.progress,
+                        work_notes(got.models, history, args.horizon, 1, got.levels, got.season))
+    with fitting(progress, "predict", got.season), Forecaster(got.models, freq=got.freq, season_length=got.season,
+                                                              engine=engine(args), device=got.device) as fc:
+        yield fc, progress

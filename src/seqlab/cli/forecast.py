@@ -7,7 +7,7 @@ import sys
 from ._forecast_options import exog_options, shared_options
 from ._forecast_output import command_line, write_forecasts, write_tables
 from ._forecast_report import Progress, interval_note, work_notes
-from ._forecast_setup import fitting, setup
+from ._forecast_setup import fitting, one_origin, setup
 from ._forecast_setup import models as _models  # noqa: F401  (the hybrid's N-BEATS options are tested through it)
 from ._common import UsageError, check_output_dir, positive_int
 from ._forecast_fit import add_fit_command, predict_stored
@@ -69,8 +69,6 @@ def _cmd_evaluate(args) -> int:
 
 
 def _cmd_predict(args) -> int:
-    from ..forecast import Forecaster
-    from ._forecast_setup import engine
 
     if args.model is not None:
         return predict_stored(args)
@@ -79,11 +77,7 @@ def _cmd_predict(args) -> int:
         raise UsageError(f"the following arguments are required: {', '.join('--' + o for o in missing)} (or --model "
                          "DIR: a forecaster stored by forecast fit)")
     got = setup(args)
-    history = [int(n) for n in got.df.groupby("unique_id", sort=False).size()]
-    progress = Progress(sys.stderr.isatty() if args.progress is None else args.progress,
-                        work_notes(got.models, history, args.horizon, 1, got.levels, got.season))
-    with fitting(progress, "predict", got.season), Forecaster(got.models, freq=got.freq, season_length=got.season,
-                                                              engine=engine(args), device=got.device) as fc:
+    with one_origin(args, got) as (fc, progress):
         frame = fc.forecast(args.horizon, got.df, got.X_df, level=got.levels or None,
                             intervals=args.intervals or "conformal",
                             calibration_windows=args.calibration_windows, calibration_step=args.calibration_step,
