@@ -11,7 +11,19 @@ GATE_BLOCKS = {"rnn": 1, "gru": 3, "lstm": 4}
 
 
 def count_parameters(module: nn.Module) -> int:
-    """Number of scalar parameters (shared tensors counted once)."""
+    """Number of scalar parameters (shared tensors counted once).
+
+    Args:
+        module: any ``torch.nn.Module``.
+
+    Returns:
+        The count.
+
+    Example:
+        >>> from torch import nn
+        >>> count_parameters(nn.Linear(4, 3))  # 4 x 3 weights and 3 biases
+        15
+    """
     return sum(p.numel() for p in module.parameters())
 
 
@@ -20,6 +32,23 @@ def recurrent_parameters(cell: str, hidden_size: int, input_size: int, bias_vect
 
     PyTorch keeps two bias vectors per block (b_ih and b_hh), so ``bias_vectors=2``
     equals its count; ``bias_vectors=1`` is the textbook single-bias form.
+
+    Args:
+        cell: ``"rnn"``, ``"gru"`` or ``"lstm"`` (any case; :data:`GATE_BLOCKS`).
+        hidden_size: d.
+        input_size: m.
+        bias_vectors: bias vectors per gate block.
+
+    Returns:
+        The count.
+
+    Raises:
+        KeyError: another cell.
+
+    Example:
+        >>> from torch import nn
+        >>> recurrent_parameters("lstm", hidden_size=8, input_size=4) == count_parameters(nn.LSTM(4, 8))
+        True
     """
     g = GATE_BLOCKS[cell.lower()]
     d, m = hidden_size, input_size
@@ -27,12 +56,39 @@ def recurrent_parameters(cell: str, hidden_size: int, input_size: int, bias_vect
 
 
 def multihead_parameters(d_model: int, bias: bool = False) -> int:
-    """4 d^2 (+ 4 d with biases): W^Q, W^K, W^V, W^O, independent of the head count."""
+    """4 d^2 (+ 4 d with biases): W^Q, W^K, W^V, W^O, independent of the head count.
+
+    Args:
+        d_model: d.
+        bias: the projections have biases.
+
+    Returns:
+        The count.
+
+    Example:
+        >>> from seqlab.nn import MultiHeadAttention
+        >>> multihead_parameters(16) == count_parameters(MultiHeadAttention(16, num_heads=4))
+        True
+    """
     return 4 * d_model * d_model + (4 * d_model if bias else 0)
 
 
 def encoder_layer_parameters(d_model: int, d_ff: int, bias: bool = True) -> int:
-    """Self-attention 4d^2 + FFN 2 d d_ff + two LayerNorms (+ biases)."""
+    """Self-attention 4d^2 + FFN 2 d d_ff + two LayerNorms (+ biases): one :class:`~seqlab.nn.EncoderLayer`.
+
+    Args:
+        d_model: d.
+        d_ff: the feed-forward width.
+        bias: biases in the linear maps and LayerNorms.
+
+    Returns:
+        The count.
+
+    Example:
+        >>> from seqlab.nn import EncoderLayer
+        >>> encoder_layer_parameters(16, 32) == count_parameters(EncoderLayer(16, num_heads=4, d_ff=32))
+        True
+    """
     b = 1 if bias else 0
     attn = multihead_parameters(d_model, bias)
     ffn = 2 * d_model * d_ff + b * (d_ff + d_model)
@@ -41,6 +97,20 @@ def encoder_layer_parameters(d_model: int, d_ff: int, bias: bool = True) -> int:
 
 
 def decoder_layer_parameters(d_model: int, d_ff: int, bias: bool = True) -> int:
-    """Encoder layer + a cross-attention block and a third LayerNorm."""
+    """Encoder layer + a cross-attention block and a third LayerNorm: one :class:`~seqlab.nn.DecoderLayer`.
+
+    Args:
+        d_model: d.
+        d_ff: the feed-forward width.
+        bias: biases in the linear maps and LayerNorms.
+
+    Returns:
+        The count.
+
+    Example:
+        >>> from seqlab.nn import DecoderLayer
+        >>> decoder_layer_parameters(16, 32) == count_parameters(DecoderLayer(16, num_heads=4, d_ff=32))
+        True
+    """
     b = 1 if bias else 0
     return encoder_layer_parameters(d_model, d_ff, bias) + multihead_parameters(d_model, bias) + d_model + b * d_model

@@ -11,7 +11,23 @@ __all__ = ["logit_spread", "attention_entropy", "attention_saturation", "entropy
 def logit_spread(d_k: int, n: int = 4000, scaled: bool = False, generator: torch.Generator | None = None) -> float:
     """Sample standard deviation of q . k (divided by sqrt(d_k) if ``scaled``) for q, k ~ N(0, I).
 
-    Draws from ``generator`` (torch's default one if ``None``): q (n, d_k), then k.
+    Unscaled it grows like sqrt(d_k); scaled it stays near 1, which is why attention divides by sqrt(d_k).
+
+    Args:
+        d_k: the vectors' width.
+        n: pairs drawn.
+        scaled: divide each product by sqrt(d_k).
+        generator: draws q (n, d_k), then k (default: torch's global generator).
+
+    Returns:
+        The standard deviation.
+
+    Example:
+        >>> import torch
+        >>> round(logit_spread(64, generator=torch.Generator().manual_seed(0)))
+        8
+        >>> round(logit_spread(64, scaled=True, generator=torch.Generator().manual_seed(0)))
+        1
     """
     q = torch.randn(n, d_k, generator=generator)
     k = torch.randn(n, d_k, generator=generator)
@@ -22,7 +38,19 @@ def logit_spread(d_k: int, n: int = 4000, scaled: bool = False, generator: torch
 
 
 def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
-    """Mean over queries of H(alpha_i) = -sum_j alpha_ij log alpha_ij (nats)."""
+    """Mean over queries of H(alpha_i) = -sum_j alpha_ij log alpha_ij (nats).
+
+    Args:
+        weights: attention weights (..., T_q, T_k), each row summing to 1.
+
+    Returns:
+        A 0-d tensor, log(T_k) for uniform rows and 0 for one-hot rows.
+
+    Example:
+        >>> import torch
+        >>> attention_entropy(torch.full((1, 4, 4), 0.25))  # log 4
+        tensor(1.3863)
+    """
     return -(weights * torch.log(weights + 1e-12)).sum(dim=-1).mean()
 
 
@@ -40,6 +68,24 @@ def attention_saturation(d_k: int, T: int = 32, scaled: bool = True, seed: int =
     * ``query_gradient_norm``: the same loss with respect to Q. It also carries the
       factor K / tau, whose size grows like sqrt(d_k) when tau = 1, so it mixes
       saturation with the growth of the logits.
+
+    and ``max_attention_weight`` and ``attention_entropy`` (nats) of the weights.
+
+    Args:
+        d_k: the queries' and keys' width.
+        T: queries and keys.
+        scaled: tau = sqrt(d_k) (``True``) or 1.
+        seed: seeds torch's global generator before Q, K and G are drawn.
+
+    Returns:
+        A dict of the five numbers.
+
+    Example:
+        >>> scaled, unscaled = attention_saturation(64, T=8), attention_saturation(64, T=8, scaled=False)
+        >>> round(unscaled["max_attention_weight"], 2)  # saturated: one key takes all the weight
+        1.0
+        >>> unscaled["logit_gradient_norm"] < scaled["logit_gradient_norm"]  # and little gradient gets through
+        True
     """
     torch.manual_seed(seed)
     Q = torch.randn(1, T, d_k, requires_grad=True)
@@ -72,6 +118,20 @@ def entropy_surface(dk_grid, divisor_grid, T: int = 32, seed: int = 65) -> torch
 
     Q and K are redrawn from ``seed`` for every d_k (as the chapter does), so each
     column differs only in the divisor.
+
+    Args:
+        dk_grid: the widths d_k (columns).
+        divisor_grid: the divisors tau (rows).
+        T: queries and keys.
+        seed: seeds torch's global generator for each d_k.
+
+    Returns:
+        A tensor of shape (len(divisor_grid), len(dk_grid)).
+
+    Example:
+        >>> surface = entropy_surface([4, 64], [1.0, 8.0], T=8)
+        >>> surface.shape, bool(surface[1, 1] > surface[0, 1])  # a larger divisor flattens the weights
+        (torch.Size([2, 2]), True)
     """
     out = torch.empty(len(divisor_grid), len(dk_grid))
     for j, dk in enumerate(dk_grid):

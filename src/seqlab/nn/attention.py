@@ -28,12 +28,33 @@ __all__ = [
 
 
 def causal_mask(t_query: int, t_key: int | None = None, device=None) -> torch.Tensor:
-    """Boolean causal mask, ``True`` where ``j <= i`` (eq. e_ij <- -inf for j > i).
+    """Boolean causal mask, ``True`` where query ``i`` may attend to key ``j`` (``j <= i``; eq. e_ij <- -inf for j > i).
 
     With ``t_key > t_query`` (new queries against a key-value cache) the mask is
     aligned bottom-right: query ``i`` sits at absolute position
     ``t_key - t_query + i``. SDPA's ``is_causal`` aligns top-left, which is wrong
     for that case, so seqlab never relies on it when the lengths differ.
+
+    Args:
+        t_query: number of queries, >= 1.
+        t_key: number of keys, >= ``t_query`` (default: ``t_query``, square self-attention).
+        device: where the mask is made (default: the CPU).
+
+    Returns:
+        A bool tensor of shape (t_query, t_key).
+
+    Raises:
+        InvalidTypeError: a length that is not an integer.
+        InvalidParameterError: ``t_query < 1`` or ``t_key < t_query``.
+
+    Example:
+        >>> causal_mask(3)
+        tensor([[ True, False, False],
+                [ True,  True, False],
+                [ True,  True,  True]])
+        >>> causal_mask(2, 4)  # two new queries after two cached positions
+        tensor([[ True,  True,  True, False],
+                [ True,  True,  True,  True]])
     """
     t_key = t_query if t_key is None else t_key
     try:
@@ -49,7 +70,26 @@ def causal_mask(t_query: int, t_key: int | None = None, device=None) -> torch.Te
 
 
 def padding_mask(lengths: torch.Tensor, t_key: int) -> torch.Tensor:
-    """Boolean key mask ``(B, 1, 1, t_key)``: ``True`` for real tokens, ``False`` for padding."""
+    """Boolean key mask that hides padding: ``True`` at the first ``lengths[b]`` keys of each sequence ``b``.
+
+    Args:
+        lengths: shape (B,), the real length of each sequence, each in ``[0, t_key]``.
+        t_key: the padded length.
+
+    Returns:
+        A bool tensor of shape (B, 1, 1, t_key), which broadcasts over heads and queries.
+
+    Raises:
+        InvalidTypeError: ``lengths`` is not a tensor of lengths.
+        ShapeError: ``lengths`` is not 1-D integer.
+        InvalidParameterError: a length below 0 or above ``t_key``.
+
+    Example:
+        >>> import torch
+        >>> padding_mask(torch.tensor([2, 3]), 3)[:, 0, 0]
+        tensor([[ True,  True, False],
+                [ True,  True,  True]])
+    """
     try:
         lengths = torch.as_tensor(lengths)
     except (TypeError, ValueError, RuntimeError):
@@ -63,10 +103,25 @@ def padding_mask(lengths: torch.Tensor, t_key: int) -> torch.Tensor:
 
 
 def dot_attention(s: torch.Tensor, H: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Dot-product alignment e_tj = s_{t-1}^T h_j, softmax, context c_t = sum_j alpha_tj h_j.
+    """Dot-product alignment e_tj = s_{t-1}^T h_j, softmax, context c_t = sum_j alpha_tj h_j; no parameters.
 
-    ``s``: (B, d) decoder state; ``H``: (B, T, d) encoder states.
-    Returns ``(context (B, d), weights (B, T))``. No parameters.
+    Args:
+        s: shape (B, d), the decoder state.
+        H: shape (B, T, d), the encoder states (T >= 1).
+
+    Returns:
+        ``(context, weights)``, the context of shape (B, d) and the weights of shape (B, T), each row summing to 1.
+
+    Raises:
+        InvalidTypeError: a non-float tensor, or ``s`` and ``H`` of different dtypes.
+        ShapeError: shapes that do not fit (another rank, batch or feature size).
+
+    Example:
+        >>> import torch
+        >>> H = torch.eye(3).unsqueeze(0)  # three orthogonal encoder states
+        >>> context, weights = dot_attention(torch.tensor([[10.0, 0.0, 0.0]]), H)
+        >>> weights.argmax(-1), context.shape
+        (tensor([0]), torch.Size([1, 3]))
     """
     _check_state_and_keys(s, H)
     if s.size(-1) != H.size(-1):
@@ -78,7 +133,24 @@ def dot_attention(s: torch.Tensor, H: torch.Tensor) -> tuple[torch.Tensor, torch
 
 
 class AdditiveAttention(nn.Module):
-    """Additive (Bahdanau) alignment e_tj = v^T tanh(W_s s_{t-1} + W_h h_j)."""
+    """Additive (Bahdanau) alignment e_tj = v^T tanh(W_s s_{t-1} + W_h h_j), then softmax and the weighted sum.
+
+    Args:
+        state_size: width d_s of the decoder state ``s``.
+        key_size: width d_h of the encoder states ``H``.
+        attn_size: width of the hidden layer inside the score.
+
+    Raises:
+        InvalidParameterError: a size below 1.
+
+    Example:
+        >>> import torch
+        >>> _ = torch.manual_seed(0)
+        >>> attn = AdditiveAttention(state_size=4, key_size=6, attn_size=8)
+        >>> context, weights = attn(torch.randn(2, 4), torch.randn(2, 5, 6))
+        >>> context.shape, weights.shape
+        (torch.Size([2, 6]), torch.Size([2, 5]))
+    """
 
     def __init__(self, state_size: int, key_size: int, attn_size: int):
         super().__init__()
@@ -90,7 +162,7 @@ class AdditiveAttention(nn.Module):
         self.v = nn.Linear(attn_size, 1, bias=False)
 
     def forward(self, s: torch.Tensor, H: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``s``: (B, d_s), ``H``: (B, T, d_h) -> (context (B, d_h), weights (B, T))."""
+        """``s`` (B, d_s) and ``H`` (B, T, d_h) -> ``(context (B, d_h), weights (B, T))``."""
         _check_state_and_keys(s, H)
         for name, x, layer in (("s", s, self.W_s), ("H", H, self.W_h)):
             if x.size(-1) != layer.in_features:
@@ -202,19 +274,42 @@ def scaled_dot_product_attention(
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V.
 
-    Shapes: ``q`` (..., T_q, d_k), ``k`` (..., T_k, d_k), ``v`` (..., T_k, d_v).
-    ``mask`` broadcasts to (..., T_q, T_k). ``is_causal`` builds the bottom-right
-    aligned causal mask and combines it with ``mask``.
-
     ``fused=False`` computes the weights explicitly and returns them (for
     teaching and plots). ``fused=True`` calls PyTorch's fused kernel, which never
     materialises the T_q x T_k matrix when no mask is given; it returns ``None``
     for the weights. A query with no allowed key gets a zero output either way.
 
-    Raises :class:`~seqlab.errors.ShapeError` when the shapes do not make one
-    attention (``T_k`` of ``k`` and ``v`` differ, ``d_k`` differs, the mask does
-    not broadcast) and :class:`~seqlab.errors.InvalidTypeError` for non-tensors
-    and for dtypes other than one floating-point dtype shared by q, k and v.
+    Args:
+        q: shape (..., T_q, d_k), the queries.
+        k: shape (..., T_k, d_k), the keys.
+        v: shape (..., T_k, d_v), the values; the leading dimensions of q, k, v broadcast.
+        mask: bool (``True`` = may attend) or additive float, broadcasting to (..., T_q, T_k) (default: none).
+        is_causal: combine ``mask`` with the bottom-right aligned :func:`causal_mask`.
+        dropout_p: dropout on the weights, in [0, 1).
+        scale: the factor on the scores (default: ``1 / sqrt(d_k)``).
+        fused: use PyTorch's fused kernel.
+        need_weights: return the weights (explicit path only).
+
+    Returns:
+        ``(output, weights)``, the output of shape (..., T_q, d_v) and the weights of shape (..., T_q, T_k), or
+        ``None`` for the weights when ``fused`` or not ``need_weights``.
+
+    Raises:
+        ShapeError: shapes that do not make one attention (``T_k`` of ``k`` and ``v`` differ, ``d_k`` differs,
+            the mask does not broadcast).
+        InvalidTypeError: non-tensors, or dtypes other than one floating-point dtype shared by q, k and v.
+        InvalidParameterError: ``dropout_p`` outside [0, 1), or a scale that is not a finite number.
+
+    Example:
+        >>> import torch
+        >>> _ = torch.manual_seed(0)
+        >>> q = torch.randn(1, 3, 8)
+        >>> out, weights = scaled_dot_product_attention(q, q, q, is_causal=True)
+        >>> out.shape, weights[0, 0]  # the first query sees only itself
+        (torch.Size([1, 3, 8]), tensor([1., 0., 0.]))
+        >>> fast, none = scaled_dot_product_attention(q, q, q, is_causal=True, fused=True)
+        >>> torch.allclose(out, fast, atol=1e-6), none
+        (True, None)
     """
     scores_shape = _check_qkv(q, k, v)
     _check_mask(mask, scores_shape)

@@ -16,6 +16,24 @@ __all__ = ["LSTMConfig", "LSTMLanguageModel", "RecurrentState"]
 
 @dataclass
 class LSTMConfig:
+    """Shape of an :class:`LSTMLanguageModel`.
+
+    Args:
+        vocab_size: number of token ids.
+        d_model: embedding width.
+        hidden_size: width of each LSTM layer.
+        num_layers: stacked LSTM layers.
+        dropout: dropout in training (on the embedding, between layers and on the outputs), in [0, 1).
+        block_size: the training context; generation may run longer, carrying the state.
+
+    Raises:
+        InvalidParameterError: a size below 1, or ``dropout`` outside [0, 1).
+
+    Example:
+        >>> LSTMConfig(vocab_size=65).hidden_size
+        256
+    """
+
     vocab_size: int
     d_model: int = 128
     hidden_size: int = 256
@@ -31,7 +49,20 @@ class LSTMConfig:
 
 
 class RecurrentState:
-    """The LSTM's (h, c), carried between calls: the recurrent counterpart of a key-value cache."""
+    """The LSTM's (h, c), carried between calls: the recurrent counterpart of a key-value cache.
+
+    Attributes:
+        hc: the states ``(h, c)``, each (num_layers, B, hidden_size), or ``None`` before the first call.
+        length: tokens read so far.
+
+    Example:
+        >>> import torch
+        >>> model = LSTMLanguageModel(LSTMConfig(vocab_size=5, d_model=4, hidden_size=6, num_layers=1))
+        >>> state = model.new_cache()
+        >>> _ = model(torch.tensor([[1, 2, 3]]), cache=state)
+        >>> state.length, state.hc[0].shape
+        (3, torch.Size([1, 1, 6]))
+    """
 
     def __init__(self):
         self.hc: tuple[torch.Tensor, torch.Tensor] | None = None
@@ -39,7 +70,23 @@ class RecurrentState:
 
 
 class LSTMLanguageModel(nn.Module):
-    """Next-token model p(x_t | x_<t) from an LSTM's hidden state."""
+    """Next-token model p(x_t | x_<t) from an LSTM's hidden state: embedding, stacked LSTM, linear head.
+
+    The forget gates' bias starts at 1 (:func:`set_forget_bias`). It has no positional limit
+    (``block_size`` is ``None``), so generation can run past the training context.
+
+    Args:
+        config: the model's shape.
+
+    Example:
+        >>> import torch
+        >>> _ = torch.manual_seed(0)
+        >>> model = LSTMLanguageModel(LSTMConfig(vocab_size=5, d_model=4, hidden_size=6, num_layers=1))
+        >>> idx = torch.tensor([[1, 2, 3, 4]])
+        >>> logits, loss = model(idx, targets=idx)
+        >>> logits.shape, loss.item() > 0
+        (torch.Size([1, 4, 5]), True)
+    """
 
     def __init__(self, config: LSTMConfig):
         super().__init__()
@@ -54,11 +101,17 @@ class LSTMLanguageModel(nn.Module):
     block_size = None  # no positional limit
 
     def new_cache(self) -> RecurrentState:
+        """An empty :class:`RecurrentState` for incremental decoding."""
         return RecurrentState()
 
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None, *,
                 cache: RecurrentState | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """``idx`` (B, T) ids in ``[0, vocab_size)`` -> logits (B, T, vocab), and the mean cross-entropy if ``targets``.
+        """``idx`` (B, T) ids in ``[0, vocab_size)`` -> ``(logits (B, T, vocab), loss)``.
+
+        ``loss`` is the mean cross-entropy against ``targets`` (B, T), or ``None`` without them. With ``cache``
+        the state carries over from the previous call and is updated. Ids outside the vocabulary raise
+        :class:`~seqlab.errors.InvalidParameterError`; a cache of another kind or batch,
+        :class:`~seqlab.errors.InvalidTypeError` or :class:`~seqlab.errors.ShapeError`.
         """
         idx, targets = check_lm_inputs(idx, targets, self.config.vocab_size)
         if cache is not None:

@@ -17,11 +17,27 @@ __all__ = ["KVCache", "MultiHeadAttention"]
 
 @dataclass
 class KVCache:
-    """Keys and values of the positions decoded so far, one entry per layer.
+    """Keys and values of the positions decoded so far, one entry per layer: the state of incremental decoding.
 
     Each entry holds tensors of shape (B, h, T_past, d_k). ``length`` is the
     number of cached positions, which is also the absolute position of the next
-    token (used by positional encodings).
+    token (used by positional encodings). Pass one cache to every call of a
+    decoding loop (a model's ``new_cache()`` makes an empty one); each call
+    appends its keys and values and attends over all of them.
+
+    Attributes:
+        keys: per layer, the cached keys (B, h, T_past, d_k), or ``None`` before that layer's first call.
+        values: per layer, the cached values, shaped like the keys.
+
+    Example:
+        >>> import torch
+        >>> _ = torch.manual_seed(0)
+        >>> attn, cache = MultiHeadAttention(16, num_heads=4), KVCache()
+        >>> x = torch.randn(1, 5, 16)
+        >>> first, _ = attn(x[:, :3], is_causal=True, cache=cache)
+        >>> rest, _ = attn(x[:, 3:], is_causal=True, cache=cache)
+        >>> cache.length, torch.allclose(torch.cat([first, rest], 1), attn(x, is_causal=True)[0], atol=1e-6)
+        (5, True)
     """
 
     keys: list[torch.Tensor | None] = field(default_factory=list)
@@ -29,15 +45,20 @@ class KVCache:
 
     @property
     def length(self) -> int:
-        """Positions cached by the first layer (before a forward pass: by every layer)."""
+        """Positions cached by the first layer (before a forward pass, by every layer)."""
         return self.layer_length(0)
 
     def layer_length(self, layer: int) -> int:
+        """Positions cached by layer ``layer`` (0 before its first call)."""
         if layer < len(self.keys) and self.keys[layer] is not None:
             return self.keys[layer].size(-2)
         return 0
 
     def update(self, layer: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Append ``k`` and ``v`` (B, h, T_new, d_k) to layer ``layer``'s cache; returns all its keys and values.
+
+        Raises :class:`~seqlab.errors.ShapeError` when they differ from the cached ones in more than the positions.
+        """
         while len(self.keys) <= layer:
             self.keys.append(None)
             self.values.append(None)
@@ -72,6 +93,30 @@ class MultiHeadAttention(nn.Module):
 
     d_k = d_v = d_model / h, so the projections hold 4 d_model^2 weights (plus
     4 d_model biases when ``bias=True``) whatever the number of heads.
+
+    Args:
+        d_model: model width, divisible by ``num_heads``.
+        num_heads: number of heads h.
+        bias: give the four projections biases.
+        dropout: dropout on the attention weights in training, in [0, 1).
+        fused: use PyTorch's fused kernel when no weights are asked for.
+        rotary: rotate each head's queries and keys by their positions (:class:`RotaryEmbedding`).
+        qk_norm: a LayerNorm (learned gain, no bias) on each head's queries and keys before the scores.
+        layer_idx: this layer's entry in a :class:`KVCache` shared by a stack of layers.
+
+    Raises:
+        InvalidParameterError: a size below 1, ``d_model`` not divisible by ``num_heads``, or ``dropout``
+            outside [0, 1).
+
+    Example:
+        >>> import torch
+        >>> _ = torch.manual_seed(0)
+        >>> attn = MultiHeadAttention(d_model=16, num_heads=4)
+        >>> out, weights = attn(torch.randn(2, 5, 16), is_causal=True, need_weights=True)
+        >>> out.shape, weights.shape
+        (torch.Size([2, 5, 16]), torch.Size([2, 4, 5, 5]))
+        >>> sum(p.numel() for p in attn.parameters()) == 4 * 16 * 16
+        True
     """
 
     def __init__(
@@ -157,12 +202,27 @@ class MultiHeadAttention(nn.Module):
         cache: KVCache | None = None,
         need_weights: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """``query`` (B, T_q, d_model); ``key``/``value`` default to ``query`` (self-attention).
+        """Attend from ``query`` to ``key`` and ``value``.
 
-        ``mask``: bool (True = attend) or additive, broadcast to (B, h, T_q, T_k).
-        ``cache``: append this call's keys and values and attend over all of them;
-        with ``is_causal`` the new queries are aligned to the end of the cache.
-        ``need_weights`` forces the explicit path and returns (B, h, T_q, T_k).
+        Args:
+            query: shape (B, T_q, d_model).
+            key: shape (B, T_k, d_model) (default: ``query``, self-attention).
+            value: shape (B, T_k, d_model) (default: ``key``).
+            mask: bool (``True`` = attend) or additive, broadcasting to (B, h, T_q, T_k); a (B, T_q, T_k) mask
+                applies to every head.
+            is_causal: each query sees only keys at or before its position; with a cache, the new queries
+                are aligned to the end of it.
+            cache: append this call's keys and values and attend over all of them.
+            need_weights: take the explicit path and return the weights.
+
+        Returns:
+            ``(output, weights)``, the output of shape (B, T_q, d_model) and the weights of shape (B, h, T_q, T_k),
+            or ``None`` unless ``need_weights``.
+
+        Raises:
+            ShapeError: inputs that are not (B, T, d_model), differ in batch, or a key and value of different
+                lengths.
+            InvalidTypeError: non-float inputs, or a cache that is not a :class:`KVCache`.
         """
         key = query if key is None else key
         value = key if value is None else value

@@ -16,7 +16,25 @@ __all__ = [
 
 
 def sinusoidal_encoding(t_len: int, d: int, base: float = 10000.0) -> torch.Tensor:
-    """PE(pos, 2i) = sin(pos / base^{2i/d}), PE(pos, 2i+1) = cos(pos / base^{2i/d}); shape (T, d)."""
+    """The fixed sinusoidal code: PE(pos, 2i) = sin(pos / base^{2i/d}), PE(pos, 2i+1) = cos(pos / base^{2i/d}).
+
+    Args:
+        t_len: number of positions T, >= 1.
+        d: code width, even and >= 2.
+        base: the wavelength base.
+
+    Returns:
+        A float32 tensor of shape (t_len, d); row ``pos`` is the code of position ``pos``.
+
+    Raises:
+        InvalidParameterError: ``t_len < 1`` or an odd or too small ``d``.
+
+    Example:
+        >>> sinusoidal_encoding(3, 4)
+        tensor([[ 0.0000,  1.0000,  0.0000,  1.0000],
+                [ 0.8415,  0.5403,  0.0100,  0.9999],
+                [ 0.9093, -0.4161,  0.0200,  0.9998]])
+    """
     if t_len < 1 or d < 2 or d % 2:
         raise InvalidParameterError(f"need t_len >= 1 and an even d >= 2, got t_len={t_len}, d={d}")
     pos = torch.arange(0, t_len, dtype=torch.float32).unsqueeze(1)  # (T, 1)
@@ -35,7 +53,24 @@ def _check_embeddings(x, d_model: int) -> None:
 
 
 class SinusoidalPositionalEncoding(nn.Module):
-    """Adds the fixed sinusoidal code to (B, T, d) embeddings; no parameters."""
+    """Adds the fixed sinusoidal code (:func:`sinusoidal_encoding`) to (B, T, d) embeddings; no parameters.
+
+    ``forward(x, offset=0)`` adds the codes of positions ``offset .. offset + T - 1``
+    (``offset``: the positions already decoded, with a cache).
+
+    Args:
+        d_model: embedding width d, even.
+        max_len: the most positions it codes.
+
+    Raises:
+        InvalidParameterError: an odd ``d_model``; in forward, positions past ``max_len``.
+
+    Example:
+        >>> import torch
+        >>> pe = SinusoidalPositionalEncoding(d_model=4, max_len=16)
+        >>> pe(torch.zeros(1, 3, 4))[0, 1]
+        tensor([0.8415, 0.5403, 0.0100, 0.9999])
+    """
 
     def __init__(self, d_model: int, max_len: int = 4096):
         super().__init__()
@@ -51,7 +86,23 @@ class SinusoidalPositionalEncoding(nn.Module):
 
 
 class LearnedPositionalEncoding(nn.Module):
-    """Adds a trained vector per absolute position (GPT-2 style)."""
+    """Adds a trained vector per absolute position (GPT-2 style), for at most ``max_len`` positions.
+
+    ``forward(x, offset=0)`` adds the vectors of positions ``offset .. offset + T - 1`` to ``x`` (B, T, d_model).
+
+    Args:
+        d_model: embedding width.
+        max_len: number of positions with a vector.
+
+    Raises:
+        InvalidParameterError: a size below 1; in forward, positions past ``max_len``.
+
+    Example:
+        >>> import torch
+        >>> pe = LearnedPositionalEncoding(d_model=8, max_len=4)
+        >>> pe(torch.zeros(2, 3, 8)).shape
+        torch.Size([2, 3, 8])
+    """
 
     def __init__(self, d_model: int, max_len: int):
         super().__init__()
@@ -74,6 +125,23 @@ class RotaryEmbedding(nn.Module):
     """RoPE: rotate each (2i, 2i+1) pair of q and k by angle pos * base^{-2i/d}.
 
     Then <R(m) q, R(n) k> depends on m - n only, so attention sees relative offsets.
+    A rotation keeps each vector's length.
+
+    Args:
+        head_dim: width of each head's queries and keys, even and >= 2.
+        base: the wavelength base.
+
+    Raises:
+        InvalidParameterError: an odd or too small ``head_dim``.
+
+    Example:
+        >>> import torch
+        >>> rope = RotaryEmbedding(head_dim=8)
+        >>> q, k = torch.ones(1, 1, 8), torch.arange(8.0).view(1, 1, 8)
+        >>> near = (rope(q, offset=2) * rope(k, offset=5)).sum()
+        >>> far = (rope(q, offset=10) * rope(k, offset=13)).sum()
+        >>> torch.allclose(near, far, atol=1e-4)  # the same offset, 3, the same score
+        True
     """
 
     def __init__(self, head_dim: int, base: float = 10000.0):
@@ -84,7 +152,7 @@ class RotaryEmbedding(nn.Module):
         self.register_buffer("inv_freq", inv_freq, persistent=False)
 
     def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
-        """``x``: (..., T, head_dim), positions ``offset .. offset + T - 1``."""
+        """``x`` (..., T, head_dim) rotated as positions ``offset .. offset + T - 1``; the same shape and dtype."""
         check_float("x", x, min_ndim=2)
         if x.size(-1) != 2 * self.inv_freq.numel():
             raise ShapeError(f"x must end in head_dim={2 * self.inv_freq.numel()}, got shape {tuple(x.shape)}")

@@ -21,7 +21,23 @@ def set_forget_bias(lstm: nn.LSTM, value: float) -> nn.LSTM:
     (i, f, g, o), so the forget block is rows ``hidden_size .. 2*hidden_size-1``.
     The gate sees the sum, so ``b_ih``'s block takes ``value`` and ``b_hh``'s is
     zeroed: filling only one of them would leave the other's random draw in the
-    sum. Returns ``lstm``, changed in place.
+    sum.
+
+    Args:
+        lstm: a ``torch.nn.LSTM`` with biases.
+        value: the forget gate's bias (1.0: Jozefowicz et al., 2015).
+
+    Returns:
+        ``lstm``, changed in place.
+
+    Raises:
+        InvalidParameterError: not an LSTM, or one without biases.
+
+    Example:
+        >>> from torch import nn
+        >>> lstm = set_forget_bias(nn.LSTM(3, 2), 1.0)
+        >>> (lstm.bias_ih_l0 + lstm.bias_hh_l0)[2:4]  # rows d .. 2d - 1: the forget block
+        tensor([1., 1.], grad_fn=<SliceBackward0>)
     """
     if not isinstance(lstm, nn.LSTM):
         raise InvalidParameterError(
@@ -44,8 +60,26 @@ def lstm_cell(x: torch.Tensor, h: torch.Tensor, c: torch.Tensor, W_ih: torch.Ten
               b_ih: torch.Tensor, b_hh: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """One LSTM step, eqs. (eq-lstm-gates)-(eq-lstm-state): c' = f*c + i*g, h' = o*tanh(c').
 
-    ``x`` (B, m), ``h`` and ``c`` (B, d); ``W_ih`` (4d, m), ``W_hh`` (4d, d), biases (4d,),
-    the gate blocks stacked in PyTorch's order i, f, g, o.
+    Args:
+        x: shape (B, m), this step's input.
+        h: shape (B, d), the previous hidden state.
+        c: shape (B, d), the previous cell state.
+        W_ih: shape (4d, m); the gate blocks stacked in PyTorch's order i, f, g, o.
+        W_hh: shape (4d, d).
+        b_ih: shape (4d,).
+        b_hh: shape (4d,).
+
+    Returns:
+        ``(h', c')``, each of shape (B, d).
+
+    Example:
+        >>> import torch
+        >>> _ = torch.manual_seed(0)
+        >>> ref, x = torch.nn.LSTMCell(3, 2), torch.randn(4, 3)
+        >>> h, c = lstm_cell(x, torch.zeros(4, 2), torch.zeros(4, 2), ref.weight_ih, ref.weight_hh,
+        ...                  ref.bias_ih, ref.bias_hh)
+        >>> torch.allclose(h, ref(x)[0], atol=1e-6)
+        True
     """
     z = x @ W_ih.T + b_ih + h @ W_hh.T + b_hh  # (B, 4d)
     i, f, g, o = z.chunk(4, dim=-1)  # each (B, d)
@@ -62,6 +96,25 @@ def gru_cell(x: torch.Tensor, h: torch.Tensor, W_ih: torch.Tensor, W_hh: torch.T
     Blocks stacked in PyTorch's order r, z, n. The reset gate multiplies the
     recurrent part of the candidate *after* its matrix product (PyTorch's and
     cuDNN's form; the original paper resets h before the product).
+
+    Args:
+        x: shape (B, m), this step's input.
+        h: shape (B, d), the previous state.
+        W_ih: shape (3d, m).
+        W_hh: shape (3d, d).
+        b_ih: shape (3d,).
+        b_hh: shape (3d,).
+
+    Returns:
+        The new state h', shape (B, d).
+
+    Example:
+        >>> import torch
+        >>> _ = torch.manual_seed(0)
+        >>> ref, x, h = torch.nn.GRUCell(3, 2), torch.randn(4, 3), torch.randn(4, 2)
+        >>> torch.allclose(gru_cell(x, h, ref.weight_ih, ref.weight_hh, ref.bias_ih, ref.bias_hh), ref(x, h),
+        ...                atol=1e-6)
+        True
     """
     gx, gh = x @ W_ih.T + b_ih, h @ W_hh.T + b_hh  # (B, 3d) each
     rx, zx, nx = gx.chunk(3, dim=-1)
@@ -72,7 +125,25 @@ def gru_cell(x: torch.Tensor, h: torch.Tensor, W_ih: torch.Tensor, W_hh: torch.T
 
 
 def unroll(module: nn.LSTM | nn.GRU, x: torch.Tensor) -> torch.Tensor:
-    """Outputs (B, T, d) of a one-layer, batch-first ``module``, computed step by step with the cells above."""
+    """Outputs of a one-layer, batch-first ``module``, computed step by step with :func:`lstm_cell` or :func:`gru_cell`.
+
+    Args:
+        module: a ``torch.nn.LSTM`` or ``torch.nn.GRU`` with one layer, one direction, ``batch_first`` and biases.
+        x: shape (B, T, m), the inputs.
+
+    Returns:
+        The hidden state at every step, shape (B, T, d), as ``module(x)[0]`` returns it.
+
+    Raises:
+        InvalidParameterError: any other module.
+
+    Example:
+        >>> import torch
+        >>> _ = torch.manual_seed(0)
+        >>> gru, x = torch.nn.GRU(3, 2, batch_first=True), torch.randn(2, 5, 3)
+        >>> torch.allclose(unroll(gru, x), gru(x)[0], atol=1e-6)
+        True
+    """
     if module.num_layers != 1 or module.bidirectional or not module.batch_first or not module.bias:
         raise InvalidParameterError("unroll reproduces a one-layer, one-direction, batch_first module with biases")
     weights = (module.weight_ih_l0, module.weight_hh_l0, module.bias_ih_l0, module.bias_hh_l0)

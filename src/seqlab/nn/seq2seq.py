@@ -41,6 +41,28 @@ class Seq2Seq(nn.Module):
     Modules are created in the order embedding, encoder, decoder, query
     projection, head, so that a seeded construction draws its initial weights
     in the same order as the chapter's code.
+
+    Args:
+        vocab_size: number of token ids (source and target share one embedding).
+        embed_dim: embedding width.
+        hidden_size: GRU width d.
+        attention: ``None`` (the bottleneck) or ``"general"`` (scores (W s_t)^T h_j / sqrt(d)).
+        init_decoder_from_encoder: start the decoder from the encoder's final state.
+        start_token: the id the decoder reads first.
+
+    Raises:
+        InvalidParameterError: another ``attention``, or a ``start_token`` outside the vocabulary.
+
+    Example:
+        >>> import torch
+        >>> _ = torch.manual_seed(0)
+        >>> model = Seq2Seq(vocab_size=6, embed_dim=4, hidden_size=8, attention="general")
+        >>> src = torch.randint(1, 6, (2, 5))
+        >>> logits, weights = model(src, src)  # teacher forcing on the copy task
+        >>> logits.shape, weights.shape
+        (torch.Size([2, 5, 6]), torch.Size([2, 5, 5]))
+        >>> model.greedy_decode(src, length=5)[0].shape
+        torch.Size([2, 5])
     """
 
     def __init__(
@@ -96,7 +118,10 @@ class Seq2Seq(nn.Module):
 
     @torch.no_grad()
     def greedy_decode(self, src: torch.Tensor, length: int) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Free-running decoding: each step feeds back the model's own previous prediction."""
+        """Free-running decoding of ``length`` tokens: each step feeds back the model's own previous prediction.
+
+        Returns the tokens (B, length) and the attention weights (B, length, T), or ``None`` without attention.
+        """
         _check_length(length)
         H, h_T = self.encode(src)
         h = h_T if self.init_decoder_from_encoder else None

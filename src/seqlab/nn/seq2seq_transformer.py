@@ -32,7 +32,24 @@ __all__ = ["Seq2SeqTransformer", "shift_right", "source_mask"]
 
 
 def shift_right(tgt: torch.Tensor, start_token: int) -> torch.Tensor:
-    """Teacher-forcing decoder input: ``[start, tgt[:, 0], ..., tgt[:, -2]]`` for ``tgt`` (B, T')."""
+    """Teacher-forcing decoder input: the target moved one step right behind a start token.
+
+    Args:
+        tgt: shape (B, T') token ids, T' >= 1.
+        start_token: the id put first.
+
+    Returns:
+        ``[start, tgt[:, 0], ..., tgt[:, -2]]``, shape (B, T').
+
+    Raises:
+        InvalidTypeError: ``tgt`` is not a tensor.
+        ShapeError: ``tgt`` is not (B, T') with T' >= 1.
+
+    Example:
+        >>> import torch
+        >>> shift_right(torch.tensor([[3, 4, 5]]), start_token=9)
+        tensor([[9, 3, 4]])
+    """
     check_tensor("tgt", tgt)
     if tgt.dim() != 2 or tgt.size(1) < 1:
         raise ShapeError(f"tgt must be (B, T') token ids with T' >= 1, got {tuple(tgt.shape)}")
@@ -43,7 +60,23 @@ def shift_right(tgt: torch.Tensor, start_token: int) -> torch.Tensor:
 def source_mask(src: torch.Tensor, pad_token: int = 0, lengths: torch.Tensor | None = None) -> torch.Tensor:
     """Key mask ``(B, 1, 1, T)``, ``True`` at real source tokens.
 
-    From ``lengths`` when given (``padding_mask``), else from ``src != pad_token``.
+    Args:
+        src: shape (B, T) token ids.
+        pad_token: the padding id, used when ``lengths`` is not given.
+        lengths: shape (B,), each sequence's real length (:func:`padding_mask`); positions at or past it are
+            padding whatever they hold.
+
+    Returns:
+        A bool tensor of shape (B, 1, 1, T).
+
+    Raises:
+        InvalidTypeError: ``src`` is not a tensor.
+        ShapeError: ``src`` is not (B, T), or ``lengths`` has another batch size.
+
+    Example:
+        >>> import torch
+        >>> source_mask(torch.tensor([[3, 4, 0]]))[:, 0, 0]
+        tensor([[ True,  True, False]])
     """
     check_tensor("src", src)
     if src.dim() != 2:
@@ -61,6 +94,31 @@ class Seq2SeqTransformer(nn.Module):
 
     ``norm_first=True`` builds pre-LN layers and adds the final LayerNorm each pre-LN stack
     needs; ``norm_first=False`` builds the original post-LN Transformer.
+
+    Args:
+        vocab_size: number of token ids, >= 3 (padding, a start token and content).
+        d_model: model width.
+        num_heads: attention heads per layer.
+        d_ff: feed-forward width.
+        num_encoder_layers: encoder layers N, >= 1.
+        num_decoder_layers: decoder layers M, >= 1.
+        dropout: dropout in training.
+        norm_first: pre-LN (``True``) or post-LN layers.
+        max_len: the most positions of the sinusoidal code.
+        pad_token: the padding id.
+        start_token: the id the decoder starts from (default: the last id, ``vocab_size - 1``).
+
+    Raises:
+        InvalidParameterError: a vocabulary below 3, a token outside it, equal pad and start tokens, or no layers.
+
+    Example:
+        >>> import torch
+        >>> _ = torch.manual_seed(0)
+        >>> model = Seq2SeqTransformer(vocab_size=8)
+        >>> src, tgt = torch.tensor([[1, 2, 3, 0]]), torch.tensor([[3, 2, 1]])  # the last source id is padding
+        >>> logits, _ = model(src, tgt)
+        >>> logits.shape, model.greedy_decode(src, length=3)[0].shape
+        (torch.Size([1, 3, 8]), torch.Size([1, 3]))
     """
 
     def __init__(
@@ -161,7 +219,10 @@ class Seq2SeqTransformer(nn.Module):
     @torch.no_grad()
     def greedy_decode(self, src: torch.Tensor, length: int, src_lengths: torch.Tensor | None = None,
                       ) -> tuple[torch.Tensor, None]:
-        """Free-running decoding: each step appends the model's own argmax and reruns the decoder."""
+        """Free-running decoding of ``length`` tokens: each step appends the model's own argmax and reruns the decoder.
+
+        Returns the tokens (B, length) and ``None`` (the recurrent model's weights).
+        """
         _check_length(length)
         mask = source_mask(src, self.pad_token, src_lengths)
         memory = self.encode(src, mask)

@@ -31,7 +31,23 @@ _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu, "relu2": relu_squared}
 
 
 class FeedForward(nn.Module):
-    """Position-wise FFN(x) = W_2 act(W_1 x + b_1) + b_2, applied to every position alike."""
+    """Position-wise FFN(x) = W_2 act(W_1 x + b_1) + b_2, applied to every position alike.
+
+    Args:
+        d_model: input and output width.
+        d_ff: hidden width.
+        dropout: dropout on the hidden layer in training.
+        activation: ``"relu"``, ``"gelu"`` or ``"relu2"`` (ReLU squared).
+        bias: give both linear maps biases.
+
+    Raises:
+        InvalidParameterError: another activation; in forward, an input that does not end in ``d_model``.
+
+    Example:
+        >>> import torch
+        >>> FeedForward(d_model=8, d_ff=32)(torch.zeros(2, 3, 8)).shape
+        torch.Size([2, 3, 8])
+    """
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu", bias: bool = True):
         super().__init__()
@@ -71,6 +87,29 @@ class EncoderLayer(nn.Module):
     With ``is_causal=True`` in forward it is the decoder-only (GPT) block.
     Parameter and module names follow torch.nn.TransformerEncoderLayer so the
     two can be compared weight for weight.
+
+    Args:
+        d_model: model width.
+        num_heads: attention heads.
+        d_ff: feed-forward width, >= 1.
+        dropout: dropout in training, in [0, 1).
+        norm_first: pre-LN (``True``) or post-LN.
+        activation: the feed-forward activation (see :class:`FeedForward`).
+        bias: biases in the linear maps and LayerNorms.
+        layer_norm_eps: the LayerNorms' epsilon.
+        rotary: rotary positions in the attention (:class:`RotaryEmbedding`).
+        qk_norm: QK-norm in the attention (see :class:`MultiHeadAttention`).
+        layer_idx: this layer's entry in a shared :class:`KVCache`.
+
+    Raises:
+        InvalidParameterError: ``d_ff < 1`` or ``dropout`` outside [0, 1).
+
+    Example:
+        >>> import torch
+        >>> _ = torch.manual_seed(0)
+        >>> layer, x = EncoderLayer(d_model=16, num_heads=4, d_ff=32).eval(), torch.randn(2, 5, 16)
+        >>> torch.allclose(layer(x), layer.to_torch().eval()(x), atol=1e-5)  # torch's layer, the same weights
+        True
     """
 
     def __init__(
@@ -120,6 +159,8 @@ class EncoderLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *, is_causal: bool = False,
                 cache: KVCache | None = None) -> torch.Tensor:
+        """``x`` (B, T, d_model) -> (B, T, d_model); ``mask``, ``is_causal`` and ``cache`` as in
+        :meth:`MultiHeadAttention.forward`."""
         _check_sequence("x", x, self.self_attn.d_model, self.self_attn.Wq.weight)
         if self.norm_first:
             x = x + self._sa(self.norm1(x), mask, is_causal, cache)
@@ -129,7 +170,27 @@ class EncoderLayer(nn.Module):
 
 
 class DecoderLayer(nn.Module):
-    """Encoder-decoder block: causal self-attention, cross-attention to the encoder memory, FFN."""
+    """Encoder-decoder block: causal self-attention, cross-attention to the encoder memory, FFN.
+
+    Args:
+        d_model: model width.
+        num_heads: attention heads.
+        d_ff: feed-forward width, >= 1.
+        dropout: dropout in training, in [0, 1).
+        norm_first: pre-LN (``True``) or post-LN.
+        activation: the feed-forward activation (see :class:`FeedForward`).
+        bias: biases in the linear maps and LayerNorms.
+        layer_norm_eps: the LayerNorms' epsilon.
+
+    Raises:
+        InvalidParameterError: ``d_ff < 1`` or ``dropout`` outside [0, 1).
+
+    Example:
+        >>> import torch
+        >>> layer = DecoderLayer(d_model=16, num_heads=4, d_ff=32)
+        >>> layer(torch.zeros(2, 3, 16), memory=torch.zeros(2, 5, 16)).shape
+        torch.Size([2, 3, 16])
+    """
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0, *,
                  norm_first: bool = True, activation: str = "relu", bias: bool = True, layer_norm_eps: float = 1e-5):
@@ -163,7 +224,29 @@ class DecoderLayer(nn.Module):
 
 @dataclass
 class GPTConfig:
-    """Configuration of the decoder-only language model."""
+    """Shape of a :class:`GPT`.
+
+    Args:
+        vocab_size: number of token ids.
+        block_size: the context: the most tokens one forward pass reads.
+        num_layers: Transformer blocks.
+        num_heads: attention heads per block, dividing ``d_model``.
+        d_model: model width.
+        d_ff: feed-forward width (default: ``4 * d_model``).
+        dropout: dropout in training.
+        bias: biases in the linear maps and LayerNorms.
+        positional: ``"learned"``, ``"sinusoidal"`` or ``"rotary"`` positions.
+        activation: the feed-forward activation (see :class:`FeedForward`).
+        tie_weights: the output head is the token embedding's transpose.
+        qk_norm: a LayerNorm on each head's queries and keys before the scores.
+
+    Raises:
+        InvalidParameterError: a size below 1, or another ``positional``.
+
+    Example:
+        >>> GPTConfig(vocab_size=65, d_model=64).d_ff
+        256
+    """
 
     vocab_size: int
     block_size: int = 128
@@ -196,9 +279,19 @@ OPTIONAL_FEATURES = {"qk_norm": False}
 
 
 def config_record(config) -> dict:
-    """A model config as a dict for a record, leaving out :data:`OPTIONAL_FEATURES` that are off.
+    """A model config as a dict for a record, leaving out the optional features that are off (``qk_norm=False``).
 
     So checkpoints and artifacts recorded before a feature existed still match a config that does not use it.
+
+    Args:
+        config: a :class:`GPTConfig` or :class:`LSTMConfig` (any dataclass).
+
+    Returns:
+        The config's fields as a dict.
+
+    Example:
+        >>> "qk_norm" in config_record(GPTConfig(vocab_size=10)), config_record(GPTConfig(10, qk_norm=True))["qk_norm"]
+        (False, True)
     """
     record = asdict(config)
     if isinstance(config, GPTConfig):
@@ -209,7 +302,22 @@ def config_record(config) -> dict:
 
 
 class GPT(nn.Module):
-    """Token embedding + position + pre-LN causal blocks + final LN + (tied) output head."""
+    """Decoder-only language model: token embedding + position + pre-LN causal blocks + final LN + (tied) output head.
+
+    Weights start as GPT-2's (normal, std 0.02; the residual projections scaled by 1/sqrt(2 num_layers)).
+
+    Args:
+        config: the model's shape.
+
+    Example:
+        >>> import torch
+        >>> _ = torch.manual_seed(0)
+        >>> model = GPT(GPTConfig(vocab_size=10, block_size=8, num_layers=1, num_heads=2, d_model=16))
+        >>> idx = torch.tensor([[1, 2, 3]])
+        >>> logits, loss = model(idx, targets=idx)
+        >>> logits.shape, 1.5 < loss.item() < 3.0  # near log(10) = 2.3 before training
+        (torch.Size([1, 3, 10]), True)
+    """
 
     def __init__(self, config: GPTConfig):
         super().__init__()
@@ -239,9 +347,11 @@ class GPT(nn.Module):
 
     @property
     def block_size(self) -> int:
+        """The context: the most tokens one forward pass (cache included) reads."""
         return self.config.block_size
 
     def new_cache(self) -> KVCache:
+        """An empty :class:`KVCache` for incremental decoding."""
         return KVCache()
 
     @staticmethod
@@ -255,10 +365,11 @@ class GPT(nn.Module):
 
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None, *,
                 cache: KVCache | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """``idx`` (B, T) token ids -> logits (B, T, vocab), and the mean cross-entropy if ``targets``.
+        """``idx`` (B, T) token ids -> ``(logits (B, T, vocab), loss)``.
 
-        Ids outside ``[0, vocab_size)`` raise :class:`~seqlab.errors.InvalidParameterError`;
-        ``targets`` may also hold -100 (ignored by the loss).
+        ``loss`` is the mean cross-entropy against ``targets`` (B, T), which may also hold -100 (ignored), or
+        ``None`` without them. With ``cache`` the new tokens follow the cached positions. Ids outside
+        ``[0, vocab_size)``, or more tokens than ``block_size``, raise :class:`~seqlab.errors.InvalidParameterError`.
         """
         idx, targets = check_lm_inputs(idx, targets, self.config.vocab_size)
         if cache is not None and not isinstance(cache, KVCache):

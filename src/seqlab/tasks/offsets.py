@@ -29,10 +29,27 @@ IGNORE = -100
 
 def offset_task(n: int, length: int, vocab: int, offsets=(1, 3),
                 generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """``n`` random sequences and their targets.
+    """``n`` random sequences and their targets: at each position, the tokens ``offsets`` steps back.
 
-    Returns ``x`` (n, length), tokens uniform on 0..vocab-1, and ``y`` (n, length, len(offsets))
-    with ``y[:, t, i] = x[:, t - offsets[i]]``; positions with ``t < max(offsets)`` hold :data:`IGNORE`.
+    Args:
+        n: sequences, >= 1.
+        length: tokens per sequence, more than ``max(offsets)``.
+        vocab: distinct tokens, >= 2.
+        offsets: the offsets, each >= 1.
+        generator: draws the tokens (default: torch's global generator).
+
+    Returns:
+        ``(x, y)``, ``x`` (n, length) with tokens uniform on 0..vocab-1, and ``y`` (n, length, len(offsets)) with
+        ``y[:, t, i] = x[:, t - offsets[i]]``; positions with ``t < max(offsets)`` hold :data:`IGNORE`.
+
+    Raises:
+        InvalidParameterError: sizes out of range.
+
+    Example:
+        >>> import torch
+        >>> x, y = offset_task(1, 5, vocab=5, offsets=(1, 3), generator=torch.Generator().manual_seed(0))
+        >>> x[0].tolist(), y[0, 3].tolist()  # at t = 3: the tokens at t = 2 and t = 0
+        ([4, 4, 3, 0, 3], [3, 4])
     """
     offsets = tuple(int(o) for o in offsets)
     if n < 1 or vocab < 2 or not offsets or min(offsets) < 1 or length <= max(offsets):
@@ -53,6 +70,21 @@ class OffsetAttention(nn.Module):
     position t was fetched by attention. Only ``num_heads`` changes between models; every
     other size, and so the parameter count, stays the same. ``positions=False`` drops the
     learned position vectors (the ablation of §14.52).
+
+    Args:
+        vocab: distinct tokens.
+        length: the sequences' length (the learned positions).
+        d_model: model width, divisible by ``num_heads``.
+        num_heads: attention heads.
+        n_targets: tokens to recall per position.
+        positions: add learned position vectors.
+
+    Example:
+        >>> import torch
+        >>> model = OffsetAttention(vocab=5, length=8, d_model=16, num_heads=2)
+        >>> logits, weights = model(torch.zeros(3, 8, dtype=torch.long), need_weights=True)
+        >>> logits.shape, weights.shape
+        (torch.Size([3, 8, 2, 5]), torch.Size([3, 2, 8, 8]))
     """
 
     def __init__(self, vocab: int, length: int, d_model: int, num_heads: int, n_targets: int = 2,
@@ -76,13 +108,49 @@ class OffsetAttention(nn.Module):
 
 @dataclass
 class OffsetFit:
+    """What :func:`fit_offset_model` returns.
+
+    Attributes:
+        model: the trained model, in eval mode.
+        losses: the loss of every step.
+
+    Example:
+        >>> OffsetFit(model=None, losses=[1.6, 1.2]).losses[-1]
+        1.2
+    """
+
     model: OffsetAttention
     losses: list[float]
 
 
 def fit_offset_model(model: OffsetAttention, x: torch.Tensor, y: torch.Tensor, *, steps: int, batch: int,
                      lr: float, seed: int) -> OffsetFit:
-    """Adam on the summed cross-entropy of the targets, minibatches drawn from ``seed``; one torch thread."""
+    """Adam on the summed cross-entropy of the targets, minibatches drawn from ``seed``; one torch thread.
+
+    Args:
+        model: an :class:`OffsetAttention`, trained in place.
+        x: shape (n, T), the sequences (:func:`offset_task`).
+        y: shape (n, T, n_targets), their targets.
+        steps: Adam steps, >= 1.
+        batch: sequences per step, >= 1.
+        lr: Adam's learning rate, > 0.
+        seed: seeds the minibatches' draws.
+
+    Returns:
+        An :class:`OffsetFit`.
+
+    Raises:
+        InvalidParameterError: ``steps`` or ``batch`` below 1, or ``lr <= 0``.
+
+    Example:
+        >>> import torch
+        >>> _ = torch.manual_seed(0)
+        >>> x, y = offset_task(64, 8, vocab=5, generator=torch.Generator().manual_seed(0))
+        >>> fit = fit_offset_model(OffsetAttention(5, 8, d_model=16, num_heads=2), x, y, steps=10, batch=16,
+        ...                        lr=0.01, seed=0)
+        >>> len(fit.losses), fit.losses[-1] < fit.losses[0]
+        (10, True)
+    """
     if steps < 1 or batch < 1 or lr <= 0:
         raise InvalidParameterError(f"need steps >= 1, batch >= 1, lr > 0; got {steps}, {batch}, {lr}")
     g = torch.Generator().manual_seed(seed)
@@ -104,7 +172,22 @@ def fit_offset_model(model: OffsetAttention, x: torch.Tensor, y: torch.Tensor, *
 
 @torch.no_grad()
 def offset_accuracy(model: OffsetAttention, x: torch.Tensor, y: torch.Tensor) -> dict[str, float]:
-    """Accuracy per target (``target_1``, ``target_2``, ...) and ``both`` (every target right) over scored positions."""
+    """Accuracy per target (``target_1``, ``target_2``, ...) and ``both`` (every target right) over scored positions.
+
+    Args:
+        model: an :class:`OffsetAttention`.
+        x: shape (n, T), sequences.
+        y: shape (n, T, n_targets), their targets; :data:`IGNORE` positions are not scored.
+
+    Returns:
+        A dict of accuracies in [0, 1].
+
+    Example:
+        >>> import torch
+        >>> x, y = offset_task(8, 8, vocab=5, generator=torch.Generator().manual_seed(0))
+        >>> sorted(offset_accuracy(OffsetAttention(5, 8, d_model=16, num_heads=2), x, y))
+        ['both', 'target_1', 'target_2']
+    """
     logits, _ = model(x)
     pred = logits.argmax(-1)  # (B, T, n_targets)
     keep = (y != IGNORE).all(-1)  # (B, T)
@@ -116,7 +199,15 @@ def offset_accuracy(model: OffsetAttention, x: torch.Tensor, y: torch.Tensor) ->
 
 @torch.no_grad()
 def accuracy_by_position(model: OffsetAttention, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Accuracy per query position and target, (T, n_targets); positions without a full target are NaN."""
+    """Accuracy per query position and target, (T, n_targets); positions without a full target are NaN.
+
+    Example:
+        >>> import torch
+        >>> x, y = offset_task(8, 8, vocab=5, offsets=(1, 3), generator=torch.Generator().manual_seed(0))
+        >>> acc = accuracy_by_position(OffsetAttention(5, 8, d_model=16, num_heads=2), x, y)
+        >>> acc.shape, acc[:3].isnan().all().item()  # positions 0..2 have no token 3 steps back
+        (torch.Size([8, 2]), True)
+    """
     logits, _ = model(x)
     right = (logits.argmax(-1) == y).float().mean(0)  # (T, n_targets)
     keep = (y != IGNORE).all(-1).any(0)  # (T,)
@@ -128,6 +219,13 @@ def attention_by_offset(model: OffsetAttention, x: torch.Tensor, max_offset: int
     """Mean attention weight of each head on the key ``offset`` steps back, offsets 0..max_offset: (h, max_offset + 1).
 
     Averaged over the sequences in ``x`` and over query positions t >= max_offset (where every offset exists).
+    A head that has learned one offset puts most of its weight in that column.
+
+    Example:
+        >>> import torch
+        >>> x, _ = offset_task(8, 8, vocab=5, generator=torch.Generator().manual_seed(0))
+        >>> attention_by_offset(OffsetAttention(5, 8, d_model=16, num_heads=2), x, max_offset=3).shape
+        torch.Size([2, 4])
     """
     _, w = model(x, need_weights=True)  # (B, h, T, T)
     T = w.size(-1)

@@ -1,4 +1,39 @@
-"""Text: tokenizers (character, word, byte-level BPE)."""
-from .tokenizers import BPETokenizer, CharTokenizer, Tokenizer, TokenizerFormatError, WordTokenizer, load_tokenizer
+"""Text for language models: tokenizers, corpora, training and checkpoints, sampling and generation, scoring, export.
 
-__all__ = ["BPETokenizer", "CharTokenizer", "Tokenizer", "TokenizerFormatError", "WordTokenizer", "load_tokenizer"]
+The tokenizers load with the package; every other name loads its module (and torch) on first use, so a
+program that only tokenizes does not pay for torch.
+"""
+import importlib
+
+from .tokenizers import (BPETokenizer, CharTokenizer, Tokenizer, TokenizerFormatError, UnknownTokenError,
+                         WordTokenizer, load_tokenizer)
+
+#: public name -> the module that defines it, imported on first access
+_LAZY = {
+    **dict.fromkeys(("CorpusError", "read_text_file", "load_tinyshakespeare", "split_train_val"), "corpus"),
+    **dict.fromkeys(("TrainConfig", "TrainResult", "TrainingDiverged"), "train_config"),
+    "train_lm": "training",
+    **dict.fromkeys(("load_checkpoint", "CheckpointError", "CheckpointMismatchError"), "checkpoint"),
+    **dict.fromkeys(("LogitsProcessor", "RepetitionPenalty", "NoRepeatNGram", "SuppressTokens", "Temperature",
+                     "TopK", "TopP", "MinP", "build_processors", "apply_processors", "sample_next",
+                     "NoTokenLeftError"), "sampling"),
+    **dict.fromkeys(("generate", "StopOnStrings"), "generation"),
+    **dict.fromkeys(("score_text", "TextScore"), "scoring"),
+    **dict.fromkeys(("export_hf", "load_hf", "ExportError"), "export"),
+    **dict.fromkeys(("distinct_n", "repetition_rate"), "metrics"),
+}
+
+__all__ = ["Tokenizer", "CharTokenizer", "WordTokenizer", "BPETokenizer", "load_tokenizer", "TokenizerFormatError",
+           "UnknownTokenError", *_LAZY]
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -34,7 +34,15 @@ FORMAT = "seqlab-checkpoint-2"
 
 
 class CheckpointError(SeqlabError, ValueError):
-    """A checkpoint directory that is missing, incomplete or corrupt."""
+    """A checkpoint directory that is missing, incomplete or corrupt.
+
+    Example:
+        >>> import tempfile
+        >>> load_checkpoint(tempfile.mkdtemp())  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        seqlab.text.checkpoint.CheckpointError: /...: no checkpoint.safetensors (not a seqlab checkpoint directory)
+    """
 
 
 class CheckpointWriteError(SeqlabError, OSError):
@@ -42,7 +50,15 @@ class CheckpointWriteError(SeqlabError, OSError):
 
 
 class CheckpointMismatchError(CheckpointError):
-    """A checkpoint that does not belong with what it is used with (another model shape, another tokenizer)."""
+    """A checkpoint that does not belong with what it is used with (another model shape, another tokenizer).
+
+    :func:`~seqlab.text.train_lm` raises it when asked to resume a checkpoint of another model or recipe,
+    or one trained on another text.
+
+    Example:
+        >>> issubclass(CheckpointMismatchError, CheckpointError)
+        True
+    """
 
 
 def model_kind(model) -> str:
@@ -244,11 +260,35 @@ def _load_tokenizer(d: Path, meta: dict, vocab_size: int):
 
 
 def load_checkpoint(directory, *, optimizer_factory=None):
-    """``(model, tokenizer, state)`` from a checkpoint directory.
+    """``(model, tokenizer, state)`` from a checkpoint directory (``seqlab lm train --out``, or ``train_lm``'s).
 
-    ``state`` has the iteration, the histories and configs, the RNG tensors and,
-    when ``optimizer_factory(model)`` is given, the optimizer with its state restored.
-    Every tensor is checked against the sha256 stored with it.
+    Every tensor is checked against the sha256 stored with it. Nothing is unpickled.
+
+    Args:
+        directory: the checkpoint folder (holding ``checkpoint.safetensors``).
+        optimizer_factory: ``optimizer_factory(model)`` makes an optimizer whose state the checkpoint restores
+            (default: none is made).
+
+    Returns:
+        ``(model, tokenizer, state)``, the model (a :class:`~seqlab.nn.GPT` or an
+        :class:`~seqlab.nn.LSTMLanguageModel`) with its weights, its tokenizer (``None`` if none was saved), and
+        a dict with ``iteration``, ``history``, ``train_config``, ``model_kind``, ``model_config``, ``rng``,
+        ``extra`` and ``seqlab_version`` (and ``optimizer`` with a factory).
+
+    Raises:
+        CheckpointError: a folder without a checkpoint, or one that is unreadable, corrupt or of another format.
+
+    Example:
+        >>> import tempfile
+        >>> from seqlab.nn import GPT, GPTConfig
+        >>> from seqlab.text import CharTokenizer
+        >>> from seqlab.text.checkpoint import save_checkpoint
+        >>> tok, folder = CharTokenizer().train("abc"), tempfile.mkdtemp()
+        >>> _ = save_checkpoint(folder, GPT(GPTConfig(tok.vocab_size, block_size=4, num_layers=1, num_heads=1,
+        ...                                           d_model=8)), tokenizer=tok, iteration=3)
+        >>> model, tok, state = load_checkpoint(folder)
+        >>> type(model).__name__, tok.vocab_size, state["iteration"]
+        ('GPT', 4, 3)
     """
     from safetensors import SafetensorError
     from safetensors.torch import load as load_bytes

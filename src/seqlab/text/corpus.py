@@ -25,7 +25,14 @@ TINY_SHAKESPEARE_URL = "https://raw.githubusercontent.com/karpathy/char-rnn/mast
 
 
 class CorpusError(SeqlabError, ValueError):
-    """A corpus that cannot be used: missing, empty, binary, not UTF-8, or failing its checksum."""
+    """A corpus that cannot be used: missing, empty, binary, not UTF-8, or failing its checksum.
+
+    Example:
+        >>> read_text_file("no-such-file.txt")
+        Traceback (most recent call last):
+        ...
+        seqlab.text.corpus.CorpusError: no-such-file.txt: no such file
+    """
 
 
 #: how much of a file is checked (NUL bytes, UTF-8) before the rest is read
@@ -37,6 +44,23 @@ def read_text_file(path, *, max_bytes: int | None = None) -> str:
 
     The size and the first MiB are checked before the whole file is read, so a wrong file
     (a binary, a multi-gigabyte dump) is refused without loading it.
+
+    Args:
+        path: the file.
+        max_bytes: the largest file accepted (default: no limit).
+
+    Returns:
+        The file's text.
+
+    Raises:
+        CorpusError: a missing, unreadable, empty, binary, non-UTF-8 or too large file, or not a regular file.
+
+    Example:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "input.txt")
+        >>> _ = open(path, "w", encoding="utf-8").write("To be, or not to be")
+        >>> read_text_file(path)
+        'To be, or not to be'
     """
     import codecs
     import stat
@@ -89,7 +113,22 @@ def _check_sha(data: bytes, where: str) -> None:
 
 
 def load_tinyshakespeare(path=None) -> str:
-    """tinyshakespeare (1,115,394 characters): from ``path`` if given, else the copy shipped with seqlab."""
+    """tinyshakespeare (1,115,394 characters): from ``path`` if given, else the copy shipped with seqlab.
+
+    Args:
+        path: a copy of the file to read instead (checked against the same sha256).
+
+    Returns:
+        The text.
+
+    Raises:
+        CorpusError: a copy whose sha256 is not tinyshakespeare's, or a file :func:`read_text_file` refuses.
+
+    Example:
+        >>> text = load_tinyshakespeare()
+        >>> len(text), text[:14]
+        (1115394, 'First Citizen:')
+    """
     if path is not None:
         text = read_text_file(path)
         _check_sha(text.encode("utf-8"), str(path))
@@ -121,7 +160,22 @@ def download_tinyshakespeare(cache_dir=None, url: str = TINY_SHAKESPEARE_URL, ti
 
 
 def split_train_val(ids, val_fraction: float = 0.1):
-    """First (1 - val_fraction) of the token stream for training, the rest for validation (nanoGPT's 90/10)."""
+    """First (1 - val_fraction) of the token stream for training, the rest for validation (nanoGPT's 90/10).
+
+    Args:
+        ids: the token ids (a list, array or 1-D tensor).
+        val_fraction: the share held out, in (0, 1).
+
+    Returns:
+        ``(train, val)``, two slices of ``ids``.
+
+    Raises:
+        InvalidParameterError: ``val_fraction`` outside (0, 1).
+
+    Example:
+        >>> split_train_val(list(range(10)))
+        ([0, 1, 2, 3, 4, 5, 6, 7, 8], [9])
+    """
     if not 0.0 < val_fraction < 1.0:
         raise InvalidParameterError(f"val_fraction must lie in (0, 1), got {val_fraction}")
     n = int(len(ids) * (1 - val_fraction))

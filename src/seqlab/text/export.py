@@ -204,12 +204,26 @@ def _tokenizer_back(d: Path, spec: dict) -> Tokenizer:
 
 
 def export_hf(model, tok: Tokenizer, out, *, info: dict | None = None) -> list[Path]:
-    """Write ``out`` as a Hugging Face model folder (one complete set: see :class:`seqlab.files.OutputSet`).
+    """Write ``out`` as a Hugging Face model folder, what ``seqlab lm export`` writes.
 
     A GPT becomes a folder transformers loads (with ``generation_config.json``, and ``modeling_seqlab.py`` for
-    generating past the context as seqlab does: see :mod:`seqlab.text.hf_extras`); an LSTM, which transformers
-    has no class for, the same files with seqlab's own weight names and ``model_type`` :data:`LSTM_TYPE`. Both
-    get a model card, ``README.md``, from ``info`` (a checkpoint's ``iteration``, ``history`` and ``text``).
+    generating past the context as seqlab does, loaded with ``trust_remote_code=True``: see
+    ``seqlab.text.hf_extras``); an LSTM, which transformers has no class for, the same files with seqlab's own
+    weight names and its own ``model_type``. Both get a model card, ``README.md``, from ``info`` (a checkpoint's
+    ``iteration``, ``history`` and ``text``). The folder appears as one complete set with a manifest
+    (``seqlab.files.OutputSet``): an interrupted export leaves the previous folder as it was.
+
+    Args:
+        model: a :class:`~seqlab.nn.GPT` or :class:`~seqlab.nn.LSTMLanguageModel`.
+        tok: its tokenizer (character or byte-level BPE; a word tokenizer has no exact counterpart).
+        out: the folder to write.
+        info: what the model card tells of the training run (default: nothing).
+
+    Returns:
+        The paths of the files written.
+
+    Raises:
+        ExportError: a model or tokenizer the format cannot hold exactly.
 
     Example:
         >>> import tempfile
@@ -318,8 +332,28 @@ def _lstm_back(w: dict, cfg: dict) -> tuple[LSTMConfig, dict]:
 
 def load_hf(directory):
     """``(model, tokenizer)`` of a folder :func:`export_hf` wrote (or any GPT-2 / GPT-NeoX folder of the same
-    shape with such a tokenizer), checked first by :func:`seqlab.text.hf_folder.read_folder`; anything else
-    raises :class:`ExportError` (:class:`~seqlab.text.hf_folder.HFFolderError` for a damaged folder)."""
+    shape with such a tokenizer), read as carefully as a checkpoint (``seqlab.text.hf_folder.read_folder``).
+
+    Args:
+        directory: the folder.
+
+    Returns:
+        ``(model, tokenizer)``, the model in eval mode.
+
+    Raises:
+        ExportError: anything else (its subclass ``HFFolderError`` for a damaged folder).
+
+    Example:
+        >>> import tempfile
+        >>> from seqlab.nn import GPT, GPTConfig
+        >>> from seqlab.text import CharTokenizer
+        >>> tok, folder = CharTokenizer().train("to be or not"), tempfile.mkdtemp()
+        >>> _ = export_hf(GPT(GPTConfig(tok.vocab_size, block_size=8, num_layers=1, num_heads=1, d_model=8)), tok,
+        ...               folder)
+        >>> model, tok2 = load_hf(folder)
+        >>> model.config.block_size, tok2.encode("not") == tok.encode("not")
+        (8, True)
+    """
     d = Path(directory)
     found = read_folder(d)
     back = {"gpt2": _gpt2_back, "gpt_neox": _neox_back, LSTM_TYPE: _lstm_back}[found.config["model_type"]]

@@ -23,6 +23,21 @@ class StopOnStrings:
     decoded, enough for the longest stop string when every token decodes to at
     least one byte (true of seqlab's character, word and byte-level BPE
     tokenizers), so a check costs the same at token 10 and at token 100,000.
+
+    Args:
+        stop_strings: one string or several, each non-empty.
+        decode: token ids to text, such as a tokenizer's ``decode``.
+
+    Raises:
+        InvalidParameterError: no stop string, an empty one, or a ``decode`` that is not callable.
+
+    Example:
+        >>> import torch
+        >>> from seqlab.text import CharTokenizer
+        >>> tok = CharTokenizer().train("abc.")
+        >>> stop = StopOnStrings(".", tok.decode)
+        >>> stop(torch.tensor([tok.encode("ab."), tok.encode(".ab")]))  # only a new "." counts
+        tensor([ True, False])
     """
 
     def __init__(self, stop_strings, decode: Callable[[list[int]], str]):
@@ -127,6 +142,40 @@ def stream(model, idx: torch.Tensor, max_new_tokens: int, processors=(), *, gree
 
 
 def generate(model, idx: torch.Tensor, max_new_tokens: int, processors=(), **kwargs) -> torch.Tensor:
-    """``idx`` followed by the generated tokens: ``max_new_tokens`` of them unless ``stopping`` ends it first."""
+    """``idx`` followed by the generated tokens: ``max_new_tokens`` of them unless ``stopping`` ends it first.
+
+    Sampling is autoregressive: each new token is drawn (:func:`~seqlab.text.sample_next`) from the model's
+    last-position logits after the processors, and appended to the input of the next step. The model is put in
+    eval mode while it generates. A Transformer conditions on its last ``block_size`` tokens once the text
+    outgrows its context; an LSTM carries its state however long the text.
+
+    Args:
+        model: a seqlab language model (:class:`~seqlab.nn.GPT` or :class:`~seqlab.nn.LSTMLanguageModel`).
+        idx: shape (B, T) token ids, T >= 1: the prompt.
+        max_new_tokens: tokens to add, >= 0.
+        processors: the :class:`LogitsProcessor` list (:func:`build_processors` makes one from settings).
+        **kwargs: ``greedy`` (take the arg-max), ``generator`` (a ``torch.Generator``, or one per row),
+            ``use_cache`` (key-value or state cache, default ``True``; without it each step reruns the whole
+            context, with the same tokens) and ``stopping`` (criteria such as :class:`StopOnStrings`).
+
+    Returns:
+        The ids, shape (B, T + new tokens).
+
+    Raises:
+        InvalidParameterError: an empty prompt, a negative ``max_new_tokens``, or a processor's refusal.
+        NoTokenLeftError: processors that leave a row no token.
+
+    Example:
+        >>> import torch
+        >>> from seqlab.nn import GPT, GPTConfig
+        >>> from seqlab.text import CharTokenizer, build_processors
+        >>> tok = CharTokenizer().train("abc")
+        >>> _ = torch.manual_seed(0)
+        >>> model = GPT(GPTConfig(vocab_size=tok.vocab_size, block_size=8, num_layers=1, num_heads=1, d_model=8))
+        >>> out = generate(model, torch.tensor([tok.encode("ab")]), 10, build_processors(temperature=0.8),
+        ...                generator=torch.Generator().manual_seed(0))
+        >>> out.shape, tok.decode(out[0].tolist())[:2]
+        (torch.Size([1, 12]), 'ab')
+    """
     new = list(stream(model, idx, max_new_tokens, processors, **kwargs))
     return torch.cat([idx, *new], dim=1) if new else idx

@@ -49,7 +49,18 @@ _PARAMETER_SLACK = 2.0
 
 
 class ExportError(SeqlabError, ValueError):
-    """A model or tokenizer that the requested format cannot hold exactly, or a folder seqlab cannot read back."""
+    """A model or tokenizer that the requested format cannot hold exactly, or a folder seqlab cannot read back.
+
+    A damaged folder (incomplete, changed since export, inconsistent) raises the subclass ``HFFolderError``.
+
+    Example:
+        >>> import tempfile
+        >>> from seqlab.text import load_hf
+        >>> load_hf(tempfile.mkdtemp())  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        seqlab.text.hf_folder.HFFolderError: /...: not a model folder seqlab can read (config.json is missing)
+    """
 
 
 class HFFolderError(ExportError):

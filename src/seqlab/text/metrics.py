@@ -10,13 +10,37 @@ __all__ = ["distinct_n", "repetition_rate", "mean_nll"]
 
 
 def distinct_n(seq, n: int) -> float:
-    """Unique n-grams / all n-grams of a sequence (Li et al., 2016); 1 = no n-gram repeats."""
+    """Unique n-grams / all n-grams of a sequence (Li et al., 2016); 1 = no n-gram repeats.
+
+    Args:
+        seq: token ids (or characters: any sequence of hashable items).
+        n: the n-gram length.
+
+    Returns:
+        The share in [0, 1]; 0 for a sequence shorter than ``n``.
+
+    Example:
+        >>> distinct_n("abab", 2)  # ab, ba, ab: two of three are distinct
+        0.6666666666666666
+    """
     grams = [tuple(seq[i : i + n]) for i in range(len(seq) - n + 1)]
     return len(set(grams)) / len(grams) if grams else 0.0
 
 
 def repetition_rate(seq, n: int = 8) -> float:
-    """Fraction of positions whose n-gram already occurred earlier in the same sequence (loops, copying)."""
+    """Fraction of positions whose n-gram already occurred earlier in the same sequence (loops, copying).
+
+    Args:
+        seq: token ids (or any sequence of hashable items).
+        n: the n-gram length.
+
+    Returns:
+        The share in [0, 1]; 0 for a sequence shorter than ``n``.
+
+    Example:
+        >>> repetition_rate("abcabcabc", n=3)  # after the first "abc", every trigram is a repeat
+        0.5714285714285714
+    """
     seen, repeats, total = set(), 0, 0
     for i in range(len(seq) - n + 1):
         g = tuple(seq[i : i + n])

@@ -18,121 +18,12 @@ import math
 import torch
 
 from ..errors import InvalidParameterError
+from .processors import (LogitsProcessor, NoRepeatNGram, NoTokenLeftError, RepetitionPenalty, SuppressTokens,
+                         check_keep, fraction)
 
 __all__ = ["LogitsProcessor", "SuppressTokens", "RepetitionPenalty", "NoRepeatNGram", "Temperature", "TopK", "TopP",
            "MinP", "build_processors", "apply_processors", "sample_next", "EntropyProbe", "distribution_entropy",
            "NoTokenLeftError"]
-
-
-class NoTokenLeftError(InvalidParameterError):
-    """The processors filtered out every token of a row, so there is nothing to draw."""
-
-
-class LogitsProcessor:
-    """``processor(input_ids, scores) -> new scores``, in Hugging Face's argument order.
-
-    ``input_ids`` (B, T) long: the tokens so far; ``scores`` (B, V): logits of the
-    next token. Processors that ignore the history also accept any leading shape.
-    """
-
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        raise NotImplementedError
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v}" for k, v in vars(self).items())
-        return f"{type(self).__name__}({args})"
-
-
-def _check_keep(min_tokens_to_keep: int) -> int:
-    if not isinstance(min_tokens_to_keep, int) or min_tokens_to_keep < 1:
-        raise InvalidParameterError(f"min_tokens_to_keep must be an integer >= 1, got {min_tokens_to_keep!r}")
-    return min_tokens_to_keep
-
-
-def _fraction(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-        raise InvalidParameterError(f"{name} must lie in [0, 1], got {value!r}")
-    return float(value)
-
-
-def _history(processor, input_ids, scores) -> torch.Tensor:
-    """``input_ids`` as a (B, T) long tensor of ids inside the vocabulary of ``scores`` (B, V)."""
-    name = type(processor).__name__
-    if not isinstance(scores, torch.Tensor) or scores.dim() != 2:
-        raise InvalidParameterError(f"{name}: scores must be a (B, V) tensor")
-    if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2 or input_ids.size(0) != scores.size(0) \
-            or input_ids.dtype.is_floating_point or input_ids.dtype == torch.bool:
-        raise InvalidParameterError(f"{name}: input_ids must be a (B, T) integer tensor with the B of scores "
-                                    f"{tuple(scores.shape)}, got {getattr(input_ids, 'shape', type(input_ids))}")
-    if input_ids.numel() and (input_ids.min() < 0 or input_ids.max() >= scores.size(1)):
-        raise InvalidParameterError(f"{name}: input_ids must be token ids in [0, {scores.size(1)})")
-    return input_ids.long()
-
-
-class SuppressTokens(LogitsProcessor):
-    """Never emit the given token ids (for example a tokenizer's ``<unk>``)."""
-
-    def __init__(self, token_ids):
-        ids = sorted({int(i) for i in token_ids})
-        if not ids or ids[0] < 0:
-            raise InvalidParameterError(f"token_ids must be non-negative ids, got {token_ids!r}")
-        self.token_ids = ids
-
-    def __call__(self, input_ids, scores):
-        if self.token_ids[-1] >= scores.size(-1):
-            raise InvalidParameterError(f"SuppressTokens: id {self.token_ids[-1]} is outside the vocabulary of "
-                                        f"{scores.size(-1)}")
-        out = scores.clone()
-        out[..., self.token_ids] = float("-inf")
-        return out
-
-
-class RepetitionPenalty(LogitsProcessor):
-    """Make every token already in the row's history less likely (penalty > 1) or more (penalty < 1).
-
-    Hugging Face's (and CTRL's) rule: a negative logit is multiplied by the
-    penalty, a positive one divided, so either way it moves toward less likely;
-    a token counts once however often it occurred. The prompt is part of the history.
-    """
-
-    def __init__(self, penalty: float):
-        if isinstance(penalty, bool) or not isinstance(penalty, (int, float)) or not math.isfinite(penalty) \
-                or penalty <= 0:
-            raise InvalidParameterError(f"penalty must be a finite number > 0, got {penalty!r}")
-        self.penalty = float(penalty)
-
-    def __call__(self, input_ids, scores):
-        ids = _history(self, input_ids, scores)
-        seen = scores.gather(1, ids)
-        # dividing a negative logit would raise its probability: the sign decides between * and /
-        moved = torch.where(seen < 0, seen * self.penalty, seen / self.penalty)
-        return scores.scatter(1, ids, moved)
-
-
-class NoRepeatNGram(LogitsProcessor):
-    """Ban every token that would complete an n-gram already present in the row (prompt included).
-
-    With ``ngram_size = n`` the last n - 1 tokens are looked up among the row's
-    earlier windows; each earlier occurrence bans the token that followed it.
-    ``ngram_size = 1`` bans every token seen so far.
-    """
-
-    def __init__(self, ngram_size: int):
-        if isinstance(ngram_size, bool) or not isinstance(ngram_size, int) or ngram_size < 1:
-            raise InvalidParameterError(f"ngram_size must be an integer >= 1, got {ngram_size!r}")
-        self.ngram_size = ngram_size
-
-    def __call__(self, input_ids, scores):
-        ids = _history(self, input_ids, scores)
-        n, length = self.ngram_size, ids.size(1)
-        if length < n:  # no complete n-gram yet
-            return scores
-        grams = ids.unfold(1, n, 1)  # (B, windows, n)
-        context = ids[:, length - n + 1:]  # the n - 1 tokens the next one would extend
-        rows, windows = (grams[..., :-1] == context.unsqueeze(1)).all(dim=-1).nonzero(as_tuple=True)
-        banned = torch.zeros_like(scores, dtype=torch.bool)
-        banned[rows, grams[rows, windows, -1]] = True
-        return scores.masked_fill(banned, float("-inf"))
 
 
 class Temperature(LogitsProcessor):
@@ -140,6 +31,18 @@ class Temperature(LogitsProcessor):
 
     The result is shifted so that its largest entry is 0, which leaves the softmax
     unchanged and keeps any T > 0, however small, free of overflow.
+
+    Args:
+        temperature: T, a finite number > 0.
+
+    Raises:
+        InvalidParameterError: another temperature.
+
+    Example:
+        >>> import torch
+        >>> none = torch.zeros(1, 0, dtype=torch.long)  # no history
+        >>> Temperature(0.5)(none, torch.tensor([[1.0, 3.0, 2.0]]))
+        tensor([[-4.,  0., -2.]])
     """
 
     def __init__(self, temperature: float):
@@ -156,12 +59,26 @@ class Temperature(LogitsProcessor):
 
 
 class TopK(LogitsProcessor):
-    """Keep the k largest logits (and any tied with the k-th)."""
+    """Keep the k largest logits (and any tied with the k-th).
+
+    Args:
+        top_k: k, an integer >= 1; a k above the vocabulary keeps every token.
+        min_tokens_to_keep: keep at least this many, whatever k.
+
+    Raises:
+        InvalidParameterError: a k or ``min_tokens_to_keep`` that is not an integer >= 1.
+
+    Example:
+        >>> import torch
+        >>> none = torch.zeros(1, 0, dtype=torch.long)  # no history
+        >>> TopK(2)(none, torch.tensor([[1.0, 3.0, 2.0, 0.0]]))
+        tensor([[-inf, 3., 2., -inf]])
+    """
 
     def __init__(self, top_k: int, min_tokens_to_keep: int = 1):
         if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
             raise InvalidParameterError(f"top_k must be an integer >= 1, got {top_k!r}")
-        self.top_k, self.min_tokens_to_keep = top_k, _check_keep(min_tokens_to_keep)
+        self.top_k, self.min_tokens_to_keep = top_k, check_keep(min_tokens_to_keep)
 
     def __call__(self, input_ids, scores):
         k = min(max(self.top_k, self.min_tokens_to_keep), scores.size(-1))
@@ -170,10 +87,25 @@ class TopK(LogitsProcessor):
 
 
 class TopP(LogitsProcessor):
-    """Nucleus sampling: keep the most probable tokens until their mass reaches p."""
+    """Nucleus sampling: keep the most probable tokens until their mass reaches p.
+
+    Args:
+        top_p: p in [0, 1]; 1 filters nothing.
+        min_tokens_to_keep: keep at least this many, whatever p.
+
+    Raises:
+        InvalidParameterError: p outside [0, 1], or ``min_tokens_to_keep`` not an integer >= 1.
+
+    Example:
+        >>> import torch
+        >>> none = torch.zeros(1, 0, dtype=torch.long)  # no history
+        >>> scores = torch.tensor([[1.0, 3.0, 2.0, 0.0]])  # probabilities 0.09, 0.64, 0.24, 0.03
+        >>> TopP(0.7)(none, scores)  # 0.64 is short of 0.7: the next token is kept too
+        tensor([[-inf, 3., 2., -inf]])
+    """
 
     def __init__(self, top_p: float, min_tokens_to_keep: int = 1):
-        self.top_p, self.min_tokens_to_keep = _fraction("top_p", top_p), _check_keep(min_tokens_to_keep)
+        self.top_p, self.min_tokens_to_keep = fraction("top_p", top_p), check_keep(min_tokens_to_keep)
 
     def __call__(self, input_ids, scores):
         if self.top_p >= 1.0:
@@ -188,10 +120,24 @@ class TopP(LogitsProcessor):
 
 
 class MinP(LogitsProcessor):
-    """Keep tokens whose probability is at least min_p times the largest probability."""
+    """Keep tokens whose probability is at least min_p times the largest probability.
+
+    Args:
+        min_p: the share of the top probability a token needs, in [0, 1]; 0 filters nothing.
+        min_tokens_to_keep: keep at least this many, whatever min_p.
+
+    Raises:
+        InvalidParameterError: min_p outside [0, 1], or ``min_tokens_to_keep`` not an integer >= 1.
+
+    Example:
+        >>> import torch
+        >>> none = torch.zeros(1, 0, dtype=torch.long)  # no history
+        >>> MinP(0.3)(none, torch.tensor([[1.0, 3.0, 2.0, 0.0]]))  # 0.24 / 0.64 is above 0.3; 0.09 / 0.64 is not
+        tensor([[-inf, 3., 2., -inf]])
+    """
 
     def __init__(self, min_p: float, min_tokens_to_keep: int = 1):
-        self.min_p, self.min_tokens_to_keep = _fraction("min_p", min_p), _check_keep(min_tokens_to_keep)
+        self.min_p, self.min_tokens_to_keep = fraction("min_p", min_p), check_keep(min_tokens_to_keep)
 
     def __call__(self, input_ids, scores):
         probs = scores.softmax(dim=-1)
@@ -208,6 +154,28 @@ def build_processors(temperature: float = 1.0, top_k: int | None = None, top_p: 
     """The processors for these settings, in Hugging Face's order; neutral settings add nothing.
 
     Neutral: temperature 1, top_p 1, min_p 0, repetition_penalty 1, no_repeat_ngram_size 0 (or None).
+    These are the options of ``seqlab lm sample`` (``--temperature``, ``--top-k``, ...).
+
+    Args:
+        temperature: see :class:`Temperature`.
+        top_k: see :class:`TopK` (default: off).
+        top_p: see :class:`TopP` (default: off).
+        min_p: see :class:`MinP` (default: off).
+        min_tokens_to_keep: for top-k, top-p and min-p.
+        repetition_penalty: see :class:`RepetitionPenalty` (default: off).
+        no_repeat_ngram_size: see :class:`NoRepeatNGram` (default: off).
+
+    Returns:
+        A list of processors, history processors first, then temperature, top-k, top-p, min-p.
+
+    Raises:
+        InvalidParameterError: any setting its processor refuses, neutral or not.
+
+    Example:
+        >>> build_processors(temperature=0.8, top_k=40)
+        [Temperature(temperature=0.8), TopK(top_k=40, min_tokens_to_keep=1)]
+        >>> build_processors(temperature=1.0, top_p=1.0)
+        []
     """
     procs: list[LogitsProcessor] = []
     if repetition_penalty is not None:
@@ -234,7 +202,21 @@ def build_processors(temperature: float = 1.0, top_k: int | None = None, top_p: 
 
 
 def apply_processors(scores: torch.Tensor, processors, input_ids: torch.Tensor | None = None) -> torch.Tensor:
-    """``scores`` through each processor in turn; ``input_ids`` None means no history (an empty (B, 0) one)."""
+    """``scores`` through each processor in turn.
+
+    Args:
+        scores: shape (B, V), the next token's logits.
+        processors: a sequence of :class:`LogitsProcessor`.
+        input_ids: shape (B, T), the tokens so far (default: no history, an empty (B, 0) one).
+
+    Returns:
+        The processed scores, shape (B, V).
+
+    Example:
+        >>> import torch
+        >>> apply_processors(torch.tensor([[1.0, 3.0, 2.0]]), build_processors(temperature=0.5, top_k=1))
+        tensor([[-inf, 0., -inf]])
+    """
     if input_ids is None:
         input_ids = torch.zeros((*scores.shape[:-1], 0), dtype=torch.long, device=scores.device)
     for p in processors:
@@ -251,6 +233,29 @@ def sample_next(scores: torch.Tensor, processors=(), *, input_ids: torch.Tensor 
     :class:`NoTokenLeftError` rather than yielding an arbitrary token. ``generator``
     may be a list with one generator per row: row i then draws from its own, as it
     would alone, so a batch of samples gives each the text its seed gives by itself.
+
+    Args:
+        scores: shape (B, V), the last position's logits.
+        processors: the :class:`LogitsProcessor` list to apply first.
+        input_ids: shape (B, T), the history the processors see (default: none).
+        greedy: take the arg-max instead of drawing.
+        generator: a ``torch.Generator``, or one per row (default: torch's global one).
+
+    Returns:
+        The next token ids, shape (B, 1).
+
+    Raises:
+        NoTokenLeftError: a row whose every token was filtered out.
+        InvalidParameterError: NaN or +inf scores after the processors, or a list of generators that is not one
+            per row.
+
+    Example:
+        >>> import torch
+        >>> scores = torch.tensor([[1.0, 3.0, 2.0, 0.0]])
+        >>> sample_next(scores, [TopK(2)], generator=torch.Generator().manual_seed(0))
+        tensor([[1]])
+        >>> sample_next(scores, greedy=True)
+        tensor([[1]])
     """
     if isinstance(generator, (list, tuple)) and len(generator) != scores.size(0):
         raise InvalidParameterError(f"{len(generator)} generators for {scores.size(0)} rows: give one per row")

@@ -23,33 +23,53 @@ __all__ = ["TextScore", "window_loss", "score_ids", "score_text", "spelled_chara
 
 @dataclass(frozen=True)
 class TextScore:
-    """The summed loss of a text and what it was counted over."""
-    nats: float  # summed negative log-likelihood of the scored tokens
-    tokens: int  # tokens scored (all but the first)
-    characters: int  # characters those tokens spell
+    """The summed loss of a text and what it was counted over; the rates are properties.
+
+    Per character, losses compare across tokenizers (a BPE token spells several characters).
+
+    Attributes:
+        nats: summed negative log-likelihood of the scored tokens.
+        tokens: tokens scored (all but the first).
+        characters: characters those tokens spell.
+
+    Example:
+        >>> import math
+        >>> s = TextScore(nats=100 * math.log(2), tokens=50, characters=200)
+        >>> s.bits_per_token, s.bits_per_char, s.perplexity
+        (2.0, 0.5, 4.0)
+    """
+
+    nats: float
+    tokens: int
+    characters: int
 
     @property
     def nats_per_token(self) -> float:
+        """Mean loss per scored token, in nats."""
         return self.nats / self.tokens
 
     @property
     def bits_per_token(self) -> float:
+        """Mean loss per scored token, in bits."""
         return self.nats_per_token / math.log(2)
 
     @property
     def nats_per_char(self) -> float:
+        """Loss per character the scored tokens spell, in nats."""
         return self.nats / self.characters
 
     @property
     def bits_per_char(self) -> float:
+        """Loss per character, in bits."""
         return self.nats_per_char / math.log(2)
 
     @property
     def perplexity(self) -> float:
-        """exp(nats per token): the number of equally likely tokens that would be as hard to predict."""
+        """Perplexity, exp(nats per token) — as many equally likely tokens would be as hard to predict."""
         return math.exp(self.nats_per_token)
 
     def as_dict(self) -> dict:
+        """The fields and every rate, for a JSON record (what ``seqlab lm eval --json`` prints)."""
         return {**asdict(self), "nats_per_token": self.nats_per_token, "bits_per_token": self.bits_per_token,
                 "nats_per_char": self.nats_per_char, "bits_per_char": self.bits_per_char,
                 "perplexity": self.perplexity}
@@ -131,8 +151,8 @@ def score_text(model, tokenizer, text: str, *, batch: int = 32, threads: int = 1
     busy machine every-core default ran many times slower); the previous setting comes back afterwards.
 
     Args:
-        model: a seqlab language model (GPT or LSTM), for instance from
-            :func:`seqlab.text.checkpoint.load_checkpoint` or :func:`seqlab.text.export.load_hf`.
+        model: a seqlab language model (GPT or LSTM), for instance from :func:`load_checkpoint` or
+            :func:`load_hf`.
         tokenizer: the tokenizer the model was trained with.
         text: the text to score; characters the tokenizer does not know are scored as its unknown token.
         batch: windows per forward pass.
@@ -142,7 +162,7 @@ def score_text(model, tokenizer, text: str, *, batch: int = 32, threads: int = 1
         A :class:`TextScore`.
 
     Raises:
-        InvalidParameterError: a text of fewer than two tokens, or a bad ``batch``/``threads``.
+        InvalidParameterError: a text of fewer than two tokens, or a bad ``batch`` or ``threads``.
 
     Example:
         >>> from seqlab.nn import GPT, GPTConfig

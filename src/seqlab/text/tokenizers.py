@@ -25,13 +25,16 @@ from __future__ import annotations
 import json
 import operator
 import re
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 
 import regex
 
 from ..errors import InvalidParameterError, SeqlabError
 from ..files import atomic_write
+from .bpe_merges import learn_merges, merge_pair
+from .tokenizer_input import (TokenizerInputTypeError, UnencodableTextError, check_encodable, check_int,
+                              check_text)
 
 __all__ = ["UnencodableTextError", "check_encodable", "Tokenizer", "CharTokenizer", "WordTokenizer", "BPETokenizer", "TokenizerFormatError", "UnknownTokenError",
            "TokenizerInputTypeError", "load_tokenizer", "loads_tokenizer"]
@@ -48,50 +51,49 @@ _WORDS = re.compile(r"\w+|[^\w\s]|\s+")
 
 
 class TokenizerFormatError(SeqlabError, ValueError):
-    """A tokenizer file that is not a valid seqlab tokenizer of the expected kind."""
+    """A tokenizer file that is not a valid seqlab tokenizer of the expected kind.
+
+    Example:
+        >>> loads_tokenizer("not a tokenizer", "t.txt")
+        Traceback (most recent call last):
+        ...
+        seqlab.text.tokenizers.TokenizerFormatError: t.txt: not a seqlab tokenizer file (bad header)
+    """
 
 
 class UnknownTokenError(SeqlabError, KeyError):
-    """``encode(..., strict=True)`` met a character or word outside the vocabulary."""
+    """``encode(..., strict=True)`` met a character or word outside the vocabulary.
+
+    Example:
+        >>> CharTokenizer().train("ab").encode("abc", strict=True)
+        Traceback (most recent call last):
+        ...
+        seqlab.text.tokenizers.UnknownTokenError: character 'c' is not in the vocabulary of 3 (it would encode as <unk>)
+    """
 
     def __str__(self) -> str:  # KeyError would show the message in quotes
         return str(self.args[0]) if self.args else ""
 
 
-class TokenizerInputTypeError(InvalidParameterError, TypeError):
-    """Text that is not a ``str``, or token ids that are not integers."""
-
-
-def _check_int(name: str, value) -> int:
-    if isinstance(value, bool):
-        raise TokenizerInputTypeError(f"{name} must be an int, got a bool")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TokenizerInputTypeError(f"{name} must be an int, got {type(value).__name__}") from None
-
-
-class UnencodableTextError(InvalidParameterError, UnicodeError):
-    """Text with a character UTF-8 cannot hold (a lone surrogate): no file could store or load it."""
-
-
-def check_encodable(text: str, what: str = "text") -> str:
-    """``text`` itself, if every character has a UTF-8 form; else one error naming the first that has none."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise UnencodableTextError(f"{what} is not valid Unicode: character {e.start:,} is a lone surrogate "
-                                   f"U+{ord(text[e.start]):04X}, which UTF-8 cannot encode") from None
-    return text
-
-
-def _check_text(text) -> str:
-    if not isinstance(text, str):
-        raise TokenizerInputTypeError(f"text must be a str, got {type(text).__name__}")
-    return check_encodable(text)
-
-
 class Tokenizer:
+    """What every tokenizer does: ``train`` on a text, ``encode`` text to ids, ``decode`` ids back, ``save``, ``load``.
+
+    Use one of :class:`CharTokenizer`, :class:`WordTokenizer` or :class:`BPETokenizer`; :func:`load_tokenizer`
+    reads a file of any of them.
+
+    Attributes:
+        id_to_token: the token of each id (its text).
+        token_to_id: the id of each token.
+
+    Example:
+        >>> import os, tempfile
+        >>> tok = CharTokenizer().train("hello world")
+        >>> path = os.path.join(tempfile.mkdtemp(), "tokenizer.txt")
+        >>> tok.save(path)
+        >>> CharTokenizer.load(path).encode("hold") == tok.encode("hold")
+        True
+    """
+
     kind = "base"
 
     def __init__(self):
@@ -100,6 +102,7 @@ class Tokenizer:
 
     @property
     def vocab_size(self) -> int:
+        """Number of token ids (``<unk>`` included)."""
         return len(self.id_to_token)
 
     def _set_vocab(self, tokens: list[str]) -> None:
@@ -107,6 +110,8 @@ class Tokenizer:
         self.token_to_id = {t: i for i, t in enumerate(self.id_to_token)}
 
     def encode(self, text: str, *, strict: bool = False) -> list[int]:
+        """The token ids of ``text``; a piece outside the vocabulary is ``<unk>`` (id 0), or with ``strict``
+        raises :class:`UnknownTokenError`. Text that is not a ``str`` raises ``TokenizerInputTypeError``."""
         raise NotImplementedError
 
     def _lookup(self, pieces: list[str], strict: bool, what: str) -> list[int]:
@@ -140,6 +145,8 @@ class Tokenizer:
         return out
 
     def decode(self, ids: list[int]) -> str:
+        """The text of ``ids``, integers in ``[0, vocab_size)``; any other id raises
+        :class:`~seqlab.errors.InvalidParameterError` (a negative one does not index from the end)."""
         return "".join(self.id_to_token[i] for i in self._check_ids(ids))
 
     def _payload(self) -> dict:
@@ -153,12 +160,14 @@ class Tokenizer:
         return f"seqlab-tokenizer {FORMAT_VERSION} {self.kind}\n" + json.dumps(self._payload(), ensure_ascii=False) + "\n"
 
     def save(self, path) -> None:
+        """Write :meth:`dumps` to ``path`` (whole or not at all), making its folder."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, self.dumps())
 
     @classmethod
     def load(cls, path):
+        """The tokenizer saved at ``path``; a file of another kind raises :class:`TokenizerFormatError`."""
         tok = load_tokenizer(path)
         if not isinstance(tok, cls):
             raise TokenizerFormatError(f"{path}: holds a {tok.kind} tokenizer, not {cls.kind}")
@@ -171,19 +180,27 @@ class CharTokenizer(Tokenizer):
     ``decode(encode(text)) == text`` for every text whose characters all occur in
     the training text. An unseen character encodes as ``<unk>`` (one id for one
     character, never dropped); with ``strict=True`` it raises
-    :class:`UnknownTokenError` instead.
+    :class:`UnknownTokenError` instead. The ids follow the characters' order.
+
+    Example:
+        >>> tok = CharTokenizer().train("hello world")
+        >>> tok.vocab_size, tok.encode("hold"), tok.decode(tok.encode("hold"))
+        (9, [4, 6, 5, 2], 'hold')
+        >>> tok.encode("hey")  # "y" was not in the training text
+        [4, 3, 0]
     """
 
     kind = "char"
 
     def train(self, text: str) -> "CharTokenizer":
-        if not _check_text(text):
+        """Keep every character of ``text`` (non-empty); returns the tokenizer."""
+        if not check_text(text):
             raise InvalidParameterError("cannot train a tokenizer on empty text")
         self._set_vocab([UNK] + sorted(set(text)))
         return self
 
     def encode(self, text: str, *, strict: bool = False) -> list[int]:
-        return self._lookup(list(_check_text(text)), strict, "character")
+        return self._lookup(list(check_text(text)), strict, "character")
 
 
 class WordTokenizer(Tokenizer):
@@ -194,20 +211,29 @@ class WordTokenizer(Tokenizer):
     text whose pieces were all kept in training (with ``min_freq=1``: every text
     made of the training text's pieces, such as the training text itself). An
     unknown piece encodes as one ``<unk>``, never dropped; with ``strict=True`` it
-    raises :class:`UnknownTokenError` instead.
+    raises :class:`UnknownTokenError` instead. Frequent pieces get the small ids.
+
+    Args:
+        min_freq: the fewest occurrences in training that keep a piece, >= 1.
+
+    Example:
+        >>> tok = WordTokenizer().train("the cat sat on the mat")
+        >>> tok.encode("the mat"), tok.id_to_token[:3]
+        ([2, 1, 4], ['<unk>', ' ', 'the'])
     """
 
     kind = "word"
 
     def __init__(self, min_freq: int = 1):
         super().__init__()
-        min_freq = _check_int("min_freq", min_freq)
+        min_freq = check_int("min_freq", min_freq)
         if min_freq < 1:
             raise InvalidParameterError(f"min_freq must be >= 1, got {min_freq}")
         self.min_freq = min_freq
 
     def train(self, text: str) -> "WordTokenizer":
-        if not _check_text(text):
+        """Keep the pieces of ``text`` (non-empty) seen at least ``min_freq`` times; returns the tokenizer."""
+        if not check_text(text):
             raise InvalidParameterError("cannot train a tokenizer on empty text")
         counts = Counter(_WORDS.findall(text))
         kept = sorted((t for t, c in counts.items() if c >= self.min_freq), key=lambda t: (-counts[t], t))
@@ -215,7 +241,7 @@ class WordTokenizer(Tokenizer):
         return self
 
     def encode(self, text: str, *, strict: bool = False) -> list[int]:
-        return self._lookup(_WORDS.findall(_check_text(text)), strict, "token")
+        return self._lookup(_WORDS.findall(check_text(text)), strict, "token")
 
     def _payload(self) -> dict:
         return {"tokens": self.id_to_token, "min_freq": self.min_freq}
@@ -230,14 +256,17 @@ class BPETokenizer(Tokenizer):
 
     Every byte is a token, so any ``str`` round-trips, whatever the training text
     (``strict`` is accepted for the common interface; nothing is ever unknown).
-    Text is first cut by :data:`PRE_SPLIT` and merges never cross a chunk; with the
+    Text is first cut by ``PRE_SPLIT`` and merges never cross a chunk; with the
     same merges, the ids are those of Hugging Face's byte-level BPE.
     ``decode`` of an arbitrary id sequence may cut a multi-byte character; those
     bytes decode as U+FFFD.
 
-    Training keeps pair counts and, for every pair, the set of distinct chunks it
-    occurs in; a merge rewrites only those chunks and adjusts the counts by the
-    pairs it removes and creates, instead of recounting the corpus.
+    Training (``seqlab.text.bpe_merges``) updates its pair counts merge by merge, never recounting the text.
+
+    Example:
+        >>> tok = BPETokenizer().train("low lower lowest " * 20, vocab_size=260)
+        >>> tok.vocab_size, tok.encode(" lowest"), tok.decode(tok.encode("héllo"))
+        (260, [259, 115, 116], 'héllo')
     """
 
     kind = "bpe"
@@ -253,42 +282,14 @@ class BPETokenizer(Tokenizer):
         return len(self.token_bytes)
 
     def train(self, text: str, vocab_size: int) -> "BPETokenizer":
-        if not _check_text(text):
+        """Learn up to ``vocab_size - 256`` merges (``vocab_size`` >= 256) from ``text``; returns the tokenizer."""
+        if not check_text(text):
             raise InvalidParameterError("cannot train a tokenizer on empty text")
-        vocab_size = _check_int("vocab_size", vocab_size)
+        vocab_size = check_int("vocab_size", vocab_size)
         if vocab_size < 256:
             raise InvalidParameterError(f"vocab_size must be >= 256 (the byte alphabet), got {vocab_size}")
-        chunk_freq = Counter(PRE_SPLIT.findall(text))
-        words = [list(c.encode("utf-8")) for c in chunk_freq]
-        freqs = list(chunk_freq.values())
-        pair_counts: Counter = Counter()
-        where: dict[tuple[int, int], set[int]] = defaultdict(set)
-        for w, (ids, f) in enumerate(zip(words, freqs)):
-            for pair in zip(ids, ids[1:]):
-                pair_counts[pair] += f
-                where[pair].add(w)
-        self.merges, self.token_bytes, self._cache = {}, [bytes([i]) for i in range(256)], {}
-        for new_id in range(256, vocab_size):
-            if not pair_counts:
-                break  # every chunk is a single token already
-            # most frequent pair; ties go to the smallest pair so the result is deterministic
-            best = max(pair_counts.items(), key=lambda kv: (kv[1], (-kv[0][0], -kv[0][1])))[0]
-            if pair_counts[best] < 1:
-                break
-            self.merges[best] = new_id
-            self.token_bytes.append(self.token_bytes[best[0]] + self.token_bytes[best[1]])
-            for w in list(where.pop(best, ())):
-                ids, f = words[w], freqs[w]
-                for pair in zip(ids, ids[1:]):  # retract this chunk's old pairs
-                    pair_counts[pair] -= f
-                    if pair_counts[pair] <= 0:
-                        del pair_counts[pair]
-                merged = _merge(ids, best, new_id)
-                words[w] = merged
-                for pair in zip(merged, merged[1:]):
-                    pair_counts[pair] += f
-                    where[pair].add(w)
-            pair_counts.pop(best, None)
+        self.merges, self.token_bytes = learn_merges(Counter(PRE_SPLIT.findall(text)), vocab_size)
+        self._cache = {}
         self._sync_vocab()
         return self
 
@@ -304,14 +305,14 @@ class BPETokenizer(Tokenizer):
             pair = min(zip(ids, ids[1:]), key=lambda p: self.merges.get(p, float("inf")))
             if pair not in self.merges:
                 break
-            ids = _merge(ids, pair, self.merges[pair])
+            ids = merge_pair(ids, pair, self.merges[pair])
         if len(self._cache) < 100_000:
             self._cache[chunk] = ids
         return ids
 
     def encode(self, text: str, *, strict: bool = False) -> list[int]:
         out: list[int] = []
-        for chunk in PRE_SPLIT.findall(_check_text(text)):
+        for chunk in PRE_SPLIT.findall(check_text(text)):
             out.extend(self._encode_chunk(chunk))
         return out
 
@@ -335,23 +336,29 @@ class BPETokenizer(Tokenizer):
         self._sync_vocab()
 
 
-def _merge(ids: list[int], pair: tuple[int, int], new_id: int) -> list[int]:
-    out, i, n = [], 0, len(ids)
-    while i < n:
-        if i < n - 1 and ids[i] == pair[0] and ids[i + 1] == pair[1]:
-            out.append(new_id)
-            i += 2
-        else:
-            out.append(ids[i])
-            i += 1
-    return out
-
-
 _KINDS = {cls.kind: cls for cls in (CharTokenizer, WordTokenizer, BPETokenizer)}
 
 
 def load_tokenizer(path) -> Tokenizer:
-    """Read any seqlab tokenizer file, checking its header and contents."""
+    """Read any seqlab tokenizer file, checking its header and contents.
+
+    Args:
+        path: a file :meth:`Tokenizer.save` wrote.
+
+    Returns:
+        A :class:`CharTokenizer`, :class:`WordTokenizer` or :class:`BPETokenizer`, as the file says.
+
+    Raises:
+        TokenizerFormatError: not a seqlab tokenizer file, another format version, or a damaged one.
+        OSError: the file cannot be read.
+
+    Example:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "tokenizer.txt")
+        >>> WordTokenizer().train("a b a").save(path)
+        >>> type(load_tokenizer(path)).__name__
+        'WordTokenizer'
+    """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")

@@ -17,7 +17,12 @@ LN2 = math.log(2.0)
 
 
 class TrainingDiverged(SeqlabError, RuntimeError):
-    """The loss became NaN or infinite; the last good checkpoint is left as it was."""
+    """The loss became NaN or infinite; the last good checkpoint is left as it was.
+
+    Example:
+        >>> issubclass(TrainingDiverged, RuntimeError)  # a run that failed, not a bad argument
+        True
+    """
 
 
 @dataclass
@@ -35,35 +40,46 @@ class TrainConfig:
     time, and the run ends before a step that would pass them (``max_iters`` still caps the steps).
     However fast the machine, the run uses its time and ends at ``min_lr``; the steps it takes, and so
     its numbers, depend on the machine's speed, so such a run is reproducible only to within that.
+
+    ``seqlab lm train`` builds one from its options (its defaults are the chapter's recipe: 750 steps, batch
+    24, context 64, Muon at 0.02 and AdamW at 5e-3 falling to 5e-4, 50 warm-up steps).
+
+    Raises:
+        InvalidParameterError: a setting out of its range (each is checked when the config is made).
+
+    Example:
+        >>> c = TrainConfig(max_iters=100, optimizer="muon")
+        >>> c.lr_decay_iters, c.checkpoint_interval, c.with_max_iters(300).lr_decay_iters
+        (100, 250, 300)
     """
 
-    max_iters: int = 2000
-    batch_size: int = 12
-    block_size: int = 64
-    learning_rate: float = 1e-3
-    min_lr: float = 1e-4
-    warmup_iters: int = 100
-    lr_decay_iters: int | None = None  # default: max_iters
-    weight_decay: float = 0.1
-    beta1: float = 0.9
-    beta2: float = 0.99
-    grad_clip: float = 1.0  # 0 disables clipping
-    eval_interval: int = 250
-    eval_iters: int = 20
-    checkpoint_interval: int | None = None  # default: eval_interval
-    seed: int = 1337
-    optimizer: str = "adamw"  # "adamw" | "muon" (Muon for hidden matrices, AdamW for the rest)
-    muon_lr: float = 0.02  # peak Muon learning rate; follows the same warm-up and cosine as learning_rate
-    muon_momentum: float = 0.95
-    muon_momentum_warmup: int | None = None  # steps over which Muon's momentum rises from 0.85 to muon_momentum
-    embedding_lr: float | None = None  # peak AdamW rate of the token embedding (and a head tied to it); None: learning_rate
-    head_lr: float | None = None  # peak AdamW rate of an untied output head; None: learning_rate
-    grad_accum_steps: int = 1  # micro-batches per step and rank; the global batch stays batch_size
-    device: str = "auto"  # "auto" (CUDA, then MPS, else CPU) | "cpu" | "cuda" | "mps"
-    dtype: str = "float32"  # "bfloat16": autocast the forward pass, and Muon's Newton-Schulz in bfloat16
-    compile: bool = False  # torch.compile the model for the training steps
-    schedule_seconds: float | None = None  # the cosine over this many seconds of training, not lr_decay_iters steps
-    muon_ns_dtype: str = "auto"  # Muon's Newton-Schulz: "auto" (a bfloat16 run: bfloat16 where native) | "float32" | "bfloat16"
+    max_iters: int = 2000  #: optimizer steps in all
+    batch_size: int = 12  #: sequences per step, over every process together
+    block_size: int = 64  #: tokens per training sequence (the context)
+    learning_rate: float = 1e-3  #: AdamW's peak learning rate
+    min_lr: float = 1e-4  #: the learning rate the cosine ends at
+    warmup_iters: int = 100  #: steps of linear warm-up
+    lr_decay_iters: int | None = None  #: steps of the cosine (default: ``max_iters``)
+    weight_decay: float = 0.1  #: AdamW's decoupled weight decay of matrices and embeddings
+    beta1: float = 0.9  #: AdamW's first-moment decay
+    beta2: float = 0.99  #: AdamW's second-moment decay
+    grad_clip: float = 1.0  #: clip the gradient's norm to this (0 disables clipping)
+    eval_interval: int = 250  #: steps between validation evaluations
+    eval_iters: int = 20  #: batches per evaluation
+    checkpoint_interval: int | None = None  #: steps between checkpoints (default: ``eval_interval``)
+    seed: int = 1337  #: seeds the batches' order (the caller seeds the initial weights)
+    optimizer: str = "adamw"  #: "adamw" | "muon" (Muon for hidden matrices, AdamW for the rest)
+    muon_lr: float = 0.02  #: peak Muon learning rate; follows the same warm-up and cosine as learning_rate
+    muon_momentum: float = 0.95  #: Muon's momentum
+    muon_momentum_warmup: int | None = None  #: steps over which Muon's momentum rises from 0.85 to muon_momentum
+    embedding_lr: float | None = None  #: peak AdamW rate of the token embedding (and a head tied to it); None: learning_rate
+    head_lr: float | None = None  #: peak AdamW rate of an untied output head; None: learning_rate
+    grad_accum_steps: int = 1  #: micro-batches per step and rank; the global batch stays batch_size
+    device: str = "auto"  #: "auto" (CUDA, then MPS, else CPU) | "cpu" | "cuda" | "mps"
+    dtype: str = "float32"  #: "bfloat16": autocast the forward pass, and Muon's Newton-Schulz in bfloat16
+    compile: bool = False  #: torch.compile the model for the training steps
+    schedule_seconds: float | None = None  #: the cosine over this many seconds of training, not lr_decay_iters steps
+    muon_ns_dtype: str = "auto"  #: Muon's Newton-Schulz: "auto" (a bfloat16 run: bfloat16 where native) | "float32" | "bfloat16"
 
     def __post_init__(self):
         for name in ("max_iters", "batch_size", "block_size", "eval_interval", "eval_iters"):
@@ -147,19 +163,33 @@ STOP_REASONS = ("iterations", "schedule", "time budget", "interrupted", "nothing
 
 @dataclass
 class TrainResult:
+    """What :func:`~seqlab.text.train_lm` returns: the trained model, its loss history and why it stopped.
+
+    Example:
+        >>> r = TrainResult(model=None, history=[{"iter": 50, "val_loss": 2.1}, {"iter": 100, "val_loss": 1.9}])
+        >>> r.final_val_loss, r.best["iter"]
+        (1.9, 100)
+    """
+
+    #: the model, trained (the weights of its last step, not of the best evaluation)
     model: torch.nn.Module
+    #: one row per evaluation: ``iter``, ``lr``, ``train_loss``, ``val_loss`` (nats per token),
+    #: ``val_bits_per_token``, with ``val_chars`` the losses per character, ``seconds`` and ``tokens_per_s``
     history: list[dict] = field(default_factory=list)
+    #: the iteration the run ended at
     iterations: int = 0
+    #: the iteration of the checkpoint it resumed from, or None
     resumed_from: int | None = None
     #: what a resume changed or found ("extending from 400 to 800 iterations", "already complete")
     notes: list[str] = field(default_factory=list)
     #: True when ``should_stop`` ended the run early (a checkpoint of that iteration was written)
     stopped: bool = False
-    #: why the loop ended: one of :data:`STOP_REASONS`
+    #: why the loop ended: one of ``STOP_REASONS``
     reason: str = "iterations"
 
     @property
     def final_val_loss(self) -> float:
+        """The validation loss of the last evaluation (nats per token)."""
         return self.history[-1]["val_loss"]
 
     @property

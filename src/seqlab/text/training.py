@@ -4,7 +4,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import math
-import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from .checkpoint import (
 )
 from ..devices import autocast, muon_ns_dtype, resolve_device
 from .distributed import Rank, all_mean, any_true, from_environment, lost_contact
+from .progress_bar import ProgressBar
 from .optim import MuonWithAdamW, embedding_and_head_ids, split_muon_params
 from .schedule import lr_at, muon_momentum_at, resume_changes
 # the run's settings and result live beside the loop; importers of seqlab.text.training keep finding them here
@@ -105,34 +105,6 @@ def estimate_loss(model, ids: torch.Tensor, c: TrainConfig, seed: int = 0) -> fl
         losses.append(model(x.to(device), y.to(device))[1].item())
     model.train(was)
     return sum(losses) / len(losses)
-
-class _Progress:
-    """A tqdm bar on stderr: iterations, elapsed, time left, loss and tokens/s; log lines print above it."""
-
-    def __init__(self, enabled: bool, start: int, total: int | None):
-        self.bar = None
-        if enabled:
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=total, initial=start, file=sys.stderr, unit="it", dynamic_ncols=True, leave=True,
-                            bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}] {postfix}")
-
-    def update(self, n: int, loss: float, tps: float) -> None:
-        if self.bar is not None:
-            self.bar.set_postfix_str(f"loss {loss:.4f}, {tps:,.0f} tok/s", refresh=False)
-            self.bar.update(n)
-
-    def write(self, fn) -> None:
-        if self.bar is None:
-            fn()
-        else:
-            with self.bar.external_write_mode():
-                fn()
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
 
 def check_resumable(model, state: dict, where) -> None:
     """Raise :class:`CheckpointMismatchError` naming each setting in which ``model`` differs from the checkpoint's."""
@@ -263,28 +235,60 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
              provenance: dict | None = None) -> TrainResult:
     """Train ``model`` (GPT or LSTM language model) on token ids; return the model and its loss history.
 
-    With ``checkpoint_dir`` a checkpoint is written atomically every
-    ``checkpoint_interval`` iterations and at the end, and (``keep_best``) the
-    weights of the lowest validation loss so far go to ``checkpoint_dir/best``.
-    With ``resume`` an existing checkpoint there is loaded (weights, optimizer,
-    data-order RNG, history) and training continues from its iteration, giving the
-    same losses as an uninterrupted run. A checkpoint of another model shape, or
-    trained with other settings of :data:`TRAJECTORY_SETTINGS`, raises
-    :class:`CheckpointMismatchError`; a changed ``max_iters`` extends the run (see
-    ``TrainResult.notes``). A NaN or infinite loss raises :class:`TrainingDiverged`.
-    ``time_budget_s`` stops early (after an evaluation) once that much training time
-    is used; ``config.schedule_seconds`` instead fits the learning-rate schedule to a
-    time budget and ends the run within it (see :class:`TrainConfig`).
-    ``should_stop()`` is asked after every step; when it returns true, a
-    checkpoint of that iteration is written and the run returns with ``stopped``.
-    Each history row has ``val_loss`` in nats per token and ``val_bits_per_token``; with ``val_chars``, the
-    number of characters the validation ids spell, also ``val_nats_per_char`` and ``val_bits_per_char``, which
-    compare across tokenizers (a BPE token spells several characters).
-    The ``seconds`` in the history count training steps only: evaluations and checkpoint
-    writes are left out, as nanoGPT's timings leave them out, so curves from runs with
-    different evaluation settings compare fairly.
-    ``provenance`` (JSON-able: ``{"text": text_record(...), "init_from": ...}``) is stored in every checkpoint;
-    resuming with a ``text`` record other than the checkpoint's raises :class:`CheckpointMismatchError`.
+    Random windows of ``train_ids`` are the batches (the order seeded by ``config.seed``); the learning
+    rate warms up, then follows a cosine to ``min_lr``; ``estimate_loss`` on ``val_ids`` every
+    ``eval_interval`` steps gives the history. With ``checkpoint_dir`` a checkpoint is written atomically
+    every ``checkpoint_interval`` iterations and at the end, and (``keep_best``) the weights of the lowest
+    validation loss so far go to ``checkpoint_dir/best``. With ``resume`` an existing checkpoint there is
+    loaded (weights, optimizer, data-order RNG, history) and training continues from its iteration, giving
+    the same losses as an uninterrupted run; a changed ``max_iters`` extends the run (see
+    ``TrainResult.notes``). The ``seconds`` in the history count training steps only, as nanoGPT's timings
+    do, so curves from runs with different evaluation settings compare fairly. Under ``torchrun`` (or
+    ``seqlab lm train --nproc``) each process trains on its share of every batch.
+
+    Args:
+        model: a :class:`~seqlab.nn.GPT` or :class:`~seqlab.nn.LSTMLanguageModel`, its initial weights seeded
+            by the caller.
+        train_ids: 1-D tensor of training token ids, longer than ``config.block_size``.
+        val_ids: 1-D tensor of validation token ids, longer than ``config.block_size``.
+        config: the run's settings (:class:`TrainConfig`).
+        checkpoint_dir: the folder of the checkpoints (default: none written).
+        tokenizer: saved in every checkpoint, so the checkpoint samples on its own.
+        resume: continue from a checkpoint in ``checkpoint_dir``.
+        progress: a progress bar on stderr.
+        time_budget_s: stop early (after an evaluation) once this much training time is used, counted across
+            resumes; ``config.schedule_seconds`` instead fits the schedule itself to a time budget.
+        log: ``log(row)`` is called with each history row as it is made.
+        should_stop: asked after every step; when it returns true, a checkpoint of that iteration is written
+            and the run returns with ``stopped``.
+        keep_best: keep the best evaluation's weights in ``checkpoint_dir/best``.
+        val_chars: the characters ``val_ids`` spell; the history then also has ``val_nats_per_char`` and
+            ``val_bits_per_char``, which compare across tokenizers.
+        provenance: JSON-able, ``{"text": text_record(...), "init_from": ...}``, stored in every checkpoint.
+
+    Returns:
+        A :class:`TrainResult`.
+
+    Raises:
+        CheckpointMismatchError: a checkpoint to resume of another model shape, trained with other settings of
+            ``TRAJECTORY_SETTINGS``, or (by ``provenance``) on another text.
+        TrainingDiverged: a NaN or infinite loss.
+        InvalidParameterError: token ids too short for the context.
+
+    Example:
+        >>> import torch
+        >>> from seqlab.nn import GPT, GPTConfig
+        >>> from seqlab.text import CharTokenizer, TrainConfig, split_train_val
+        >>> text = "to be or not to be, that is the question. " * 20
+        >>> tok = CharTokenizer().train(text)
+        >>> train_ids, val_ids = split_train_val(torch.tensor(tok.encode(text)))
+        >>> _ = torch.manual_seed(0)
+        >>> model = GPT(GPTConfig(tok.vocab_size, block_size=16, num_layers=1, num_heads=2, d_model=32))
+        >>> config = TrainConfig(max_iters=10, batch_size=4, block_size=16, learning_rate=1e-2, warmup_iters=2,
+        ...                      eval_interval=5, eval_iters=1, device="cpu")
+        >>> result = train_lm(model, train_ids, val_ids, config)
+        >>> [row["iter"] for row in result.history], result.history[-1]["val_loss"] < result.history[0]["val_loss"]
+        ([5, 10], True)
     """
     c = config
     if val_chars is not None and (isinstance(val_chars, bool) or not isinstance(val_chars, int) or val_chars < 1):
@@ -315,7 +319,7 @@ def train_lm(model, train_ids: torch.Tensor, val_ids: torch.Tensor, config: Trai
 
     model.train()
     timed, step_s = c.schedule_seconds is not None, None  # step_s: a running average of one step's seconds
-    bar = _Progress(progress and main, min(start_it, c.max_iters), c.max_iters if not timed else None)
+    bar = ProgressBar(progress and main, min(start_it, c.max_iters), c.max_iters if not timed else None)
     t0 = time.perf_counter()
     elapsed0 = history[-1]["seconds"] if history else 0.0
     running, n_running, tokens, stopped, done = 0.0, 0, 0, False, start_it
