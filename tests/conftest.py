@@ -19,6 +19,8 @@ def pytest_configure(config):
     task) are computed once for every test, worker and ``seqlab`` subprocess, as a build computes them once for
     every page (``seqlab.results.once``). Set by the controller before xdist starts its workers, which inherit
     it; a test of a reader's notebook removes it."""
+    # -m "not slow" gives a quick run of a file; CI runs every test
+    config.addinivalue_line("markers", "slow: a test that takes minutes; -m 'not slow' leaves it out")
     if hasattr(config, "workerinput"):
         return
     # the suite runs one worker per core (-n 2): a process that also starts a thread per core (torch's default)

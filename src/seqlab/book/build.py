@@ -94,24 +94,32 @@ def code_fingerprint(pkg: Path | None = None) -> str:
     return h.hexdigest()[:12]
 
 
+#: folders of pages built with the chapter that run no code (the guide and the API and command-line reference);
+#: ``--pages guide`` builds that folder alone
+FOLDERS = ("guide",)
+
+
 def available_pages() -> list[str]:
     """The chapter's page names (``seqlab/book/pages/NAME.md``), index excluded."""
     return sorted(f.stem for f in PAGES.glob("*.md") if f.stem != "index")
 
 
 def check_pages(pages: str | None) -> list[str]:
-    """Parse ``--pages a,b`` (``None``: every page); an empty, unknown or repeated name is an error."""
+    """Parse ``--pages a,b`` (``None``: every page); an empty, unknown or repeated name is an error.
+
+    A name of :data:`FOLDERS` stands for that folder's pages, which execute nothing."""
     known = available_pages()
     if pages is None:
         return known
     names = [p.strip() for p in pages.split(",")]
+    choices = ", ".join(known + list(FOLDERS))
     if not any(names):
-        raise BookError(f"--pages {pages!r} names no page; choose from {', '.join(known)} (or leave it out for all)")
+        raise BookError(f"--pages {pages!r} names no page; choose from {choices} (or leave it out for all)")
     if "" in names:
         raise BookError(f"--pages {pages!r} has an empty name between commas")
-    unknown = [p for p in names if p not in known]
+    unknown = [p for p in names if p not in known and p not in FOLDERS]
     if unknown:
-        raise BookError(f"unknown page {unknown[0]!r}; choose from {', '.join(known)}")
+        raise BookError(f"unknown page {unknown[0]!r}; choose from {choices}")
     repeated = sorted({p for p in names if names.count(p) > 1})
     if repeated:
         raise BookError(f"--pages names {repeated[0]!r} more than once")
@@ -314,6 +322,7 @@ def _build_into(out: Path, cache: Path, names: list, pages: str | None, heavy: b
     # Sphinx builds into the cache (myst-nb writes its executed notebooks beside the output folder, and the
     # doctrees are only for the next incremental build); the finished site is copied into --out
     stage = _stage(cache, out)
+    names = [n for n in names if n not in FOLDERS]  # Sphinx builds the folders; the rest is the notebooks' work
     code = _run_sphinx(names, stage, cache, jupyter_cache, env)
     if code:
         print(_FAILED, file=sys.stderr)
@@ -344,7 +353,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The build's options, shared by ``seqlab chapter build`` and ``python -m seqlab.book.build``."""
     parser.add_argument("--out", default=str(DEFAULT_OUT), help=f"the site's folder (default: {DEFAULT_OUT})")
     parser.add_argument("--pages", default=None, help="comma-separated page names (default: every page): "
-                        + ", ".join(available_pages()))
+                        + ", ".join(available_pages()) + "; guide: the guide and the reference")
     parser.add_argument("--cache", default=None, help="execution cache and vendored MathJax (default: "
                         "$SEQLAB_CACHE_DIR, else $XDG_CACHE_HOME/seqlab, else ~/.cache/seqlab)")
 

@@ -101,7 +101,9 @@ def setup(app):
                         Path(record) if record else None, lane=os.environ.get("SEQLAB_BOOK_LANE") or None)
 
     def begin(app, env, docnames):
-        progress.begin(docnames, {d: Path(env.doc2path(d)).read_text(encoding="utf-8") for d in docnames})
+        # the chapter's pages: those in folders (the guide and the reference) execute nothing and read in seconds
+        pages = [d for d in docnames if "/" not in d]
+        progress.begin(pages, {d: Path(env.doc2path(d)).read_text(encoding="utf-8") for d in pages})
 
     app.connect("env-before-read-docs", begin)
     app.connect("source-read", lambda app, docname, source: progress.start(docname))
