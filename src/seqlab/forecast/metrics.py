@@ -65,22 +65,42 @@ def smape_terms(y_true, y_pred) -> np.ndarray:
 
 
 def mase(y_true, y_pred, y_train, season_length: int) -> float:
-    """mean |y - yhat| / mean |y_t - y_{t-m}| over the training part."""
+    """mean |y - yhat| / mean |y_t - y_{t-m}| over the training part.
+
+    Example:
+        >>> round(mase([7, 8], [7.5, 8.5], y_train=[1, 2, 3, 4, 5, 6], season_length=1), 4)
+        0.5
+    """
     return float(np.mean(scaled_errors(y_true, y_pred, mase_scale(y_train, season_length))))
 
 
 def smape(y_true, y_pred) -> float:
-    """200/h sum |y - yhat| / (|y| + |yhat|), on the 0-200 scale of M3/M4."""
+    """200/h sum |y - yhat| / (|y| + |yhat|), on the 0-200 scale of M3/M4.
+
+    Example:
+        >>> round(smape([100, 110], [90, 110]), 4)
+        5.2632
+    """
     return float(np.mean(smape_terms(y_true, y_pred)))
 
 
 def owa(smape_model, mase_model, smape_naive2, mase_naive2):
-    """Overall weighted average: the mean of the sMAPE and MASE ratios to Naive2 (1 = as good as Naive2)."""
+    """Overall weighted average: the mean of the sMAPE and MASE ratios to Naive2 (1 = as good as Naive2).
+
+    Example:
+        >>> round(owa(smape_model=10.0, mase_model=1.2, smape_naive2=12.0, mase_naive2=1.5), 4)
+        0.8167
+    """
     return 0.5 * (smape_model / smape_naive2 + mase_model / mase_naive2)
 
 
 def coverage(y_true, lo, hi) -> float:
-    """Share of the values inside their interval, bounds included (nominal: the interval's level)."""
+    """Share of the values inside their interval, bounds included (nominal: the interval's level).
+
+    Example:
+        >>> round(coverage([1, 5, 9], lo=[0, 0, 0], hi=[4, 6, 8]), 4)
+        0.6667
+    """
     y, lo, hi = (np.asarray(a, float) for a in (y_true, lo, hi))
     return float(np.mean((y >= lo) & (y <= hi)))
 
@@ -103,7 +123,12 @@ def winkler_terms(y_true, lo, hi, level) -> np.ndarray:
 
 
 def winkler_score(y_true, lo, hi, level) -> float:
-    """Mean Winkler score of an interval at ``level`` over the steps."""
+    """Mean Winkler score of an interval at ``level`` over the steps.
+
+    Example:
+        >>> round(winkler_score([1, 5, 9], lo=[0, 0, 0], hi=[4, 6, 8], level=80), 4)
+        9.3333
+    """
     return float(np.mean(winkler_terms(y_true, lo, hi, level)))
 
 
@@ -114,7 +139,12 @@ def pinball_terms(y_true, y_quantile, q: float) -> np.ndarray:
 
 
 def pinball_loss(y_true, y_quantile, q: float) -> float:
-    """Mean pinball loss of the quantile-``q`` forecast over the steps."""
+    """Mean pinball loss of the quantile-``q`` forecast over the steps.
+
+    Example:
+        >>> round(pinball_loss([10, 12], [11, 11], q=0.9), 4)
+        0.5
+    """
     return float(np.mean(pinball_terms(y_true, y_quantile, q)))
 
 
@@ -128,13 +158,23 @@ def crps_terms(y_true, quantile_preds: dict) -> np.ndarray:
 
 
 def scaled_pinball_loss(y_true, quantile_preds: dict, y_train, season_length: int) -> float:
-    """Mean pinball loss over the quantiles ``{q: forecast}`` and steps, divided by MASE's scale (M5's scaled MQL)."""
+    """Mean pinball loss over the quantiles ``{q: forecast}`` and steps, divided by MASE's scale (M5's scaled MQL).
+
+    Example:
+        >>> round(scaled_pinball_loss([7, 8], {0.1: [6, 7], 0.9: [8, 9]}, y_train=[1, 2, 3, 4, 5, 6], season_length=1), 4)
+        0.1
+    """
     scale = mase_scale(y_train, season_length)
     loss = float(np.mean([pinball_terms(y_true, f, q) for q, f in quantile_preds.items()]))
     return loss / scale if scale > 0 else float("nan")
 
 
 def scaled_crps(y_true, quantile_preds: dict) -> float:
-    """Scaled CRPS (Rangapuram et al., 2021): sum over steps of the quantile CRPS over the sum of |y|."""
+    """Scaled CRPS (Rangapuram et al., 2021): sum over steps of the quantile CRPS over the sum of |y|.
+
+    Example:
+        >>> round(scaled_crps([10, 12], {0.1: [9, 10], 0.5: [10, 12], 0.9: [11, 14]}), 4)
+        0.0182
+    """
     y = np.asarray(y_true, float)
     return float(crps_terms(y, quantile_preds).sum() / (np.abs(y).sum() + np.finfo(np.float64).eps))
