@@ -93,3 +93,15 @@ def test_scoring_leaves_the_callers_thread_count(ckpt):
     before = torch.get_num_threads()
     score_text(model, tok, "ROMEO: But soft", threads=1)
     assert torch.get_num_threads() == before
+
+
+def test_mean_nll_runs_on_one_thread_and_gives_the_setting_back(monkeypatch):
+    from seqlab.text.metrics import mean_nll
+
+    seen = []
+    real = torch.set_num_threads
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: (seen.append(n), real(n)))
+    before = torch.get_num_threads()
+    model = GPT(GPTConfig(vocab_size=5, block_size=4, num_layers=1, num_heads=1, d_model=8))
+    assert mean_nll(model, [0, 1, 2, 3, 4, 0, 1]) > 0
+    assert seen[0] == 1 and torch.get_num_threads() == before  # one thread while scoring, the caller's after
