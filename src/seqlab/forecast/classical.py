@@ -125,6 +125,13 @@ class StatsForecastModel(_ManyAtOnce):
 
     ``name`` is statsforecast's name for it (its ``alias``, else its class name). Native
     prediction intervals (``level=``) are those statsforecast computes for the model.
+
+    Example:
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"unique_id": "a", "ds": range(1, 9), "y": [1.0, 2, 3, 4, 5, 6, 7, 8]})
+        >>> m = StatsForecastModel("Naive")
+        >>> m.name, m.fit(df, h=2).predict(df, h=2)["a"].tolist()
+        ('Naive', [8.0, 8.0])
     """
 
     local = True  # each series is fitted on its own history
@@ -195,7 +202,15 @@ class StatsForecastModel(_ManyAtOnce):
 
 
 class Naive2:
-    """M4's Naive2 (:func:`naive2_forecast`) as a Forecaster model; it has no native intervals."""
+    """M4's Naive2 (:func:`naive2_forecast`) as a Forecaster model; it has no native intervals.
+
+    Example:
+        >>> import pandas as pd
+        >>> from seqlab.forecast import Forecaster
+        >>> df = pd.DataFrame({"unique_id": "a", "ds": range(1, 13), "y": [float(t) for t in range(1, 13)]})
+        >>> Forecaster([Naive2(season_length=4)]).forecast(h=2, df=df)["Naive2"].tolist()
+        [12.0, 12.0]
+    """
 
     local = True
     native_intervals = False
@@ -223,7 +238,15 @@ COMB_MEMBERS = {"SES": (dict(model="ANN"), "Naive"), "Holt": (dict(model="AAN", 
 
 class M4Comb(_ManyAtOnce):
     """M4's Comb benchmark: the mean of SES, Holt and damped Holt fitted to the seasonally adjusted series
-    (:func:`seasonal_adjustment`), reseasonalized. It has no native intervals."""
+    (:func:`seasonal_adjustment`), reseasonalized. It has no native intervals.
+
+    Example:
+        >>> import pandas as pd
+        >>> from seqlab.forecast import Forecaster
+        >>> df = pd.DataFrame({"unique_id": "a", "ds": range(1, 13), "y": [float(t) for t in range(1, 13)]})
+        >>> Forecaster([M4Comb(season_length=4)]).forecast(h=2, df=df)["M4 Comb"].round(4).tolist()
+        [12.6386, 13.2772]
+    """
 
     local = True
     native_intervals = False

@@ -43,6 +43,14 @@ class Combination:
     it hands a cluster (``engine``) and a progress report to the members that take them.
     Prediction intervals are the Forecaster's conformal ones, from the combination's own
     errors: a mean of the members' native intervals would not be an interval of the mean.
+
+    Example:
+        >>> import pandas as pd
+        >>> from seqlab.forecast import Forecaster, StatsForecastModel
+        >>> df = pd.DataFrame({"unique_id": "a", "ds": range(1, 13), "y": [float(t) for t in range(1, 13)]})
+        >>> mix = Combination([StatsForecastModel("Naive"), StatsForecastModel("RandomWalkWithDrift")], name="mix")
+        >>> Forecaster([mix]).forecast(h=2, df=df)["mix"].tolist()
+        [12.5, 13.0]
     """
 
     native_intervals = False

@@ -32,6 +32,15 @@ def rolling_origin_splits(n: int, h: int, n_windows: int, step_size: int | None 
 
     The last window ends at the series' end (the official hold-out when the
     test part is appended); earlier ones step back by ``step_size`` (default h).
+
+    Example:
+        >>> rolling_origin_splits(12, h=2, n_windows=3)
+        [6, 8, 10]
+        >>> try:
+        ...     rolling_origin_splits(5, h=2, n_windows=3)
+        ... except SeriesTooShortError as e:
+        ...     print(type(e).__name__)
+        SeriesTooShortError
     """
     step = h if step_size is None else step_size
     if h < 1 or n_windows < 1 or step < 1:
