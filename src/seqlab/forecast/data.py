@@ -19,7 +19,16 @@ COMPETITIONS = {
 
 
 class ForecastDataError(SeqlabError, ValueError):
-    """Series that cannot be forecast or evaluated as given."""
+    """Series that cannot be forecast or evaluated as given.
+
+    Example:
+        >>> import pandas as pd
+        >>> try:
+        ...     validate_long(pd.DataFrame({"unique_id": ["a"], "y": [1.0]}))
+        ... except ForecastDataError as e:
+        ...     print(e)
+        missing column(s) ['ds']; expected unique_id, ds, y
+    """
 
 
 class SeriesTooShortError(ForecastDataError):
@@ -28,6 +37,14 @@ class SeriesTooShortError(ForecastDataError):
     When one model is what needs more, ``series``, ``length``, ``model`` and ``need`` say which series, how many
     observations it has before the forecast origin, which model and how many it needs (None otherwise), so that
     a caller can word its own advice.
+
+    Example:
+        >>> from seqlab.forecast import rolling_origin_splits
+        >>> try:
+        ...     rolling_origin_splits(5, h=2, n_windows=3)
+        ... except SeriesTooShortError as e:
+        ...     print(type(e).__name__, isinstance(e, ForecastDataError))
+        SeriesTooShortError True
     """
 
     def __init__(self, message: str, *, series=None, length: int | None = None, model: str | None = None,
@@ -145,7 +162,14 @@ def infer_freq(df: pd.DataFrame):
 
 
 def validate_long(df: pd.DataFrame, min_length: int | None = None) -> pd.DataFrame:
-    """Check a long frame and return it with ``y`` as float; raise :class:`ForecastDataError` on any problem."""
+    """Check a long frame and return it with ``y`` as float; raise :class:`ForecastDataError` on any problem.
+
+    Example:
+        >>> import pandas as pd
+        >>> df = validate_long(pd.DataFrame({"unique_id": ["a", "a"], "ds": [1, 2], "y": [1, 2]}))
+        >>> df["y"].dtype
+        dtype('float64')
+    """
     missing = {"unique_id", "ds", "y"} - set(df.columns)
     if missing:
         raise ForecastDataError(f"missing column(s) {sorted(missing)}; expected unique_id, ds, y")
@@ -169,7 +193,13 @@ def validate_long(df: pd.DataFrame, min_length: int | None = None) -> pd.DataFra
 
 
 def air_passengers() -> pd.DataFrame:
-    """Monthly airline passengers 1949-1960 (Box & Jenkins), shipped with statsforecast."""
+    """Monthly airline passengers 1949-1960 (Box & Jenkins), shipped with statsforecast.
+
+    Example:
+        >>> df = air_passengers()
+        >>> df.shape, df["y"].iloc[:3].tolist()
+        ((144, 3), [112.0, 118.0, 132.0])
+    """
     from statsforecast.utils import AirPassengersDF
 
     return validate_long(AirPassengersDF.copy())
@@ -179,6 +209,15 @@ def competition(name: str, group: str):
     """Training and official hold-out frames of a competition group, with its season and horizon.
 
     Returns ``(train, test, season_length, horizon)``; ``ds`` counts periods from 1.
+
+    Example:
+        An unknown set is refused before anything is downloaded:
+
+        >>> try:
+        ...     competition("M9", "Yearly")
+        ... except ForecastDataError as e:
+        ...     print(type(e).__name__)
+        ForecastDataError
     """
     if (name, group) not in COMPETITIONS:
         raise ForecastDataError(f"unknown data set {name} {group}; choose from {sorted(COMPETITIONS)}")

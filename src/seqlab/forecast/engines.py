@@ -70,6 +70,13 @@ class Engine:
     (HOST:PORT); None starts a local one. ``timeout``: seconds to wait for the scheduler.
     A missing package or an unknown kind raises :class:`InvalidParameterError` at once; an
     address nobody answers at raises it on first use.
+
+    Example:
+        >>> try:
+        ...     Engine("hadoop")
+        ... except InvalidParameterError as e:
+        ...     print(type(e).__name__)
+        InvalidParameterError
     """
 
     def __init__(self, kind: str, address: str | None = None, timeout: float = 10.0):

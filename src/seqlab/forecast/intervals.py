@@ -41,6 +41,12 @@ def check_levels(level) -> list:
 
     Whole numbers come back as ``int`` (so that 80.0 names the column ``-lo-80``, as statsforecast's 80 does).
     ``None`` gives an empty list.
+
+    Example:
+        >>> check_levels([95, 80.0])
+        [80, 95]
+        >>> check_levels(None)
+        []
     """
     if level is None:
         return []
@@ -114,6 +120,12 @@ def conformal_quantile(scores, level) -> float:
     """The ``ceil((n + 1) l)``-th smallest of the ``n`` finite scores; ``inf`` when that rank exceeds ``n``.
 
     NaN scores (a window whose scale is undefined) are left out.
+
+    Example:
+        >>> conformal_quantile([0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5], 80)
+        4.0
+        >>> conformal_quantile([0.5, 1.0], 80)
+        inf
     """
     s = np.asarray(scores, float)
     s = np.sort(s[np.isfinite(s)])

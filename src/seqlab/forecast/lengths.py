@@ -29,7 +29,13 @@ def _ets_min(spec) -> int:
 
 def min_fit_length(model) -> int:
     """The fewest observations ``model`` can be fitted on: its ``min_train_length`` if it declares one, else what
-    statsforecast needs for its models (AutoETS: 7, the Theta family: 4, SeasonalNaive: a season), else 1."""
+    statsforecast needs for its models (AutoETS: 7, the Theta family: 4, SeasonalNaive: a season), else 1.
+
+    Example:
+        >>> from seqlab.forecast import Naive2, StatsForecastModel
+        >>> min_fit_length(StatsForecastModel("SeasonalNaive", season_length=12)), min_fit_length(Naive2())
+        (12, 1)
+    """
     declared = getattr(model, "min_train_length", None)
     if isinstance(declared, numbers.Integral) and not isinstance(declared, bool):
         return max(1, int(declared))
