@@ -23,7 +23,18 @@ BYTES_PER_TRAINING_ROW = 2 * 3 * 8
 
 
 class TooLargeError(InvalidParameterError):
-    """A size beyond what the data supports or what the machine's memory holds; the message names the bound."""
+    """A size beyond what the data supports or what the machine's memory holds; the message names the bound.
+
+    Example:
+        >>> import pandas as pd
+        >>> from seqlab.forecast import Forecaster
+        >>> df = pd.DataFrame({"unique_id": "a", "ds": range(1, 13), "y": [float(t) for t in range(1, 13)]})
+        >>> try:
+        ...     Forecaster(["Naive"]).forecast(h=13, df=df)
+        ... except TooLargeError as e:
+        ...     print(type(e).__name__)
+        TooLargeError
+    """
 
 
 def check_horizon(h: int, lengths, label: str | None = None) -> None:

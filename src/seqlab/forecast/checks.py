@@ -20,7 +20,17 @@ __all__ = ["UnboundedIntervalError", "check_h", "check_h_first", "check_optional
 
 
 class UnboundedIntervalError(InvalidParameterError):
-    """Conformal intervals asked for at a level the calibration errors cannot bound (too few of them)."""
+    """Conformal intervals asked for at a level the calibration errors cannot bound (too few of them).
+
+    Example:
+        >>> from seqlab.forecast import Forecaster
+        >>> df = pd.DataFrame({"unique_id": "a", "ds": range(1, 13), "y": [float(t) for t in range(1, 13)]})
+        >>> try:
+        ...     Forecaster(["Naive"]).forecast(h=2, df=df, level=[99], intervals="conformal", bounded=True)
+        ... except UnboundedIntervalError as e:
+        ...     print(type(e).__name__)
+        UnboundedIntervalError
+    """
 
 
 def check_h(h) -> int:

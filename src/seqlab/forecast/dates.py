@@ -15,7 +15,18 @@ MAX_PERIOD = int(np.iinfo(np.int64).max)
 
 
 class FutureDateError(InvalidParameterError):
-    """Dates after a series that pandas cannot hold: past ``pandas.Timestamp.max``, or int64 periods past 2**63 - 1."""
+    """Dates after a series that pandas cannot hold: past ``pandas.Timestamp.max``, or int64 periods past 2**63 - 1.
+
+    Example:
+        >>> from seqlab.forecast import Forecaster
+        >>> ds = pd.date_range("2261-04-01", periods=12, freq="MS")
+        >>> df = pd.DataFrame({"unique_id": "a", "ds": ds, "y": [float(t) for t in range(1, 13)]})
+        >>> try:
+        ...     Forecaster(["Naive"], freq="MS").forecast(h=3, df=df)
+        ... except FutureDateError as e:
+        ...     print(type(e).__name__)
+        FutureDateError
+    """
 
 
 #: the period of each calendar's usual cycle, by the base of its pandas frequency: months and quarters in a year,

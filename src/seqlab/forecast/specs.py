@@ -26,11 +26,41 @@ __all__ = ["ForecasterFileError", "UnsavableModelError", "model_spec", "build_mo
 
 
 class ForecasterFileError(SeqlabError, ValueError):
-    """A stored forecaster that is incomplete, changed since it was written, or not one seqlab wrote."""
+    """A stored forecaster that is incomplete, changed since it was written, or not one seqlab wrote.
+
+    Example:
+        >>> import tempfile
+        >>> from seqlab.forecast import Forecaster
+        >>> try:
+        ...     Forecaster.load(tempfile.mkdtemp())  # an empty folder
+        ... except ForecasterFileError as e:
+        ...     print(type(e).__name__)
+        ForecasterFileError
+    """
 
 
 class UnsavableModelError(SeqlabError, ValueError):
-    """A model whose settings cannot be written as data (a model object of one's own, or an unusual argument)."""
+    """A model whose settings cannot be written as data (a model object of one's own, or an unusual argument).
+
+    Example:
+        >>> import tempfile
+        >>> import numpy as np
+        >>> import pandas as pd
+        >>> from seqlab.forecast import Forecaster
+        >>> class Mean:
+        ...     name = "Mean"
+        ...     def fit(self, df, h):
+        ...         return self
+        ...     def predict(self, df, h):
+        ...         return {u: np.full(h, g["y"].mean()) for u, g in df.groupby("unique_id")}
+        >>> df = pd.DataFrame({"unique_id": "a", "ds": range(1, 7), "y": [1.0, 2, 3, 4, 5, 6]})
+        >>> f = Forecaster([Mean()]).fit(h=2, df=df)
+        >>> try:
+        ...     f.save(tempfile.mkdtemp())
+        ... except UnsavableModelError as e:
+        ...     print(type(e).__name__)
+        UnsavableModelError
+    """
 
 
 def _plain(value) -> bool:
