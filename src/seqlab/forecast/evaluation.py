@@ -37,6 +37,18 @@ def evaluate(cv: pd.DataFrame, history: pd.DataFrame, season_length: int | None 
     bounds, with the point forecast as the median): ``pinball`` (the mean pinball loss over
     the quantiles, divided by the scale), ``crps_term`` (the quantile approximation of the
     CRPS, unscaled) and ``abs_y`` (for the scaled CRPS, the sum of one over the other).
+
+    Example:
+        >>> from seqlab.forecast import Forecaster
+        >>> df = pd.DataFrame({"unique_id": "a", "ds": range(1, 13), "y": [1.0, 3, 2, 4, 3, 5, 4, 6, 5, 7, 6, 8]})
+        >>> cv = Forecaster(["Naive", "RandomWalkWithDrift"]).cross_validation(h=2, df=df, n_windows=2, step_size=2)
+        >>> errors = evaluate(cv, df)
+        >>> errors[errors.model == "Naive"].round(4)
+          unique_id  cutoff  model  step  scaled_error  smape_term
+        0         a       8  Naive     1        0.6364     18.1818
+        1         a       8  Naive     2        0.6364     15.3846
+        4         a      10  Naive     1        0.6429     15.3846
+        5         a      10  Naive     2        0.6429     13.3333
     """
     if not isinstance(cv, pd.DataFrame):
         raise InvalidTypeError(f"cv must be a pandas DataFrame, got {type(cv).__name__}")
@@ -152,6 +164,15 @@ def summarize(errors: pd.DataFrame, naive2: str | None = "Naive2", average: str 
     (empirical coverage of the l% interval), ``winkler_l`` (Winkler score over MASE's scale),
     ``spl`` (scaled pinball loss over the interval quantiles and the median) and ``scrps``
     (scaled CRPS: per unit, the summed quantile CRPS over the summed |y|).
+
+    Example:
+        >>> from seqlab.forecast import Forecaster
+        >>> df = pd.DataFrame({"unique_id": "a", "ds": range(1, 13), "y": [1.0, 3, 2, 4, 3, 5, 4, 6, 5, 7, 6, 8]})
+        >>> cv = Forecaster(["Naive", "RandomWalkWithDrift"]).cross_validation(h=2, df=df, n_windows=2, step_size=2)
+        >>> summarize(evaluate(cv, df), naive2="Naive").round(4)
+                         model    mase    smape  series  units    owa  mase_series
+        0                Naive  0.6396  15.5711       1      2  1.000       0.6396
+        1  RandomWalkWithDrift  0.6623  15.9202       1      2  1.029       0.6623
     """
     if not isinstance(average, str) or average not in AVERAGES:
         raise InvalidParameterError(f"average must be one of {', '.join(AVERAGES)}, got {average!r}")
@@ -200,13 +221,37 @@ def _undefined_note(undefined: pd.DataFrame) -> list[str]:
 
 
 def per_horizon(errors: pd.DataFrame) -> pd.DataFrame:
-    """MASE by forecast step: mean scaled error at each horizon h = 1 .. H."""
+    """MASE by forecast step: mean scaled error at each horizon h = 1 .. H.
+
+    Example:
+        >>> from seqlab.forecast import Forecaster
+        >>> df = pd.DataFrame({"unique_id": "a", "ds": range(1, 13), "y": [1.0, 3, 2, 4, 3, 5, 4, 6, 5, 7, 6, 8]})
+        >>> cv = Forecaster(["Naive", "RandomWalkWithDrift"]).cross_validation(h=2, df=df, n_windows=2, step_size=2)
+        >>> per_horizon(evaluate(cv, df)).round(4)
+                         model  step    mase
+        0                Naive     1  0.6396
+        1                Naive     2  0.6396
+        2  RandomWalkWithDrift     1  1.0812
+        3  RandomWalkWithDrift     2  0.2435
+    """
     _need_columns(errors, "the errors frame (from evaluate)", ["model", "step", "scaled_error"])
     return errors.groupby(["model", "step"]).scaled_error.mean().rename("mase").reset_index()
 
 
 def unit_mase(errors: pd.DataFrame) -> pd.DataFrame:
-    """MASE of every (model, series, window) unit: the mean scaled error over its horizon."""
+    """MASE of every (model, series, window) unit: the mean scaled error over its horizon.
+
+    Example:
+        >>> from seqlab.forecast import Forecaster
+        >>> df = pd.DataFrame({"unique_id": "a", "ds": range(1, 13), "y": [1.0, 3, 2, 4, 3, 5, 4, 6, 5, 7, 6, 8]})
+        >>> cv = Forecaster(["Naive", "RandomWalkWithDrift"]).cross_validation(h=2, df=df, n_windows=2, step_size=2)
+        >>> unit_mase(evaluate(cv, df)).round(4)
+                         model unique_id  cutoff    mase
+        0                Naive         a       8  0.6364
+        1                Naive         a      10  0.6429
+        2  RandomWalkWithDrift         a       8  0.6818
+        3  RandomWalkWithDrift         a      10  0.6429
+    """
     _need_columns(errors, "the errors frame (from evaluate)", ["model", "unique_id", "cutoff", "scaled_error"])
     return errors.groupby(["model", "unique_id", "cutoff"]).scaled_error.mean().rename("mase").reset_index()
 
@@ -221,6 +266,13 @@ def bootstrap_difference(errors: pd.DataFrame, a: str, b: str, n_boot: int = 500
     is the ordinary paired bootstrap). A 95% interval that excludes 0 is called
     significant; with fewer than ``min_series`` series the test is not made.
     ``errors`` is :func:`evaluate`'s frame, or :func:`unit_mase`'s.
+
+    Example:
+        >>> units = pd.DataFrame({"model": ["A"] * 4 + ["B"] * 4, "unique_id": list("wxyz") * 2, "cutoff": 10,
+        ...                       "mase": [0.5, 0.6, 0.7, 0.8, 1.0, 1.0, 1.0, 1.0]})
+        >>> r = bootstrap_difference(units, "A", "B", n_boot=200, min_series=2)
+        >>> round(r["mean_difference"], 4), r["series"], r["significant"]
+        (-0.35, 4, True)
     """
     per = errors if "mase" in errors.columns else unit_mase(errors)
     per = per.pivot_table(index=["unique_id", "cutoff"], columns="model", values="mase")[[a, b]].dropna()
