@@ -68,6 +68,13 @@ def holm_tests(errors: pd.DataFrame, pairs, alpha: float = 0.05, n_boot: int = 5
     :func:`~seqlab.forecast.evaluation.unit_mase`'s frame; with a ``family`` column the pairs
     are tested within each family value (for example each data set) and the correction runs
     over all of them together. ``significant``: the Holm-adjusted p-value is below ``alpha``.
+
+    Example:
+        >>> units = pd.DataFrame({"model": ["A"] * 4 + ["B"] * 4, "unique_id": list("wxyz") * 2, "cutoff": 10,
+        ...                       "mase": [0.5, 0.6, 0.7, 0.8, 1.0, 1.0, 1.0, 1.0]})
+        >>> holm_tests(units, [("A", "B")], n_boot=200)[["model", "against", "series", "significant"]]
+          model against  series  significant
+        0     A       B       4         True
     """
     if not 0 < alpha < 1:
         raise InvalidParameterError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
@@ -103,6 +110,14 @@ def mcb(scores: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     quantile for k groups and infinite degrees of freedom (Nemenyi's critical distance; Demšar,
     2006, writes it with ``q / sqrt(2)`` and ``6 N``). ``differs_from_best``: the interval does not
     overlap the best model's, so the two mean ranks differ by more than ``CD``.
+
+    Example:
+        >>> scores = pd.DataFrame({"A": [1.0, 0.8, 0.9, 1.1], "B": [1.2, 1.0, 1.3, 1.4], "C": [0.9, 1.1, 1.0, 1.2]})
+        >>> mcb(scores).round(4)
+          model  mean_rank      lo      hi   best  differs_from_best
+        0     A       1.25  0.4214  2.0786   True              False
+        1     C       2.00  1.1714  2.8286  False              False
+        2     B       2.75  1.9214  3.5786  False              False
     """
     from scipy.stats import studentized_range
 
