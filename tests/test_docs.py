@@ -50,8 +50,7 @@ def test_every_public_name_has_a_docstring(package):
     assert pending <= missing, f"{sorted(pending - missing)} have a docstring now: drop them from seqlab_api_pending"
 
 
-@pytest.mark.parametrize("package", [*LIBRARY[:-1], pytest.param("seqlab.forecast", marks=pytest.mark.xfail(
-    reason="forecast's docstrings are being rewritten; their examples come with them", strict=False))])
+@pytest.mark.parametrize("package", LIBRARY)
 def test_every_public_name_has_an_example(package):
     assert apidoc.without_example(package) == []
 

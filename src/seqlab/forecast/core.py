@@ -52,6 +52,7 @@ from .running import forecast_origins
 
 __all__ = ["Forecaster", "ForecastModel", "MODEL_NAMES", "NEURAL_ARCHITECTURES"]
 
+#: the models a Forecaster takes by name: statsforecast's classical ones, M4's benchmarks, the neural ones, combinations
 MODEL_NAMES = sorted(CLASSICAL) + ["Naive2", "M4 Comb", "GRU", "LSTM", "Transformer", "N-BEATS", *COMBINATIONS]
 #: the recurrent and attention forecasters by name, and the architecture each names
 NEURAL_ARCHITECTURES = {"GRU": "gru", "LSTM": "lstm", "Transformer": "transformer"}
@@ -59,7 +60,20 @@ NEURAL_ARCHITECTURES = {"GRU": "gru", "LSTM": "lstm", "Transformer": "transforme
 
 @runtime_checkable
 class ForecastModel(Protocol):
-    """What :class:`Forecaster` needs of a model (see the module docstring for the optional extras)."""
+    """What :class:`Forecaster` needs of a model (see the module docstring for the optional extras).
+
+    Example:
+        >>> import numpy as np
+        >>> class Mean:  # the mean of each series' history, h steps ahead
+        ...     name = "Mean"
+        ...     def fit(self, df, h):
+        ...         return self
+        ...     def predict(self, df, h):
+        ...         return {u: np.full(h, g["y"].mean()) for u, g in df.groupby("unique_id")}
+        >>> df = pd.DataFrame({"unique_id": "a", "ds": range(1, 7), "y": [1.0, 2, 3, 4, 5, 6]})
+        >>> isinstance(Mean(), ForecastModel), Forecaster([Mean()]).forecast(h=2, df=df)["Mean"].tolist()
+        (True, [3.5, 3.5])
+    """
 
     name: str
 
@@ -80,6 +94,14 @@ class Forecaster:
     too, with the same numbers as in local worker processes; the other neural models run here. :meth:`close` (or a
     ``with`` block) releases the cluster. ``device`` ("auto", the default: CUDA when present, then MPS, else the CPU;
     "cpu", "cuda", "mps") is where the neural models named by string train; a model object keeps its own.
+
+    Example:
+        >>> df = pd.DataFrame({"unique_id": "a", "ds": pd.date_range("2020-01-01", periods=12, freq="MS"),
+        ...                    "y": [float(t) for t in range(1, 13)]})
+        >>> Forecaster(["Naive", "SeasonalNaive"], freq="MS", season_length=4).forecast(h=2, df=df)
+          unique_id         ds  Naive  SeasonalNaive
+        0         a 2021-01-01   12.0            9.0
+        1         a 2021-02-01   12.0           10.0
     """
 
     def __init__(self, models, freq=1, season_length: int = 1, n_jobs: int = 1, *, engine=None, address=None,

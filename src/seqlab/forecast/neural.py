@@ -30,6 +30,25 @@ __all__ = ["NeuralConfig", "NeuralForecaster", "window_cuts", "masked_scale"]
 
 @dataclass
 class NeuralConfig:
+    """Training settings of a :class:`NeuralForecaster`: window, width, steps, batch, rate, early stopping, seed.
+
+    ``input_size`` (None: twice the horizon or the season, the larger, at most 60) is how many past values each
+    window sees; training stops after ``max_steps`` steps, or when the validation loss, checked every
+    ``val_check_steps`` steps, has not improved ``patience`` times in a row.
+
+    Raises:
+        InvalidParameterError: a count below 1 or a learning rate that is not positive.
+
+    Example:
+        >>> NeuralConfig(hidden_size=8, max_steps=5).max_steps
+        5
+        >>> try:
+        ...     NeuralConfig(max_steps=0)
+        ... except InvalidParameterError as e:
+        ...     print(e)
+        max_steps must be >= 1
+    """
+
     input_size: int | None = None  # default: max(2 h, 2 season), at most 60
     hidden_size: int = 64
     max_steps: int = 1500
@@ -132,6 +151,14 @@ class NeuralForecaster:
 
     ``device``: "auto" (the default, as for ``seqlab lm train``: CUDA when present, then MPS, else the CPU), "cpu",
     "cuda" or "mps"; an unavailable device is an :class:`~seqlab.errors.InvalidParameterError` at once.
+
+    Example:
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"unique_id": "a", "ds": range(1, 25), "y": [float(t % 6) for t in range(24)]})
+        >>> m = NeuralForecaster("gru", config=NeuralConfig(hidden_size=8, max_steps=5), device="cpu")
+        >>> fc = m.fit(df, h=3).predict(df, h=3)
+        >>> m.name, fc["a"].shape
+        ('GRU', (3,))
     """
 
     def __init__(self, arch: str = "gru", name: str | None = None, config: NeuralConfig | None = None,
