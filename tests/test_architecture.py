@@ -8,7 +8,7 @@ from conftest import REPO
 PKG = REPO / "src" / "seqlab"
 #: bottom to top; a module may import its own layer and the layers below it
 LAYERS = [
-    {"errors", "files", "store", "threads", "parallel", "data", "artifacts", "claims", "machine", "results",
+    {"errors", "files", "store", "threads", "parallel", "data", "artifacts", "claims", "machine", "results", "lazy",
      "devices"},
     {"nn"},
     {"analysis"},

@@ -4,7 +4,7 @@ that judge many comparisons or one difference against seed noise.
 Each name loads its module on first use, so importing one measurement does not import the others' dependencies
 (scipy, pandas).
 """
-import importlib
+from ..lazy import lazy_names
 
 #: public name -> the module that defines it, imported on first access
 _LAZY = {
@@ -23,13 +23,4 @@ _LAZY = {
 __all__ = list(_LAZY)
 
 
-def __getattr__(name: str):
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())

@@ -3,7 +3,7 @@
 The tokenizers load with the package; every other name loads its module (and torch) on first use, so a
 program that only tokenizes does not pay for torch.
 """
-import importlib
+from ..lazy import lazy_names
 
 from .tokenizers import (BPETokenizer, CharTokenizer, Tokenizer, TokenizerFormatError, UnknownTokenError,
                          WordTokenizer, load_tokenizer)
@@ -27,13 +27,4 @@ __all__ = ["Tokenizer", "CharTokenizer", "WordTokenizer", "BPETokenizer", "load_
            "UnknownTokenError", *_LAZY]
 
 
-def __getattr__(name: str):
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
