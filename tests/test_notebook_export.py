@@ -118,6 +118,34 @@ def test_a_sentence_cell_shows_the_build_and_follows_the_kernel(monkeypatch):
                      "The loss is 1.5000 nats: the GPT wins, by 0.2000 over 7 runs."]
 
 
+def test_an_evidence_box_is_ordinary_cells_headed_how_we_know():
+    require("nbformat")
+    from seqlab.book.notebooks import reader_cells
+
+    md = ("The loss falls to {glue:text}`lm_loss`.\n\n::::{admonition} How we know\n:class: dropdown evidence\n"
+          "Three seeds.\n\nThe spread is {glue:text}`lm_loss` wide.\n\n:::{erratum} It is 2.\n1.\n:::\n::::\n\n"
+          "Take-away.")
+    cells = reader_cells(md, {"lm_loss": "1.6"}, {}, {})
+    kinds = [(c.cell_type, c.source.splitlines()[0]) for c in cells]
+    assert kinds[0][0] == "code" and cells[0].outputs[0]["data"]["text/markdown"] == "The loss falls to 1.6."
+    assert kinds[1] == ("markdown", "#### How we know") and "Three seeds." in cells[1].source
+    assert cells[2].outputs[0]["data"]["text/markdown"] == "The spread is 1.6 wide."
+    assert cells[3].source.startswith("> **Erratum.** The chapter says: It is 2.")
+    assert kinds[-1] == ("markdown", "Take-away.")  # the lesson goes on in a cell of its own
+    assert not any(":::" in c.source or ":class:" in c.source for c in cells)
+
+
+def test_a_lesson_claim_a_rerun_does_not_bear_out_is_marked_in_the_notebook():
+    from seqlab.book.notebooks import fill_template, to_template
+
+    t = to_template("Here {claim}`lm_fast: the GPT learns faster, by {gap:.2f}` nats.")
+    held = json.dumps({"holds": True, "required": False, "evidence": {"gap": 0.25}})
+    lost = json.dumps({"holds": False, "required": False, "evidence": {"gap": -0.25}})
+    assert fill_template(t, {"seqlab-claim:lm_fast": held}) == "Here the GPT learns faster, by 0.25 nats."
+    assert fill_template(t, {"seqlab-claim:lm_fast": lost}) == (
+        "Here [not borne out in this run: the GPT learns faster, by -0.25 (evidence: gap = -0.25)] nats.")
+
+
 def test_the_executed_notebook_keeps_its_outputs_and_collapses_hidden_cells():
     nbformat = require("nbformat")
     nb = nbformat.v4.new_notebook(metadata={"source_map": [1, 2]})

@@ -12,7 +12,8 @@ from claim_cases import CASES
 from conftest import REPO
 
 import seqlab.chapter
-from seqlab.book.sentences import FACT, TemplateError, fact_text, parse, record_of, render, templates
+from seqlab.book.sentences import (FACT, TemplateError, fact_text, not_borne_out, parse, record_of, render,
+                                    templates)
 from seqlab.claims import SOURCES, ClaimError, verdict
 
 for _m in pkgutil.iter_modules(seqlab.chapter.__path__):
@@ -90,11 +91,20 @@ def test_a_wording_that_cannot_be_filled():
         render(parse("n: {gap} || no {gap}"), rec(True, limit=1))
     with pytest.raises(TemplateError, match="needs !j"):
         render(parse("n: {xs} || none"), rec(True, xs=[1, 2]))
-    with pytest.raises(TemplateError, match="needs a wording for each outcome"):
-        render(parse("n: only one"), rec(True))
     with pytest.raises(TemplateError, match="is required"):
         render(parse("n: a || b"), rec(True, required=True))
     assert render(parse("n: stated once, {x}"), rec(True, required=True, x=3)) == "stated once, 3"
+
+
+def test_a_lesson_claim_states_what_holds_and_is_marked_where_a_run_does_not_bear_it_out():
+    lesson = parse("n: the gated cells reach {ratio:.2f}x further")
+    assert render(lesson, rec(True, ratio=2.345)) == "the gated cells reach 2.35x further"
+    marked = render(lesson, rec(False, ratio=0.91, seeds=3, names=["a"]))
+    assert marked == ("[not borne out in this run: the gated cells reach 0.91x further "
+                      "(evidence: ratio = 0.91; seeds = 3)]")
+    assert not_borne_out(lesson, rec(False, ratio=0.91))
+    assert not not_borne_out(lesson, rec(True, ratio=2.0))
+    assert not not_borne_out(parse("n: a || b"), rec(False))
 
 
 def test_a_fact_is_one_number_of_the_evidence():
@@ -201,3 +211,56 @@ def test_compare_finds_each_kind_of_difference(tmp_path, capsys):
     assert main([str(a), str(b)]) == 1
     assert "1 difference(s)" in capsys.readouterr().out
     assert main([str(a), str(tmp_path / "missing.json")]) == 2
+
+
+_MINI_PAGE = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+# A page
+
+```{{code-cell}} ipython3
+from seqlab.book.page import say
+from seqlab.claims import verdict
+say(verdict("mini_fast", {holds}, gap=0.25))
+```
+
+It learns {{claim}}`mini_fast: faster, by {{gap:.2f}} nats`.
+
+:::{{admonition}} How we know
+:class: dropdown evidence
+One seed.
+:::
+"""
+
+
+@pytest.mark.parametrize("holds", [True, False])
+def test_a_false_lesson_claim_fails_the_build_and_a_true_one_reads_plainly(holds, tmp_path):
+    """The build that a reader and CI run (warnings are errors) stops on a lesson claim its numbers do not bear out;
+    the evidence box is a folded box of class ``evidence``."""
+    import subprocess
+    import sys
+
+    from conftest import patient
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text('extensions = ["myst_nb", "seqlab.book.sentences"]\n'
+                                 'myst_enable_extensions = ["colon_fence"]\nnb_execution_mode = "force"\n'
+                                 'nb_execution_in_temp = True\n')
+    (src / "index.md").write_text(_MINI_PAGE.format(holds=holds))
+    p = subprocess.run([sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", str(src), str(tmp_path / "out")],
+                       capture_output=True, text=True, timeout=patient(300))
+    if holds:
+        assert p.returncode == 0, p.stderr
+        page = (tmp_path / "out" / "index.html").read_text()
+        assert '<span class="claim">faster, by 0.25 nats</span>' in page
+        assert "dropdown evidence" in page and "not borne out" not in page
+    else:
+        assert p.returncode != 0
+        assert "lesson claim 'mini_fast' is false in this run: [not borne out in this run: faster, by 0.25" in p.stderr

@@ -7,7 +7,8 @@ sentence or number the page shows (:mod:`seqlab.book.sentences`), each
 ``{eq}`label``` the equation's number on the site, each labelled equation gets that number as a
 ``\\tag``, ``{ref}`` becomes its link text (or the heading it points to), target lines ``(label)=``
 go, a ``:::{admonition}`` becomes a collapsible ``<details>`` block and an ``:::{erratum}`` a quoted
-"Erratum" block. Cells the page hides
+"Erratum" block. An evidence box (an admonition whose class names ``evidence``, the page's folded "How we know")
+becomes ordinary Markdown cells of its own, headed by its title. Cells the page hides
 (``hide-input``) are kept, collapsed, so the notebook still runs top to bottom.
 
 A paragraph that quotes a number or a sentence becomes a *sentence cell*: a collapsed code cell
@@ -38,6 +39,10 @@ _REF = re.compile(r"\{ref\}`([^`<]+)`")
 _TARGET = re.compile(r"^\(([\w.-]+)\)=\s*$", re.M)
 _LABELLED_MATH = re.compile(r"\$\$\n(.*?)\n\$\$[ \t]*\(([\w.-]+)\)", re.S)
 _ADMONITION = re.compile(r"^:::\{admonition\}[ \t]*([^\n]*)\n((?::[\w-]+:[^\n]*\n)*)(.*?)^:::[ \t]*$", re.M | re.S)
+#: an evidence box: a ``:::{admonition}`` whose ``:class:`` names ``evidence``
+#: (its fence may be longer than three colons, so that it can hold an erratum or another box)
+_EVIDENCE = re.compile(r"^(:{3,})\{admonition\}[ \t]*([^\n]*)\n((?::[\w-]+:[^\n]*\n)*)(.*?)^\1[ \t]*$",
+                       re.M | re.S)
 _DIRECTIVE = re.compile(r"^```\{(toctree|contents)\}.*?^```[ \t]*$", re.M | re.S)
 
 
@@ -220,10 +225,25 @@ def _sentence_cell(template: str, glue: dict[str, str]):
     return nbformat.v4.new_code_cell(source, outputs=[out], metadata=_sentence_metadata())
 
 
+def _is_evidence(m: re.Match) -> bool:
+    return any(line.startswith(":class:") and "evidence" in line.split() for line in m.group(3).splitlines())
+
+
 def reader_cells(markdown: str, glue: dict[str, str], equations: dict[str, str], titles: dict[str, str]):
     """One Markdown cell of a page as the reader's cells: Markdown for its plain paragraphs, and for each run of
     paragraphs that quote numbers or sentences a sentence cell (:func:`seqlab.book.page.prose`), so those follow the
-    reader's numbers when the notebook is rerun."""
+    reader's numbers when the notebook is rerun. An evidence box starts cells of its own, headed by its title."""
+    cells, start = [], 0
+    for m in _EVIDENCE.finditer(markdown):
+        if not _is_evidence(m):
+            continue
+        cells += _reader_cells(markdown[start:m.start()], glue, equations, titles)
+        cells += _reader_cells(f"#### {m.group(2).strip()}\n\n{m.group(4)}", glue, equations, titles)
+        start = m.end()
+    return cells + _reader_cells(markdown[start:], glue, equations, titles)
+
+
+def _reader_cells(markdown: str, glue: dict[str, str], equations: dict[str, str], titles: dict[str, str]):
     import nbformat
 
     cells, plain, marked = [], [], []

@@ -5,8 +5,14 @@ the paragraph::
 
     {claim}`s47_reach: the gated cells reach further by {ratio:.3g}x || they do not reach further`
 
-Before the colon is the claim's name; then the wording for a true verdict, ``||``, and the
-wording for a false one. A *required* claim (the build stops if it is false) has one wording.
+Before the colon is the claim's name, then its wording. Most claims have one wording: the
+lesson states what holds on every seed and repeat. A *required* claim (``require``) stops the
+build where it is false. A *lesson* claim (a ``verdict`` with one wording) that is false fails
+the build too (the role warns, and the build treats warnings as errors), and where a reader
+reruns a notebook with other settings its sentence is marked, "not borne out in this run: …"
+with its evidence, never shown unmarked. Only a section that reports an outcome that
+legitimately varies from run to run writes two wordings, for a true verdict and a false one,
+split by ``||``.
 The section's claim source (a function in ``seqlab.chapter``) computes only the verdict and
 its numbers, with :func:`seqlab.claims.verdict` or :func:`seqlab.claims.require`; the page's
 cell records them with :func:`seqlab.book.page.say`. The role then picks the wording that holds
@@ -44,8 +50,8 @@ from dataclasses import dataclass
 
 from ..claims import CLAIM_PREFIX, fmt, join_and
 
-__all__ = ["ROLE", "FACT", "Template", "TemplateError", "parse", "templates", "render", "fact_text", "record_of",
-           "setup"]
+__all__ = ["ROLE", "FACT", "NOT_BORNE_OUT", "Template", "TemplateError", "parse", "templates", "render",
+           "not_borne_out", "fact_text", "record_of", "setup"]
 
 #: a ``{claim}`...``` role in a page's Markdown (its text may run over several lines)
 ROLE = re.compile(r"\{claim\}`([^`]+)`")
@@ -64,12 +70,9 @@ class Template:
 
     name: str
     if_true: str
-    if_false: str | None  # None: one wording, which only a required claim may have
+    if_false: str | None  # None: one wording, stated as what holds (a lesson or a required claim)
 
     def wording(self, holds: bool, required: bool) -> str:
-        if self.if_false is None and not required:
-            raise TemplateError(f"claim {self.name!r} is not required, so the page needs a wording for each "
-                                "outcome (true || false)")
         if self.if_false is not None and required:
             raise TemplateError(f"claim {self.name!r} is required: the page states it one way, not two")
         return self.if_true if holds or self.if_false is None else self.if_false
@@ -203,11 +206,30 @@ def _fill(wording: str, evidence: dict) -> str:
     return "".join(out)
 
 
+#: how a lesson claim that a run does not bear out begins, wherever it is shown
+NOT_BORNE_OUT = "not borne out in this run:"
+
+
+def not_borne_out(template: Template, record: dict) -> bool:
+    """Whether ``record`` makes ``template`` a one-wording claim whose verdict is false (shown marked)."""
+    return template.if_false is None and not record["holds"] and not record.get("required")
+
+
+def _evidence_text(evidence: dict) -> str:
+    shown = [f"{k} = {_Prose().format_field(v, '')}" for k, v in evidence.items()
+             if isinstance(v, (int, float, str)) and not isinstance(v, bool)]
+    return "; ".join(shown) or "no numbers"
+
+
 def render(template: Template, record: dict) -> str:
-    """The sentence ``record`` (``holds``, ``required``, ``evidence``) makes of ``template``."""
+    """The sentence ``record`` (``holds``, ``required``, ``evidence``) makes of ``template``: a one-wording claim
+    whose verdict is false reads "not borne out in this run: …" with its evidence."""
     wording = template.wording(bool(record["holds"]), bool(record.get("required")))
     try:
-        return _fill(wording, record.get("evidence", {}))
+        text = _fill(wording, record.get("evidence", {}))
+        if not_borne_out(template, record):
+            return f"[{NOT_BORNE_OUT} {text} (evidence: {_evidence_text(record.get('evidence', {}))})]"
+        return text
     except KeyError as e:
         raise TemplateError(f"claim {template.name!r} quotes {e.args[0]!r}, which is not in its evidence "
                             f"({', '.join(sorted(record.get('evidence', {}))) or 'none'})") from None
@@ -251,9 +273,15 @@ def _role():
                 template = parse(self.text)
                 data = retrieve_glue_data(self.document, CLAIM_PREFIX + template.name)
                 plain = data.data.get("text/plain", "")
-                text = render(template, record_of("".join(plain) if isinstance(plain, list) else plain))
+                record = record_of("".join(plain) if isinstance(plain, list) else plain)
+                text = render(template, record)
             except (TemplateError, RetrievalError, ValueError) as e:
                 return [], [glue_warning(f"{{claim}}: {e}", self.document, self.line)]
+            if not_borne_out(template, record):  # shown marked, and the build (warnings are errors) stops
+                node = nodes.strong(text, text, classes=["claim", "not-borne-out"])
+                self.set_source_info(node)
+                return [node], [glue_warning(f"{{claim}}: lesson claim {template.name!r} is false in this run: "
+                                             f"{text}", self.document, self.line)]
             node = nodes.inline(text, text, classes=["claim"])
             self.set_source_info(node)
             return [node], []
