@@ -119,8 +119,11 @@ def test_build_report_lists_every_claim_and_one_value_per_quantity(build_run):
     assert all(c.get("text_from") == "page" for c in claims if c.get("text")), [
         c["name"] for c in claims if c.get("text") and c.get("text_from") != "page"]
     assert f"{len(claims)} claims evaluated" in p.stdout
-    for page in PAGES:  # the run-it-yourself box links the exported notebook
-        assert f'href="notebooks/{page}.ipynb"' in (out / f"{page}.html").read_text(encoding="utf-8")
+    from seqlab.book.wheel import DOWNLOADS, wheel_name
+    assert (out / DOWNLOADS / wheel_name()).stat().st_size > 0  # the seqlab every page offers
+    for page in PAGES:  # the run-it-yourself box links the exported notebook and seqlab itself
+        shown = (out / f"{page}.html").read_text(encoding="utf-8")
+        assert f'href="notebooks/{page}.ipynb"' in shown and f'href="{DOWNLOADS}/{wheel_name()}"' in shown
 
 
 def test_prose_numbers_match_seqlab_run(site, section_results):

@@ -71,6 +71,7 @@ def test_cells_analysis_on_a_hand_written_page():
 def test_download_box_links_the_notebook():
     box = run_it_yourself("attention")
     assert 'href="notebooks/attention.ipynb"' in box and "pip install" in box
+    assert 'href="downloads/seqlab-' in box and "-py3-none-any.whl[book]" in box  # where seqlab comes from
 
 
 @pytest.mark.parametrize("page", available_pages())

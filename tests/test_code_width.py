@@ -45,9 +45,10 @@ def test_the_width_check_can_fail():
 def test_the_install_lines_fit_their_box():
     """The run-it-yourself box sits inside an admonition's padding: its code holds 60 characters at 1200 px
     (and the page's CSS wraps the lines where it holds fewer)."""
-    from seqlab.book.download import INSTALL
+    from seqlab.book.download import install_lines
 
-    assert max(len(line) for line in INSTALL.splitlines()) <= 60, INSTALL
+    lines = install_lines()
+    assert max(len(line) for line in lines.splitlines()) <= 60, lines
 
 
 def test_the_browser_probe_reports_code_that_scrolls(tmp_path):

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..errors import SeqlabError
 from . import lanes
+from .wheel import DOWNLOADS, write_wheel
 
 PAGES = Path(__file__).resolve().parent / "pages"
 #: relative to the current folder, for ``seqlab chapter build`` and ``python -m seqlab.book.build`` alike
@@ -332,6 +333,7 @@ def _build_into(out: Path, cache: Path, names: list, pages: str | None, heavy: b
     with OutputSet(out, "seqlab chapter build" + (f" --pages {pages}" if pages else "")) as site:
         shutil.copytree(stage, site.staging, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".doctrees"))
         export_notebooks(site.staging, names, executed=stage.parent / "jupyter_execute")
+        write_wheel(site.staging / DOWNLOADS)  # the seqlab each page's box offers, as a reader installs it
         clashes = write_report(site.staging, stage, names, heavy, time.perf_counter() - t0, times)
         site.commit()
     for clash in clashes:

@@ -1,27 +1,35 @@
-"""A Sphinx extension: under each page's title, how to install seqlab and a link to the page as a notebook.
+"""A Sphinx extension: under each page's title, where to get seqlab, how to install it, and a link to the page as
+a notebook.
 
-The build exports every page to ``notebooks/PAGE.ipynb`` beside the HTML (``export_notebooks``),
-so the link is relative and works offline. The box is added as the page is read; the page's
+The build exports every page to ``notebooks/PAGE.ipynb`` beside the HTML (``export_notebooks``) and
+writes seqlab itself as a wheel into ``downloads/`` (:mod:`seqlab.book.wheel`), so both links are
+relative and work offline. The box is added as the page is read; the page's
 source, and so the notebook, does not contain it.
 """
 from __future__ import annotations
 
 import re
 
-__all__ = ["run_it_yourself", "notebook_preface", "INSTALL", "setup"]
+from .wheel import DOWNLOADS, wheel_name
 
-INSTALL = ('python3 -m pip install torch==2.13.0 \\\n'
-           '    --index-url https://download.pytorch.org/whl/cpu\n'
-           '# then seqlab, from the folder holding its source (the\n'
-           '# repository this book was built from), here ./seqlab:\n'
-           'python3 -m pip install "./seqlab[book]" jupyterlab')
+__all__ = ["run_it_yourself", "notebook_preface", "install_lines", "setup"]
+
+
+def install_lines() -> str:
+    """The shell lines that install the CPU build of torch, then the seqlab wheel this chapter offers."""
+    return ('python3 -m pip install torch==2.13.0 \\\n'
+            '    --index-url https://download.pytorch.org/whl/cpu\n'
+            'python3 -m pip install jupyterlab \\\n'
+            f'    "./{wheel_name()}[book]"')
 
 
 def notebook_preface(docname: str) -> str:
     """The first cell of the downloaded notebook: what to install, where seqlab comes from, what it writes."""
-    return ("**Before you run this notebook.** It needs seqlab with its `book` extra, and Jupyter. Install the CPU "
-            "build of torch first, then seqlab from its source:\n\n"
-            f"```bash\n{INSTALL}\njupyter lab {docname}.ipynb\n```\n\n"
+    return ("**Before you run this notebook.** It needs seqlab with its `book` extra, and Jupyter. seqlab comes "
+            f"with the chapter: every page's \"Run this page yourself\" box links its wheel, `{wheel_name()}` "
+            f"(in the chapter's site, `{DOWNLOADS}/{wheel_name()}`). Download it beside this notebook, install "
+            "the CPU build of torch first, then seqlab:\n\n"
+            f"```bash\n{install_lines()}\njupyter lab {docname}.ipynb\n```\n\n"
             "Run the cells from the top. The notebook writes only its figures, as PNG and HTML files in "
             "`_figures/figures/` under the folder Jupyter was started in. The collapsed cells show the page's "
             "paragraphs: run again after you change a setting, they give the sentences your numbers make.")
@@ -30,7 +38,9 @@ def notebook_preface(docname: str) -> str:
 def run_it_yourself(docname: str) -> str:
     """The MyST box for ``docname``: the install lines and the notebook's download link."""
     return (f'\n:::{{admonition}} Run this page yourself\n:class: tip seqlab-run-yourself\n'
-            f'Install seqlab (the CPU build of torch first):\n\n```bash\n{INSTALL}\n```\n\n'
+            f'<a class="seqlab-wheel" href="{DOWNLOADS}/{wheel_name()}" download>Download seqlab</a> '
+            f'(`{wheel_name()}`, the code that computed this page) and install it, the CPU build of torch '
+            f'first:\n\n```bash\n{install_lines()}\n```\n\n'
             f'<a class="seqlab-notebook" href="notebooks/{docname}.ipynb" download>Download this page as a '
             f'notebook</a> and open it in Jupyter: every cell runs top to bottom on its own, with the numbers '
             f'of this page.\n:::\n')
