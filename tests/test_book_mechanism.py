@@ -40,7 +40,12 @@ def test_report_takes_a_claims_sentence_from_its_page(tmp_path):
                                    "noise` here.\n")
     claim, = collect(tmp_path, ["text"], sources=pages)["claims"]
     assert (claim["text"], claim["text_from"], claim["evidence"]) == ("a gap of 0.01 is noise", "page", {"gap": 0.0123})
+    assert claim["kind"] == "either way"
     assert collect(tmp_path, ["text"])["claims"][0]["text"] == ""  # without the page source: no sentence
+    assert collect(tmp_path, ["text"])["claims"][0]["kind"] == "not shown"
+    (pages / "text.md").write_text("So {claim}`s_gap: the gap of {gap:.2f} is real` here.\n")
+    claim, = collect(tmp_path, ["text"], sources=pages)["claims"]
+    assert claim["kind"] == "lesson" and claim["text"].startswith("[not borne out in this run: the gap of 0.01")
 
 
 def test_timing_reference_is_stored_with_its_machine(tmp_path, monkeypatch):

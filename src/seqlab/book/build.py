@@ -343,8 +343,9 @@ def _build_into(out: Path, cache: Path, names: list, pages: str | None, heavy: b
               f"(see {out / 'build_report.json'})", file=sys.stderr)
         return 1
     claims = json.loads((out / "build_report.json").read_text())["claims"]
-    print(f"{len(claims)} claims evaluated ({sum(c['required'] for c in claims)} required, all true; "
-          f"the others chose the sentence that holds): {out / 'build_report.json'}")
+    kinds = {k: sum(c.get("kind") == k for c in claims) for k in ("required", "lesson", "either way")}
+    print(f"{len(claims)} claims evaluated ({kinds['required']} required and {kinds['lesson']} lesson claims, all "
+          f"true; {kinds['either way']} reported either way): {out / 'build_report.json'}")
     print(f"built {out / 'index.html'} in {time.perf_counter() - t0:.1f} s (HEAVY_EVAL={mode})")
     for page, secs in times.items():
         print(f"  {page:<14} {secs:7.1f} s executing its cells")

@@ -75,7 +75,10 @@ def collect(exec_dir: Path, pages: list[str], sources: Path | None = None) -> di
     """The report: per page, its glued numbers and its claims; and the one-value conflicts across pages.
 
     A claim whose wordings stand in the page (``{claim}`` roles in ``sources/PAGE.md``) gets the sentence the page
-    shows, rendered from its record as the page renders it; its ``text_from`` says "page"."""
+    shows, rendered from its record as the page renders it; its ``text_from`` says "page". Its ``kind`` says how the
+    page states it: "required" (the build stops where it is false), "lesson" (one wording: the build fails where
+    it is false) "either way" (two wordings, for an outcome that varies from run to run) or "not shown" (no wording in the
+    page's source)."""
     from .sentences import render
 
     glued = {page: page_glue(exec_dir, page) for page in pages}
@@ -88,6 +91,8 @@ def collect(exec_dir: Path, pages: list[str], sources: Path | None = None) -> di
                 name = name[len(CLAIM_PREFIX):]
                 if name in written:
                     record = {**record, "text": render(written[name], record), "text_from": "page"}
+                record["kind"] = ("required" if record.get("required") else "not shown" if name not in written else
+                                  "either way" if written[name].if_false is not None else "lesson")
                 claims.append({"page": page, "name": name, **record})
     numbers = {page: {n: t for n, t in values.items() if not n.startswith(CLAIM_PREFIX)}
                for page, values in glued.items()}
