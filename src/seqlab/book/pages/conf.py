@@ -4,6 +4,7 @@ import os
 project = "Chapter 14, Part 3: Recurrence and Attention (seqlab)"
 author = "seqlab"
 extensions = ["myst_nb", "seqlab.book.progress", "seqlab.book.download", "seqlab.book.cache_lock", "seqlab.book.sentences",
+              "seqlab.book.folds",
               "seqlab.book.errata", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "seqlab.book.apidoc", "seqlab.book.clidoc"]
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "README.md"]
 only_pages = os.environ.get("SEQLAB_BOOK_PAGES")  # comma-separated docnames: a small build for tests
