@@ -179,7 +179,10 @@ def test_family_adjusts_every_matched_difference_with_holm():
     assert fam.p_holm.round(7).tolist() == [0.0053996, 1.0]
     assert fam.holm_settled.tolist() == [True, False]
     [c] = s14_59.family_claims(fam.assign(settled=[True, False]))
-    assert c.holds and c.evidence["comparisons"] == 2 and c.evidence["held"] == 1
+    # the one difference past two standard errors survives Holm: the level-by-level readings are not exploratory
+    assert not c.holds and c.evidence["comparisons"] == 2 and c.evidence["held"] == 1
+    [c] = s14_59.family_claims(fam.assign(settled=[True, True]))  # z = 0 "past" its bar: lost under Holm
+    assert c.holds and c.evidence["lost"] == ["top-p at entropy 0.500"]
 
 
 def test_seed_gaps_and_crossings_by_hand():

@@ -247,8 +247,8 @@ def test_step_cost_measures_both_paths():
 
 # --- the page's own sampling code, pinned to the library --------------------------------------------------------
 
-PAGE_FUNCTIONS = ("softmax_with_temperature", "sample_step", "generate_uncached", "top_k_filter", "top_p_filter",
-                  "min_p_filter", "decoding_rule", "generate_cached")
+PAGE_FUNCTIONS = ("softmax_with_temperature", "next_logits", "sample_step", "generate_uncached", "top_k_filter",
+                  "top_p_filter", "min_p_filter", "decoding_rule", "generate_cached")
 
 
 @pytest.fixture(scope="module")
@@ -306,6 +306,16 @@ def test_page_loops_equal_generate(page_code, window):
            for cached in (False, True)}
     assert torch.equal(page_code["generate_uncached"](model, prompt, 40, rule, seeded()), lib[False])
     assert torch.equal(page_code["generate_cached"](model, prompt, 40, rule, seeded()), lib[True])
+
+
+def test_page_next_logits_equal_the_chapter_step(page_code):
+    """§14.58's cell reads the model's next-token logits as the chapter's step does, also past the window."""
+    from seqlab.chapter import s14_58
+    from seqlab.experiments.lm import load_lm_artifacts
+
+    gpt, tok, *_ = load_lm_artifacts()
+    for text in (s14_58.CONTEXT, "KING RICHAR", "ROMEO:\n" * 20):
+        assert torch.equal(page_code["next_logits"](gpt, tok, text), s14_58.next_logits(gpt, tok, text))
 
 
 def test_page_loops_write_with_the_stored_model(page_code):
@@ -402,7 +412,7 @@ def test_bar_lines_rejects_a_width_below_one():
 
 @pytest.fixture(scope="module")
 def matching_cells():
-    return page_functions("text", ("value_at", "holm_by_hand"), {"np": np})
+    return page_functions("text", ("value_at",), {"np": np})
 
 
 @settings(max_examples=60, deadline=None)
@@ -415,14 +425,6 @@ def test_the_pages_interpolation_equals_numpy(matching_cells, xs, frac, seed):
     y = np.random.default_rng(seed).normal(size=len(x))
     target = x[0] + frac * (x[-1] - x[0])
     assert matching_cells["value_at"](target, x, y) == pytest.approx(np.interp(target, x, y), abs=1e-9)
-
-
-@settings(max_examples=60, deadline=None)
-@given(p=st.lists(st.floats(0, 1), min_size=1, max_size=20))
-def test_the_pages_holm_equals_the_library(matching_cells, p):
-    from seqlab.analysis.multiple import holm
-
-    np.testing.assert_allclose(matching_cells["holm_by_hand"](p), holm(p), rtol=0, atol=1e-15)
 
 
 @settings(max_examples=25, deadline=None)

@@ -37,3 +37,21 @@ def test_page_bpe_equals_the_library(page_code, text, merges):
 @given(text=st.text(alphabet=st.sampled_from("ab c.\né"), min_size=1, max_size=60), merges=st.integers(0, 25))
 def test_page_bpe_equals_the_library_on_random_texts(page_code, text, merges):
     assert page_code["train_bpe"](text, merges) == BPETokenizer().train(text, vocab_size=256 + merges).merges
+
+
+def test_the_pages_training_loop_trains_the_small_gpt():
+    """§14.57's visible training cell, run as the page runs it but for a few steps on a slice of the corpus:
+    the chapter's optimizer lowers the cross-entropy of the small GPT it defines in view."""
+    import torch
+
+    from seqlab.book.build import PAGES
+    from seqlab.book.cells import code_cells
+    from seqlab.text.corpus import load_tinyshakespeare
+
+    [cell] = [c for c in code_cells(PAGES / "text.md") if c.visible and "for step in range(SMALL_STEPS)" in c.source]
+    torch.manual_seed(0)
+    ns = {"torch": torch, "corpus": load_tinyshakespeare()[:20000], "SMALL_STEPS": 40, "SMALL_BATCH": 4,
+          "SMALL_WIDTH": 32, "SMALL_LAYERS": 1}
+    exec(compile(cell.source, "text.md", "exec"), ns)
+    losses = ns["losses"]
+    assert len(losses) == 40 and sum(losses[-5:]) / 5 < losses[0] - 0.5

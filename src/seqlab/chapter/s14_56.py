@@ -122,7 +122,7 @@ def tokenizer_figure(df: pd.DataFrame):
     df = df.assign(family=df.family.map(names).fillna(df.family))
     return line_pair(df.sort_values("vocab_size"), "vocab_size", "tokens", "family", points=True,
                      log_x=True, log_y=True, title="Vocabulary size against sequence length",
-                     subtitle="tinyshakespeare (1.1 M characters): a larger vocabulary shortens the sequence",
+                     subtitle="tinyshakespeare: characters, words and byte BPE at several vocabulary sizes",
                      xlab="Vocabulary size (log scale)", ylab="Tokens in the corpus (log scale)",
                      colors={"character": "#D8433B", "word": "#7FB069", "byte BPE": "#3B7DD8"})
 
