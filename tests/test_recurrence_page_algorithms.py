@@ -1,5 +1,5 @@
-"""The recurrence page's own cells (the gradient product of eq-bptt and norm clipping), compiled from the page
-and held equal to what the rest of the chapter uses: ``grad_by_lag`` and torch's ``clip_grad_norm_``."""
+"""The recurrence page's own cells (the gradient product of eq-bptt, norm clipping, the additive score, the
+positions after a first mistake), compiled from the page and held equal to what the rest of the chapter uses."""
 import numpy as np
 import pytest
 import torch
@@ -10,7 +10,8 @@ from seqlab.analysis.gradients import grad_by_lag
 
 @pytest.fixture(scope="module")
 def page_code():
-    return page_functions("recurrence", ("carried_back", "clip_by_norm"), {"torch": torch, "np": np})
+    return page_functions("recurrence", ("draw", "forward_states", "carried_back", "clip_by_norm"),
+                          {"torch": torch, "np": np, "D_BPTT": 32, "T_BPTT": 60, "BPTT_SEED": 21})
 
 
 def _draw(rho, T, d, seed):
@@ -24,17 +25,23 @@ def _draw(rho, T, d, seed):
 
 @pytest.mark.parametrize("rho, T, d, seed", [(0.95, 60, 32, 21), (0.5, 5, 3, 0), (1.15, 30, 8, 4), (0.7, 1, 1, 2)])
 def test_carried_back_equals_grad_by_lag(page_code, rho, T, d, seed):
-    mine = page_code["carried_back"](*_draw(rho, T, d, seed))
+    W, Wx, xs = page_code["draw"](rho, d=d, T=T, seed=seed)
+    mine = page_code["carried_back"](W, page_code["forward_states"](W, Wx, xs))
     lib = grad_by_lag(rho=rho, T=T, d=d, seed=seed)[::-1]
     assert mine.shape == lib.shape == (T,)
     np.testing.assert_allclose(mine, lib, rtol=1e-4, atol=1e-30)
 
 
-def test_carried_back_by_hand():
+def test_the_page_draws_as_grad_by_lag_does(page_code):
+    for a, b in zip(page_code["draw"](0.95, d=8, T=5, seed=3), _draw(0.95, 5, 8, 3)):
+        assert all(torch.equal(x, y) for x, y in zip(a, b)) if isinstance(a, list) else torch.equal(a, b)
+
+
+def test_carried_back_by_hand(page_code):
     """One step, one unit: h_1 = tanh(w·0 + 0) = 0, so dL/dh_0 = (1 - 0²) w = w."""
-    ns = page_functions("recurrence", ("carried_back",), {"torch": torch, "np": np})
-    out = ns["carried_back"](torch.tensor([[0.5]]), torch.zeros(1, 4), [torch.zeros(4)])
-    assert out.tolist() == [0.5]
+    W = torch.tensor([[0.5]])
+    H = page_code["forward_states"](W, torch.zeros(1, 4), [torch.zeros(4)])
+    assert H.shape == (1, 1) and page_code["carried_back"](W, H).tolist() == [0.5]
 
 
 @pytest.mark.parametrize("scale, c", [(1e4, 1.0), (1e-3, 1.0), (2.0, 0.5), (0.0, 1.0)])
@@ -71,16 +78,12 @@ def test_additive_attention_equals_the_library(B, T, d_s, d_h, a):
     assert alpha.shape == (B, T) and torch.allclose(alpha.sum(-1), torch.ones(B))
 
 
-def test_tanh_slopes_follow_grad_by_lag_draws():
-    """s14_46_1.tanh_slopes runs the states of grad_by_lag's recurrence: the same draws give the same states."""
+def test_tanh_slopes_follow_grad_by_lag_draws(page_code):
+    """s14_46_1.tanh_slopes runs the states of grad_by_lag's recurrence, as the page's forward_states does."""
     from seqlab.chapter import s14_46_1
 
     W, Wx, xs = _draw(1.15, 60, 32, 21)
-    h, hs = torch.zeros(32), []
-    for x in xs:
-        h = torch.tanh(W @ h + Wx @ x)
-        hs.append(h)
-    H = torch.stack(hs)
+    H = page_code["forward_states"](W, Wx, xs)
     row = s14_46_1.tanh_slopes(rhos=(1.15,)).iloc[0]
     assert row.mean_slope == pytest.approx(float((1 - H ** 2).mean()), rel=1e-6)
     assert row.largest_state == pytest.approx(float(H.abs().max()), rel=1e-6)

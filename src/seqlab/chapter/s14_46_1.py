@@ -28,7 +28,7 @@ def gradient_frame(rhos=RHOS, T: int = T, d: int = D, seed: int = SEED) -> pd.Da
         for t in range(T):
             # the chapter labels the state h_t with lag T-1-t; it is T-t steps before h_T
             rows.append(dict(rho=rho, lag=T - 1 - t, steps_back=T - t, g=max(float(g[t]), 1e-30),
-                             label=f"rho = {rho:.2f}"))
+                             label=f"ρ = {rho:.2f}"))
     return pd.DataFrame(rows)
 
 
@@ -134,9 +134,8 @@ def figure(vg: pd.DataFrame, slopes: pd.DataFrame | None = None):
     top = vg[vg.label == vg.label.max()]  # the largest radius (labels share one format)
     rho = top.label.iloc[0].split("= ")[1]
     mean = None if slopes is None else float(slopes.set_index("rho").mean_slope[float(rho)])
-    subtitle = (f"Dashed: norm 1. At or below one the curves fall geometrically with the lag; rho = {rho} stays "
-                f"between {top.g.min():.2g} and {top.g.max():.2g}"
-                + ("" if mean is None else f", with a mean tanh slope 1 - h² of {mean:.2f} along its states"))
+    subtitle = ("One random W rescaled to each spectral radius ρ; dashed: norm 1"
+                + ("" if mean is None else f". Mean tanh slope 1 - h² at ρ = {rho}: {mean:.2f}"))
     return line_pair(vg, "lag", "g", "label", title="Gradient reaching back through time", subtitle=subtitle,
                      xlab="Lag (steps back from the loss)", ylab="Gradient norm (log scale)", log_y=True,
                      reverse_x=True, hline=1.0)
@@ -152,7 +151,7 @@ def explorer(seed: int = SEED, rhos=EXPLORER_RHOS):
     steps = []
     for rho in rhos:
         sub = vg[vg.rho == rho]
-        steps.append((f"{rho:.2f}", [go.Scatter(x=sub.lag, y=sub.g, mode="lines", name=f"rho = {rho:.2f}",
+        steps.append((f"{rho:.2f}", [go.Scatter(x=sub.lag, y=sub.g, mode="lines", name=f"ρ = {rho:.2f}",
                                                 line=dict(color="#3B7DD8", width=3)),
                                      go.Scatter(x=[0, T - 1], y=[1.0, 1.0], mode="lines", name="gradient = 1",
                                                 line=dict(color="#737373", dash="dash"))]))

@@ -121,8 +121,9 @@ def match_claims(max_difference: float, cell: str) -> list:
 @claim_source
 def reach_claims(reach: pd.DataFrame, gaps: pd.DataFrame, ratios: pd.DataFrame, width: int = REACH_WIDTH) -> list:
     """Over the initialisations of ``ratios`` (:func:`reach_ratios`): do the gated cells reach further at ``width``,
-    does the LSTM stay above from lag 40 on, does its lead grow with width beyond the spread of the draws; all three
-    decay; the erratum's premises (the chapter's surface ``gaps``)."""
+    does the LSTM stay above from lag 40 on in most draws, does its lead at the longest lag fail to grow steadily
+    with width (the draws of neighbouring widths overlap); all three decay; the erratum's premises (the chapter's
+    surface ``gaps``)."""
     g = reach.set_index(["cell", "lag"]).g
     last = int(reach.lag.max())
     decays = {c: bool(g[(c, last)] < g[(c, 1)]) for c in ("RNN", "LSTM", "GRU")}
@@ -141,9 +142,12 @@ def reach_claims(reach: pd.DataFrame, gaps: pd.DataFrame, ratios: pd.DataFrame, 
         require("s47_erratum_short_lags", g[("RNN", 1)] > g[("LSTM", 1)] and narrow.lags_lstm_above == 0,
                 rnn_lag1=g[("RNN", 1)], lstm_lag1=g[("LSTM", 1)], narrow_width=narrow.width,
                 narrow_lags_lstm_above=narrow.lags_lstm_above),
-        verdict("s47_wide_above", not misses, first_width=int(widths[0]), seeds=int(ratios.seed.nunique()),
-                misses=misses, draws=len(wide), kept=len(wide) - len(misses)),
-        verdict("s47_gap_widens", ordered, seeds=int(ratios.seed.nunique()), first_width=int(widths[0]),
+        # most draws, not every one: a draw at a narrow width can miss (the page's reading)
+        verdict("s47_wide_above", len(misses) < len(wide) / 2, first_width=int(widths[0]),
+                seeds=int(ratios.seed.nunique()), misses=misses, draws=len(wide), kept=len(wide) - len(misses),
+                every_draw=not misses),
+        # no trend: some width's draws are not all above those of the width before (the draws overlap)
+        verdict("s47_gap_no_trend", not ordered, seeds=int(ratios.seed.nunique()), first_width=int(widths[0]),
                 spans={w: list(v) for w, v in spans.items()}),
     ]
 

@@ -16,6 +16,8 @@ from .base import section
 SEED = 51
 REVERSAL_SEED = 53
 CHAPTER_REVERSAL_ACCURACY = 0.9908
+#: the final training loss the chapter prints for the same run
+CHAPTER_REVERSAL_LOSS = 0.06029
 #: the reversal run (the defaults of ``reversal_experiment``): length, vocabulary, sequences, widths, steps, rate
 REVERSAL_T, REVERSAL_VOCAB, REVERSAL_N, REVERSAL_EMBED, REVERSAL_HIDDEN = 12, 10, 500, 24, 32
 REVERSAL_EPOCHS, REVERSAL_LR = 400, 3e-3
@@ -115,7 +117,8 @@ def reversal_claims(rev: dict, controls: pd.DataFrame, above: float, probe: pd.D
                 next=float(P.accuracy[1]), chance=float(P.chance[1])),
         verdict("s49_exact", float(exact["trained"]) < float(exact["untrained"]), trained=float(exact["trained"]),
                 untrained=float(exact["untrained"]), uniform=float(exact["uniform"])),
-        verdict("s49_generalises", tf > 0.9, heldout_teacher_forced=tf, training=acc),
+        # the outputs carry over less well than the alignment: held out, teacher-forced, well below training
+        verdict("s49_heldout_gap", tf < acc - 0.1, heldout_teacher_forced=tf, training=acc, margin=0.1),
         verdict("s49_free_near_chance", free < 2 * chance, free_running=free, chance=chance, vocab=REVERSAL_VOCAB),
         require("s49_erratum_heldout", free < 0.9, free_running=free, chapter=chapter_accuracy),
     ]
@@ -130,12 +133,17 @@ def alignment_frame(A: np.ndarray) -> pd.DataFrame:
 def figure(A: np.ndarray):
     from ..plotting import heatmap_pair
 
+    from plotnine import labs
+
     n = A.shape[0]
-    return heatmap_pair(alignment_frame(A), "input_step", "output_step", "w", antidiagonal=n,
-                        title="Attention weights after training on sequence reversal",
-                        subtitle="The first training sequence. Dashed: the mirrored position each output "
-                                 "should read",
-                        xlab="Input position", ylab="Output position")
+    gg, fig = heatmap_pair(alignment_frame(A), "input_step", "output_step", "w", antidiagonal=n,
+                           title="Attention weights after training on sequence reversal",
+                           subtitle="The first training sequence. Dashed: the mirrored position each output "
+                                    "should read",
+                           xlab="Input position", ylab="Output position")
+    gg += labs(fill="weight α")  # the colour bar's title, in both figures
+    fig.update_traces(colorbar=dict(title=dict(text="weight α")), selector=dict(type="heatmap"))
+    return gg, fig
 
 
 @section("14.49", "Attention, derived from alignment")
