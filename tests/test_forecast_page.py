@@ -1,5 +1,5 @@
-"""The forecasting page's own algorithm cells (MASE, rolling origins, the paired bootstrap, split conformal),
-compiled from the page and held equal to the library functions every table uses."""
+"""The forecasting page's own algorithm cells (windows, MASE, rolling origins, the paired bootstrap, Holm's rule,
+split conformal), compiled from the page and held equal to the library functions every table uses."""
 import math
 
 import numpy as np
@@ -9,7 +9,7 @@ from conftest import page_functions
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-PAGE_FUNCTIONS = ("mase_by_hand", "rolling_origins", "paired_bootstrap", "split_conformal")
+PAGE_FUNCTIONS = ("mase_by_hand", "rolling_origins", "paired_bootstrap", "holm_by_hand", "split_conformal")
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +52,28 @@ def test_page_bootstrap_equals_the_library(page_code):
     lib = bootstrap_difference(units, "A", "B", seed=4)
     mean, (lo, hi) = page_code["paired_bootstrap"](a - b, seed=4)
     assert (mean, lo, hi) == pytest.approx((lib["mean_difference"], lib["ci_low"], lib["ci_high"]), rel=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(p=st.lists(st.floats(0, 1), min_size=1, max_size=30))
+def test_page_holm_equals_the_library(page_code, p):
+    from seqlab.forecast.comparison import holm
+
+    assert page_code["holm_by_hand"](p) == pytest.approx(holm(np.asarray(p)), abs=1e-12)
+
+
+def test_page_windows_equal_the_library():
+    """The page's sliding windows (inputs of 2 seasons, a target of one) are the library's windows and scales."""
+    from seqlab.chapter.s14_61 import H, SEASON, split, window_table
+
+    _, train, _ = split()
+    y = train.y.to_numpy()
+    X = np.lib.stride_tricks.sliding_window_view(y, 2 * SEASON + H)
+    scale = np.abs(X[:, : 2 * SEASON]).mean(axis=1)
+    lib = window_table(y, input_size=2 * SEASON, h=H).iloc[0]
+    assert len(X) == lib.windows
+    # the library windows in float32
+    assert (scale[0], scale[-1]) == pytest.approx((lib.scale_first, lib.scale_last), rel=1e-6)
 
 
 def test_page_split_conformal_equals_the_library(page_code):

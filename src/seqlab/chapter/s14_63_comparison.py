@@ -11,9 +11,15 @@ from ..experiments.forecast import (
     NEURAL,
     forecast_results,
     nbeats_results,
-    official_holdout,
     validation_units,
 )
+from ..forecast.comparison import bootstrap_pvalue, holm_family
+from ..forecast.intervals import window_index
+
+
+def last_window(units: pd.DataFrame) -> pd.DataFrame:
+    """Each series' last window (window index 0: the official hold-out of a competition set)."""
+    return units[window_index(units) == 0]
 
 
 def results():
@@ -48,14 +54,6 @@ def entry_tests(sig: pd.DataFrame) -> pd.DataFrame:
 VERDICT_SETS = ("M3 monthly", "Tourism quarterly", "M1 yearly", "M3 yearly")
 
 
-def _judged_together(rows: list, alpha: float) -> pd.DataFrame:
-    """Bootstrap tests as one family: Holm's adjustment over all of them, and which ones it settles."""
-    out = pd.DataFrame(rows)
-    out["p_holm"] = holm(out.p_value.to_numpy())
-    out["settled"] = out.p_holm < alpha
-    return out
-
-
 def verdict_family(units: pd.DataFrame, summary: pd.DataFrame, sets=VERDICT_SETS, n_boot: int = 5000,
                    seed: int = 0, alpha: float = 0.05) -> pd.DataFrame:
     """Every hold-out comparison the verdict reads, judged as one family.
@@ -63,18 +61,19 @@ def verdict_family(units: pd.DataFrame, summary: pd.DataFrame, sets=VERDICT_SETS
     Per set: N-BEATS, N-BEATS + Combination and the best neural model, each against the best classical entry,
     on the series' last window. ``p_value`` is the cluster bootstrap's
     (:func:`~seqlab.forecast.comparison.bootstrap_pvalue`, the same draws as the intervals), ``p_holm`` Holm's
-    adjustment over the whole family, ``settled`` whether it is below ``alpha``.
+    adjustment over the whole family, ``significant`` whether it is below ``alpha``
+    (:func:`~seqlab.forecast.comparison.holm_family`).
     """
-    from ..forecast.comparison import bootstrap_pvalue
-
     v = verdict(summary).set_index(["dataset", "scope"])
     rows = []
     for d in sets:
-        last = official_holdout(units[units.dataset == d])
+        last = last_window(units[units.dataset == d])
         best = v.loc[(d, "official hold-out")]
         for m in dict.fromkeys(["N-BEATS", "N-BEATS + Combination", best.best_neural]):
             rows.append(dict(dataset=d, **bootstrap_pvalue(last, m, best.best_classical, n_boot, seed)))
-    return _judged_together(rows, alpha)
+    out = holm_family(pd.DataFrame(rows), alpha)
+    # TRANSITIONAL: summary.md still reads this column as ``settled``; drop the copy once it reads ``significant``
+    return out.assign(settled=out.significant)
 
 
 def nbeats_family(units: pd.DataFrame, summary: pd.DataFrame, n_boot: int = 5000, seed: int = 0,
@@ -82,17 +81,15 @@ def nbeats_family(units: pd.DataFrame, summary: pd.DataFrame, n_boot: int = 5000
     """N-BEATS against each set's best classical entry in both scopes, as one family: the cluster bootstrap's p
     (whole series with all their windows resampled, the same draws as the intervals) and Holm's adjustment over
     every set and scope with more than one series."""
-    from ..forecast.comparison import bootstrap_pvalue
-
     rows = []
     for r in verdict(summary).itertuples():
         u = units[units.dataset == r.dataset]
         if r.scope == "official hold-out":
-            u = official_holdout(u)
+            u = last_window(u)
         if u.unique_id.nunique() > 1:
             rows.append(dict(dataset=r.dataset, scope=r.scope,
                              **bootstrap_pvalue(u, "N-BEATS", r.best_classical, n_boot, seed)))
-    return _judged_together(rows, alpha)
+    return holm_family(pd.DataFrame(rows), alpha)
 
 
 def head_to_head(summary: pd.DataFrame, sig: pd.DataFrame, scope: str = "official hold-out",

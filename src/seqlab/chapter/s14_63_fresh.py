@@ -41,7 +41,7 @@ def targets(summary: pd.DataFrame, sig: pd.DataFrame) -> pd.DataFrame:
 def target_claims(t: pd.DataFrame):
     """Were round 3's targets met? The names of the missed ones, with their goals and measurements."""
     missed = [dict(target=r.target, goal=r.goal, measured=r.measured) for r in t.itertuples() if not r.met]
-    return [verdict("s63_targets", not missed, missed=missed, n=len(t))]
+    return [verdict("s63_targets", bool(missed), missed=missed, n=len(t), n_missed=len(missed))]
 
 
 def _holdout_errors(dataset: str, extra: dict) -> pd.DataFrame:
@@ -73,12 +73,17 @@ def averaging_claims(a: pd.DataFrame):
     share = 1 - nb.lead_alone / nb.lead_with if nb.lead_with > 0 else float("nan")
     others = [dict(model=g, alone=float(r.loc[g].alone), with_combination=float(r.loc[g].with_combination))
               for g in GLOBAL[1:]]
-    gains = all(x["with_combination"] < a.combination.iloc[0] for x in others)
+    comb = float(a.combination.iloc[0])
+    # what the page states: averaging lifts each weaker global model, and none of them past Combination
+    lifted = all(x["with_combination"] < x["alone"] for x in others)
+    past = [x["model"] for x in others if x["with_combination"] < comb]
+    flat = {f"{x['model'].lower()}_{k}": x[key] for x in others
+            for k, key in (("alone", "alone"), ("with", "with_combination"))}
     return [verdict("s63_averaging_most", nb.lead_with > 0 and share > 0.5, lead_with=float(nb.lead_with),
                     lead_alone=float(nb.lead_alone), from_averaging=float(nb.lead_with - nb.lead_alone),
                     share=share),
-            verdict("s63_averaging_others", gains, others=others, combination=float(a.combination.iloc[0]),
-                    hybrid=float(nb.with_combination))]
+            verdict("s63_averaging_others", lifted and not past, others=others, past=past, combination=comb,
+                    hybrid=float(nb.with_combination), **flat)]
 
 
 @functools.cache
@@ -116,7 +121,8 @@ def seed_claims(seeds: pd.DataFrame, verdicts: pd.DataFrame):
     both, alone = v.loc["N-BEATS + Combination"], v.loc["N-BEATS"]
     return [verdict("s63_m3_hybrid_steadier", hy.max() - hy.min() < nb.max() - nb.min(),
                     hybrid_lowest=float(hy.min()), hybrid_highest=float(hy.max())),
-            verdict("s63_m3_seeds", nb.max() - nb.min() > abs(alone.mean_difference_lowest),
+            # what the page states: the seed sets move N-BEATS less than its difference from Combination
+            verdict("s63_m3_seeds", nb.max() - nb.min() < abs(alone.mean_difference_lowest),
                     sets=len(seeds), lowest=float(nb.min()), highest=float(nb.max()),
                     spread=float(nb.max() - nb.min()), difference=float(alone.mean_difference_lowest)),
             verdict("s63_m3_seed_hybrid", both.verdict == "ahead", verdict=both.verdict, ci=[both.ci_low, both.ci_high],
@@ -173,13 +179,16 @@ def fresh_claims(v: pd.DataFrame, ranks: pd.DataFrame):
     out = [verdict("s63_fresh_all", not missing, stored=stored, missing=missing)]
     for model, key in (("N-BEATS + Combination", "hybrid"), ("N-BEATS", "nbeats")):
         w = v[(v.model == model) & (v.against == "Combination")] if not v.empty else v
-        out.append(verdict(f"s63_fresh_{key}", bool(len(w)) and (w.verdict == "ahead").all(),
+        # what the page states: never behind Combination, and ahead on at least one set
+        out.append(verdict(f"s63_fresh_{key}", bool(len(w)) and (w.verdict == "ahead").any()
+                           and not (w.verdict == "behind").any(),
                            ahead=list(w.dataset[w.verdict == "ahead"]) if len(w) else [],
                            behind=list(w.dataset[w.verdict == "behind"]) if len(w) else [],
                            neither=list(w.dataset[w.verdict == "not told apart"]) if len(w) else []))
     r = ranks[ranks.dataset == ("all sets" if "all sets" in set(ranks.dataset) else stored[0])] \
         if len(stored) else ranks
-    out.append(verdict("s63_fresh_mcb", bool(len(r)) and not r.differs_from_best.iloc[1:].all(),
+    # what the page states: every other entry's mean rank is told apart from the first's
+    out.append(verdict("s63_fresh_mcb", bool(len(r)) and bool(r.differs_from_best.iloc[1:].all()),
                        best=str(r.model.iloc[0]) if len(r) else "",
                        apart=list(r.model[r.differs_from_best]) if len(r) else [],
                        level=list(r.model[~r.differs_from_best & ~r.best]) if len(r) else []))

@@ -24,7 +24,7 @@ from ..analysis.multiple import holm  # re-exported: the forecasters' family tes
 from ..errors import InvalidParameterError
 from .evaluation import unit_mase
 
-__all__ = ["holm", "bootstrap_pvalue", "holm_tests", "mean_ranks", "mcb"]
+__all__ = ["holm", "holm_family", "bootstrap_pvalue", "holm_tests", "mean_ranks", "mcb"]
 
 
 def _per_series(errors: pd.DataFrame, a: str, b: str) -> tuple[np.ndarray, np.ndarray]:
@@ -61,6 +61,28 @@ def bootstrap_pvalue(errors: pd.DataFrame, a: str, b: str, n_boot: int = 5000, s
                 p_value=(1 + extreme) / (1 + n_boot), series=len(sums))
 
 
+def holm_family(tests: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+    """``tests`` (one row per test, a ``p_value`` column) judged as one family: the one home of Holm's step.
+
+    Adds ``p_holm``, Holm's step-down adjustment of every ``p_value`` over the whole frame, and
+    ``significant``, whether it is below ``alpha``. Every family of comparisons in seqlab (the
+    tests of :func:`holm_tests`, §14.63's verdict, the fresh sets) is judged here.
+
+    Example:
+        >>> holm_family(pd.DataFrame({"p_value": [0.01, 0.04, 0.03]}))
+           p_value  p_holm  significant
+        0     0.01    0.03         True
+        1     0.04    0.06        False
+        2     0.03    0.06        False
+    """
+    if not 0 < alpha < 1:
+        raise InvalidParameterError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
+    out = pd.DataFrame(tests).copy()
+    out["p_holm"] = holm(out.p_value.to_numpy())
+    out["significant"] = out.p_holm < alpha
+    return out
+
+
 def holm_tests(errors: pd.DataFrame, pairs, alpha: float = 0.05, n_boot: int = 5000, seed: int = 0) -> pd.DataFrame:
     """Every ``(a, b)`` of ``pairs`` tested by :func:`bootstrap_pvalue`, as one family under Holm's correction.
 
@@ -86,9 +108,7 @@ def holm_tests(errors: pd.DataFrame, pairs, alpha: float = 0.05, n_boot: int = 5
     for family, frame in blocks:
         for a, b in pairs:
             rows.append(dict(family=family, **bootstrap_pvalue(frame, a, b, n_boot, seed)))
-    out = pd.DataFrame(rows)
-    out["p_holm"] = holm(out.p_value.to_numpy())
-    out["significant"] = out.p_holm < alpha
+    out = holm_family(pd.DataFrame(rows), alpha)
     return out if "family" in errors.columns else out.drop(columns="family")
 
 

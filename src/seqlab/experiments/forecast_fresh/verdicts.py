@@ -10,8 +10,9 @@ import functools
 
 import pandas as pd
 
-from ...forecast.comparison import bootstrap_pvalue, holm, mcb
+from ...forecast.comparison import bootstrap_pvalue, holm_family, mcb
 from ...forecast.evaluation import evaluate, unit_mase
+from ...forecast.intervals import window_index
 from ...store import artifact_dir, read_artifact_csv, verify_artifacts
 from ..forecast.results import stored_forecasts
 from ..forecast.sets import _load
@@ -37,7 +38,7 @@ def _forecasts(name: str, root=None) -> pd.DataFrame:
 
 def _best_on_validation(frame: pd.DataFrame, history: pd.DataFrame, season: int) -> tuple[str, pd.Series]:
     """The classical model with the lowest mean MASE over the validation windows (the protocol's pick)."""
-    val = frame[frame.cutoff != frame.groupby("unique_id").cutoff.transform("max")]
+    val = frame[window_index(frame) > 0]
     u = unit_mase(evaluate(val, history, season, CLASSICAL_MODELS, level=[]))
     means = u.groupby("model").mase.mean().reindex(CLASSICAL_MODELS)
     return str(means.idxmin()), means
@@ -61,7 +62,7 @@ def _entry_errors(label: str, root=None) -> pd.DataFrame:
     if label == SEEDS_SET:
         stored = stored_forecasts()
         frame = stored[stored.dataset == SEEDS_SET].drop(columns="dataset")
-        frame = frame[frame.cutoff == frame.groupby("unique_id").cutoff.transform("max")].copy()
+        frame = frame[window_index(frame) == 0].copy()
         frame[seed_label(SEED_SETS[0])] = frame["N-BEATS"]
         new = _forecasts(artifact_name(SEEDS_SET), root)
         step = frame.groupby("unique_id").cumcount() + 1
@@ -74,7 +75,7 @@ def _entry_errors(label: str, root=None) -> pd.DataFrame:
     else:
         frame = _forecasts(artifact_name(label), root)
         best, _ = _best_on_validation(frame.assign(unique_id=frame.unique_id.map(ids)), src.history, src.season)
-        frame = frame[frame.cutoff == frame.groupby("unique_id").cutoff.transform("max")].copy()
+        frame = frame[window_index(frame) == 0].copy()
     frame["unique_id"] = frame.unique_id.map(ids)
     frame["Combination"] = frame[["AutoETS", "AutoTheta", "Theta"]].mean(axis=1)
     frame["best classical"] = frame[best]
@@ -108,10 +109,7 @@ def fresh_tests(labels, root=None, n_boot: int = 5000) -> pd.DataFrame:
                     continue
                 rows.append(dict(dataset=label, seeds=key, best_classical=best,
                                  **bootstrap_pvalue(e, a, b, n_boot=n_boot, seed=0)))
-    out = pd.DataFrame(rows)
-    out["p_holm"] = holm(out.p_value.to_numpy())
-    out["significant"] = out.p_holm < ALPHA
-    return out
+    return holm_family(pd.DataFrame(rows), ALPHA)
 
 
 def fresh_verdicts(tests: pd.DataFrame) -> pd.DataFrame:
