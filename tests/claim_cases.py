@@ -688,6 +688,15 @@ def _h4_attention_cases():
         return pd.DataFrame(rows)
 
     probe_bad = sat(True).assign(gradient_norm=1.0)
+
+    def curves(good):
+        """Two widths, two seeds, the last step only: unscaled loses (good) or wins at the narrow width."""
+        rows = []
+        for d, u in ((8, 0.1 if good else 0.01), (128, 1.0 if good else 0.005)):
+            for seed in (1, 2):
+                rows += [dict(d_k=d, scaled=UNSCALED, seed=seed, step=150, loss=u),
+                         dict(d_k=d, scaled=SCALED, seed=seed, step=150, loss=0.02)]
+        return pd.DataFrame(rows)
     ridge = lambda lo, hi: pd.DataFrame(dict(d_k=[4, 512], divisor=[2.0, 22.6], entropy=[lo, hi]))
     W_diag = torch.tensor([[1.0, 0, 0], [0.3, 0.7, 0], [0.1, 0.2, 0.7]])
     W_off = torch.tensor([[1.0, 0, 0], [0.7, 0.3, 0], [0.1, 0.2, 0.7]])
@@ -740,6 +749,7 @@ def _h4_attention_cases():
         "seqlab.chapter.s14_50.saturation_claims": [lambda: ((sat(True),), {"T": 32}),
                                                      lambda: ((sat(False),), {"T": 32}),
                                                      lambda: ((probe_bad,), {"T": 32})],
+        "seqlab.chapter.s14_50.training_claims": [lambda: ((curves(True),), {}), lambda: ((curves(False),), {})],
         "seqlab.chapter.s14_50.temperature_claims": [lambda: ((ridge(2.97, 3.15), np.array([0.02, 3.46])), {"T": 32}),
                                                       lambda: ((ridge(1.0, 3.0), np.array([1.0, 2.0])), {"T": 32})],
         "seqlab.chapter.s14_50_2.mask_claims": [lambda: ((W_diag, checks(0.78, 0.0), leak(0.0, 0.5)), {}),

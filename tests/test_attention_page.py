@@ -16,7 +16,9 @@ CONTRACT = {
     "14.50": {"logit_spread": ["d_k", "sd_unscaled", "sqrt_d_k", "sd_scaled"],
               "saturation": ["d_k", "scaled", "gradient_norm", "logit_gradient_norm", "query_gradient_norm",
                              "max_attention_weight", "attention_entropy"],
-              "entropy_ridge": ["d_k", "divisor", "entropy"]},
+              "entropy_ridge": ["d_k", "divisor", "entropy"],
+              "lookup_training": ["d_k", "scaled", "start_top_weight", "end_loss", "end_loss_best", "end_loss_worst",
+                                  "end_accuracy"]},
     "14.50.2": {"causal_weights": ["query", "k1", "k2", "k3", "k4", "k5", "k6"],
                 "causal_checks": ["max_above_diagonal", "row_sums_min", "row_sums_max", "fused_vs_explicit_max_abs",
                                   "mask_after_softmax_row_sum_min"]},
@@ -36,6 +38,29 @@ def test_contract_tables_keep_their_columns(section_results, sid):
         assert name in tables, (sid, name)
         assert list(tables[name].columns) == cols, (sid, name)
         assert len(tables[name])
+
+
+# --------------------------------------------------------------------------- the divisor in training (§14.50.1)
+
+def test_the_divisor_trains_faster_at_every_width(section_results):
+    """Measured over three seeds and d_k = 8, 32, 128: the unscaled layer ended 4 to 38 times higher."""
+    from seqlab.chapter.s14_50 import LOOKUP_WIDTHS, SCALED, UNSCALED
+
+    lt = section_results("14.50").tables["lookup_training"].set_index(["d_k", "scaled"])
+    assert sorted(lt.index.get_level_values("d_k").unique()) == sorted(LOOKUP_WIDTHS)
+    for d in LOOKUP_WIDTHS:
+        assert lt.end_loss_worst[d, SCALED] < lt.end_loss_best[d, UNSCALED]  # every seed against every seed
+        assert lt.start_top_weight[d, UNSCALED] > lt.start_top_weight[d, SCALED]
+    unscaled = lt.xs(UNSCALED, level="scaled").end_loss.sort_index()
+    assert unscaled.is_monotonic_increasing
+
+
+def test_lookup_training_is_deterministic():
+    from seqlab.chapter import s14_50
+
+    test = s14_50.lookup_batch(32, __import__("torch").Generator().manual_seed(0))
+    runs = [s14_50.train_lookup(8, False, 1, test, steps=4, every=2) for _ in range(2)]
+    assert runs[0] == runs[1] and [r["step"] for r in runs[0]] == [0, 2, 4]
 
 
 # --------------------------------------------------------------------------- what several heads buy (§14.51)

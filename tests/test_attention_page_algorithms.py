@@ -95,3 +95,61 @@ def test_softmax_gradient_equals_the_saturation_measurement(d_k, T, scaled, seed
     mine = ns["softmax_gradient"](Q, K, G, tau)
     lib = attention_saturation(d_k, T=T, scaled=scaled, seed=seed)["logit_gradient_norm"]
     assert mine == pytest.approx(lib, rel=1e-4, abs=1e-7)
+
+
+def _page_lookup():
+    """The lookup task's cells (lookup_batch, Lookup, train_lookup) compiled from the page, with the settings the
+    page imports from the section module."""
+    import ast
+
+    import torch.nn.functional as F
+    from torch import nn
+
+    from seqlab.book.build import PAGES
+    from seqlab.book.cells import code_cells
+    from seqlab.chapter import s14_50
+    from seqlab.nn.attention import scaled_dot_product_attention
+
+    ns = {"torch": torch, "math": math, "nn": nn, "F": F, "scaled_dot_product_attention": scaled_dot_product_attention,
+          **{k: v for k, v in vars(s14_50).items() if k.isupper()}}
+    wanted, found = {"lookup_batch", "Lookup", "train_lookup"}, set()
+    for cell in code_cells(PAGES / "attention.md"):
+        if not cell.visible:
+            continue
+        for node in ast.parse(cell.source).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in wanted:
+                exec(compile(ast.Module([node], []), "attention.md", "exec"), ns)
+                found.add(node.name)
+    assert found == wanted, f"visible cells of attention.md define {sorted(wanted)}"
+    return ns
+
+
+def test_page_lookup_training_equals_the_section_module():
+    """The lookup layer the page trains in view (scaled and unscaled) is the one `seqlab run 14.50` trains."""
+    from seqlab.chapter import s14_50
+
+    page = _page_lookup()
+    g1, g2 = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+    for a, b in zip(page["lookup_batch"](50, g1), s14_50.lookup_batch(50, g2)):
+        assert torch.equal(a, b)
+    test = s14_50.lookup_batch(64, torch.Generator().manual_seed(4))
+    for d_k, scaled in ((8, True), (16, False)):
+        mine = page["train_lookup"](d_k, scaled, 5, test, steps=6, every=3)
+        lib = s14_50.train_lookup(d_k, scaled, 5, test, steps=6, every=3)
+        assert [r["step"] for r in mine] == [0, 3, 6]
+        assert mine == lib
+
+
+def test_page_lookup_divides_by_sqrt_dk_only_when_scaled():
+    page = _page_lookup()
+    for scaled, scale in ((True, 16 ** -0.5), (False, 1.0)):
+        torch.manual_seed(0)
+        model = page["Lookup"](16, scaled)
+        assert model.scale == pytest.approx(scale)
+        keys, vals, query, _ = page["lookup_batch"](4, torch.Generator().manual_seed(1))
+        logits, alpha = model(keys, vals, query)
+        with torch.no_grad():
+            x = model.key(keys) + model.value(vals)
+            scores = model.Wq(model.key(query)) @ model.Wk(x).transpose(1, 2) * scale
+        assert torch.allclose(alpha, scores.softmax(-1), atol=1e-6)
+        assert logits.shape == (4, page["LOOKUP_VOCAB"])

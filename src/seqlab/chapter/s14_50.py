@@ -11,6 +11,8 @@ import math
 import numpy as np
 import pandas as pd
 import torch
+import torch.nn.functional as F
+from torch import nn
 
 from ..analysis.softmax import (
     attention_entropy,
@@ -18,6 +20,7 @@ from ..analysis.softmax import (
     entropy_surface,
     logit_spread,
 )
+from ..nn.attention import scaled_dot_product_attention
 from ..threads import single_threaded
 from .base import section
 
@@ -40,6 +43,22 @@ SURFACE_DIVISORS = tuple(float(v) for v in 10 ** np.linspace(-0.6, 1.2, 25))
 #: the explorer: one slider step per key dimension, each a sweep over the divisor (wide enough to pass sqrt(512))
 EXPLORER_DK = (4, 8, 16, 32, 64, 128, 256, 512)
 EXPLORER_DIVISORS = tuple(float(v) for v in 10 ** np.linspace(-1, 2, 61))
+
+#: the lookup task trained in view: LOOKUP_PAIRS (key, value) pairs drawn from LOOKUP_VOCAB keys and values, and a
+#: query that names one of the keys; one attention read, d_model = LOOKUP_D_MODEL, d_k one of LOOKUP_WIDTHS
+LOOKUP_VOCAB = 32
+LOOKUP_PAIRS = 8
+LOOKUP_D_MODEL = 32
+LOOKUP_WIDTHS = (8, 32, 128)
+#: each seed initialises one model per (width, divisor) and draws its training batches; the held-out set has its own
+LOOKUP_SEEDS = (62, 64, 66)
+LOOKUP_TEST_SEED = 69
+LOOKUP_N_TEST = 1000
+LOOKUP_STEPS = 150
+LOOKUP_BATCH = 64
+LOOKUP_LR = 1e-2
+#: the held-out loss is measured before training and every LOOKUP_EVERY steps
+LOOKUP_EVERY = 10
 
 SCALED, UNSCALED = "with 1/sqrt(d_k)", "unscaled"
 
@@ -108,6 +127,91 @@ def explorer_frame(dk_values=EXPLORER_DK, divisors=EXPLORER_DIVISORS, T: int = T
     return pd.concat([softmax_profile(d, divisors, T, seed) for d in dk_values], ignore_index=True)
 
 
+def lookup_batch(n: int, g: torch.Generator, vocab: int = LOOKUP_VOCAB, pairs: int = LOOKUP_PAIRS):
+    """``n`` lookups: ``pairs`` distinct keys with random values, a query that is one of the keys, and its value.
+
+    Returns ``(keys, values, query, target)``, shapes (n, pairs), (n, pairs), (n, 1), (n,).
+    """
+    keys = torch.rand(n, vocab, generator=g).argsort(-1)[:, :pairs]
+    vals = torch.randint(vocab, (n, pairs), generator=g)
+    pick = torch.randint(pairs, (n, 1), generator=g)
+    return keys, vals, keys.gather(1, pick), vals.gather(1, pick)[:, 0]
+
+
+class Lookup(nn.Module):
+    """Embed the (key, value) pairs, read them once by attention from the query key, map the read to a value.
+
+    The projections start with unit-variance queries (std 1/sqrt(d_model) on unit-variance embeddings), the
+    assumption of eq. (eq-var); ``scaled`` divides the scores by sqrt(d_k), otherwise by one.
+    """
+
+    def __init__(self, d_k: int, scaled: bool, d_model: int = LOOKUP_D_MODEL, vocab: int = LOOKUP_VOCAB):
+        super().__init__()
+        self.key = nn.Embedding(vocab, d_model)
+        self.value = nn.Embedding(vocab, d_model)
+        self.Wq = nn.Linear(d_model, d_k, bias=False)
+        self.Wk = nn.Linear(d_model, d_k, bias=False)
+        self.Wv = nn.Linear(d_model, d_model, bias=False)
+        for W in (self.Wq, self.Wk, self.Wv):
+            nn.init.normal_(W.weight, std=d_model ** -0.5)
+        self.readout = nn.Linear(d_model, vocab)
+        self.scale = d_k ** -0.5 if scaled else 1.0
+
+    def forward(self, keys, vals, query):
+        x = self.key(keys) + self.value(vals)  # (B, pairs, d_model)
+        q = self.Wq(self.key(query))  # (B, 1, d_k)
+        read, alpha = scaled_dot_product_attention(q, self.Wk(x), self.Wv(x), scale=self.scale)
+        return self.readout(read[:, 0]), alpha
+
+
+def train_lookup(d_k: int, scaled: bool, seed: int, test, steps: int = LOOKUP_STEPS, batch: int = LOOKUP_BATCH,
+                 lr: float = LOOKUP_LR, every: int = LOOKUP_EVERY) -> list[dict]:
+    """One :class:`Lookup` trained by Adam from ``seed`` (its initialisation, then its batches): the held-out loss,
+    accuracy and mean largest attention weight before training and every ``every`` steps."""
+    torch.manual_seed(seed)
+    model = Lookup(d_k, scaled)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    g = torch.Generator().manual_seed(seed)
+    *inputs, target = test
+
+    def measure(step):
+        with torch.no_grad():
+            logits, alpha = model(*inputs)
+        return dict(d_k=d_k, scaled=SCALED if scaled else UNSCALED, seed=seed, step=step,
+                    loss=F.cross_entropy(logits, target).item(),
+                    accuracy=(logits.argmax(-1) == target).float().mean().item(),
+                    top_weight=alpha.max(-1).values.mean().item())
+
+    curve = [measure(0)]
+    for step in range(1, steps + 1):
+        *x, y = lookup_batch(batch, g)
+        loss = F.cross_entropy(model(*x)[0], y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if step % every == 0:
+            curve.append(measure(step))
+    return curve
+
+
+def lookup_curves(widths=LOOKUP_WIDTHS, seeds=LOOKUP_SEEDS, test_seed: int = LOOKUP_TEST_SEED,
+                  n_test: int = LOOKUP_N_TEST,
+                  **kw) -> pd.DataFrame:
+    """:func:`train_lookup` for every width, divisor and seed, on one held-out set drawn from ``test_seed``."""
+    test = lookup_batch(n_test, torch.Generator().manual_seed(test_seed))
+    rows = [r for d in widths for scaled in (True, False) for s in seeds for r in train_lookup(d, scaled, s, test, **kw)]
+    return pd.DataFrame(rows)
+
+
+def lookup_summary(curves: pd.DataFrame) -> pd.DataFrame:
+    """Per width and divisor, over the seeds: the mean largest weight before training, and the held-out loss
+    (mean, best and worst seed) and accuracy (mean) at the last step."""
+    start = curves[curves.step == 0].groupby(["d_k", "scaled"]).top_weight.mean()
+    end = curves[curves.step == curves.step.max()].groupby(["d_k", "scaled"])
+    return pd.DataFrame(dict(start_top_weight=start, end_loss=end.loss.mean(), end_loss_best=end.loss.min(),
+                             end_loss_worst=end.loss.max(), end_accuracy=end.accuracy.mean())).reset_index()
+
+
 # ----------------------------------------------------------------------------------------------- figures
 
 MEASURES = {"max_attention_weight": "Largest weight", "attention_entropy": "Entropy (nats)",
@@ -121,12 +225,34 @@ def saturation_figure(sat: pd.DataFrame):
     long = sat.melt(id_vars=["d_k", "scaled"], value_vars=list(MEASURES), var_name="measure")
     long["measure"] = pd.Categorical(long.measure.map(MEASURES), categories=list(MEASURES.values()), ordered=True)
     gg, fig = line_pair(long, "d_k", "value", "scaled", facet="measure", points=True, log_x=True,
-                        title="What the 1/sqrt(d_k) buys",
-                        subtitle="Without it the softmax saturates as d_k grows",
+                        title="Random logits with and without the divisor",
+                        subtitle="Largest weight, mean row entropy and gradient through the softmax, against d_k",
                         xlab="Key dimension d_k (log scale)", ylab="",
                         colors={UNSCALED: "#D8433B", SCALED: "#3B7DD8"})
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
     fig.update_xaxes(tickvals=sorted(sat.d_k.unique()), ticktext=[str(d) for d in sorted(sat.d_k.unique())])
+    return gg, fig
+
+
+def training_figure(curves: pd.DataFrame):
+    """Held-out loss against the training step, one panel per d_k: the mean over the seeds, with and without the
+    divisor, the seeds' range shaded: (ggplot, plotly)."""
+    from ..plotting import line_pair
+
+    g = curves.groupby(["d_k", "scaled", "step"]).loss
+    df = pd.DataFrame(dict(loss=g.mean(), low=g.min(), high=g.max())).reset_index()
+    widths = sorted(df.d_k.unique())
+    labels = [f"d_k = {d}" for d in widths]
+    df["width"] = pd.Categorical(df.d_k.map(dict(zip(widths, labels))), categories=labels, ordered=True)
+    gg, fig = line_pair(df, "step", "loss", "scaled", facet="width", band=("low", "high"), log_y=True,
+                        title="Training the lookup layer with and without the divisor",
+                        subtitle="Held-out cross-entropy: mean over the seeds, their range shaded",
+                        xlab="Adam step", ylab="Held-out loss (log scale)",
+                        colors={UNSCALED: "#D8433B", SCALED: "#3B7DD8"})
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1] if a.text.startswith("width") else a.text))
+    from plotnine import theme
+
+    gg += theme(figure_size=(6.8, 3.3))  # three short panels: a shorter figure reads as well
     return gg, fig
 
 
@@ -185,14 +311,18 @@ def run(ctx):
         Z = entropy_grid(seed=ctx.seed(SURFACE_SEED))  # (divisor, d_k)
         ridge_tbl = ridge_table(seed=ctx.seed(SURFACE_SEED))
 
+        curves = lookup_curves(seeds=tuple(ctx.seed(s) for s in LOOKUP_SEEDS), test_seed=ctx.seed(LOOKUP_TEST_SEED))
+
         verdicts = [*spread_claims(spread, n=N_PAIRS), *saturation_claims(sat, T=T),
-                    *temperature_claims(ridge_tbl, Z, T=T)]
+                    *temperature_claims(ridge_tbl, Z, T=T), *training_claims(curves)]
         figs = []
         if ctx.figures:
             figs = ctx.save("saturation", *saturation_figure(sat))
+            figs += ctx.save("lookup_training", *training_figure(curves))
             figs += ctx.save_plotly("entropy_surface_3d", surface_3d(Z, ridge_tbl))
             figs += ctx.save_plotly("softmax_explorer", softmax_explorer(explorer_frame(seed=ctx.seed(SURFACE_SEED))))
-        return {"logit_spread": spread, "saturation": sat, "entropy_ridge": ridge_tbl}, figs, verdicts
+        return {"logit_spread": spread, "saturation": sat, "entropy_ridge": ridge_tbl,
+                "lookup_training": lookup_summary(curves)}, figs, verdicts
 
 
 # ----------------------------------------------------------------------------------------------- claims
@@ -211,8 +341,9 @@ def spread_claims(spread: pd.DataFrame, n: int = N_PAIRS) -> list:
 
 @claim_source
 def saturation_claims(sat: pd.DataFrame, T: int = T) -> list:
-    """Unscaled: the peak climbs, the entropy drops, the softmax gradient falls (and at the largest d_k against the
-    scaled one's: ``near_zero`` when it is below a tenth of it); scaled rows stay put; the gradient at Q; the probe."""
+    """Unscaled: the peak climbs, the entropy drops, the softmax gradient falls (at the smallest d_k it is above the
+    scaled one's, at the largest below it: ``near_zero`` when below a tenth of it); scaled rows stay put; the gradient
+    at Q; the probe."""
     u = sat[sat.scaled == UNSCALED].set_index("d_k").sort_index()
     s = sat[sat.scaled == SCALED].set_index("d_k").sort_index()
     lo, hi = int(u.index.min()), int(u.index.max())
@@ -229,6 +360,8 @@ def saturation_claims(sat: pd.DataFrame, T: int = T) -> list:
                 last=float(ent[hi]), entropy=ent.to_dict()),
         verdict("s50_grad_falls", g[hi] < g[lo], d_k_min=lo, first=float(g[lo]), last=float(g[hi]),
                 gradient=g.to_dict()),
+        verdict("s50_small_more", bool(g[lo] > gs[lo]), d_k=lo, unscaled=float(g[lo]), scaled=float(gs[lo]),
+                more_at=[int(d) for d in g.index if g[d] > gs[d]]),
         verdict("s50_grad_weaker", bool(g[hi] < gs[hi]), d_k=hi, unscaled=float(g[hi]), scaled=float(gs[hi]),
                 factor=float(gs[hi] / g[hi]) if g[hi] > 0 else math.inf, near_zero=bool(g[hi] < 0.1 * gs[hi])),
         verdict("s50_scaled_flat", flat, log_T=log_t, entropy_min=float(s.attention_entropy.min()),
@@ -250,4 +383,22 @@ def temperature_claims(ridge: pd.DataFrame, Z, T: int = T) -> list:
         verdict("s50_ridge_level", hi - lo < 0.1 * log_t, ridge_min=lo, ridge_max=hi, log_T=log_t,
                 d_k_min=int(ridge.d_k.min()), d_k_max=int(ridge.d_k.max())),
         verdict("s50_surface_ends", z_lo < 0.1 * log_t and z_hi > 0.95 * log_t, z_min=z_lo, z_max=z_hi, log_T=log_t),
+    ]
+
+
+@claim_source
+def training_claims(curves: pd.DataFrame) -> list:
+    """The lookup layer trained with and without the divisor: which ends lower in every (width, seed), and whether
+    the unscaled layer's mean final loss grows with d_k."""
+    end = curves[curves.step == curves.step.max()]
+    by = end.pivot_table(index=["d_k", "seed"], columns="scaled", values="loss")
+    ratio = by[UNSCALED] / by[SCALED]
+    mean_u = end[end.scaled == UNSCALED].groupby("d_k").loss.mean().sort_index()
+    lo, hi = int(mean_u.index.min()), int(mean_u.index.max())
+    return [
+        verdict("s50_trained_lower", bool((ratio > 1).all()), steps=int(end.step.max()),
+                seeds=int(end.seed.nunique()), widths=int(end.d_k.nunique()), ratio_min=float(ratio.min()),
+                ratio_max=float(ratio.max()), ratios=[float(r) for r in ratio]),
+        verdict("s50_unscaled_wider_worse", bool((mean_u.diff().dropna() > 0).all()), d_k_min=lo, d_k_max=hi,
+                first=float(mean_u[lo]), last=float(mean_u[hi]), mean_loss=mean_u.to_dict()),
     ]

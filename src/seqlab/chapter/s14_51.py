@@ -197,9 +197,13 @@ def head_patterns_figure(long: pd.DataFrame):
 
     from ..plotting import heatmap_pair
 
+    from plotnine import labs
+
     gg, fig = heatmap_pair(long, "key", "query", "w", facet="head", title="Four heads at initialization, same input",
-                           subtitle="Each head projects to its own subspace and attends differently",
+                           subtitle="Attention weights of each untrained head on one random input",
                            xlab="Key position", ylab="Query position")
+    gg += labs(fill="Weight")
+    fig.update_traces(colorbar=dict(title=dict(text="Weight", side="right")), selector=dict(type="heatmap"))
     T = int(long["key"].max())
     ticks = sorted({1, *range(5, T + 1, 5), T})
     with warnings.catch_warnings():
@@ -225,6 +229,7 @@ def offset_attention_figure(by_offset: pd.DataFrame, seed: int = TRAIN_SEEDS[0])
         scale_fill_manual,
         scale_x_continuous,
         scale_y_continuous,
+        theme,
     )
 
     from ..plotting import theme_seqlab
@@ -245,7 +250,8 @@ def offset_attention_figure(by_offset: pd.DataFrame, seed: int = TRAIN_SEEDS[0])
     gg = (ggplot(df, aes("offset", "weight", fill="head")) + geom_col(position=position_dodge(width=0.85), width=0.8)
           + facet_wrap("model", nrow=1) + scale_fill_manual(values=colors)
           + scale_x_continuous(breaks=offsets) + scale_y_continuous(limits=(0, 1))
-          + labs(title=title, subtitle=subtitle, x=xlab, y="Mean weight", fill="") + theme_seqlab())
+          + labs(title=title, subtitle=subtitle, x=xlab, y="Mean weight", fill="") + theme_seqlab()
+          + theme(figure_size=(6.8, 3.3)))
 
     fig = make_subplots(rows=1, cols=len(counts), subplot_titles=labels, shared_yaxes=True)
     for c, h in enumerate(counts, start=1):

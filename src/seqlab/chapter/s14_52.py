@@ -163,10 +163,18 @@ def encoding_figure(PE: torch.Tensor):
     from ..plotting import heatmap_pair
 
     n, d = PE.shape
+    from plotnine import labs
+
     heat = pd.DataFrame([dict(pos=p, dim=i, v=float(PE[p, i])) for p in range(n) for i in range(d)])
-    return heatmap_pair(heat, "dim", "pos", "v", diverging=True, title="Sinusoidal positional encoding",
-                        subtitle="Low dimensions oscillate fast, high dimensions slowly: a multi-scale code",
-                        xlab="Embedding dimension (2i = sin, 2i+1 = cos)", ylab="Position pos")
+    gg, fig = heatmap_pair(heat, "dim", "pos", "v", diverging=True, title="Sinusoidal positional encoding",
+                           subtitle=f"PE[pos, dim] for {n} positions and {d} dimensions",
+                           xlab="Embedding dimension (2i = sin, 2i+1 = cos)", ylab="Position pos")
+    from plotnine import theme
+
+    gg += labs(fill="PE value")
+    gg += theme(figure_size=(6.8, 3.4))
+    fig.update_traces(colorbar=dict(title=dict(text="PE value", side="right")), selector=dict(type="heatmap"))
+    return gg, fig
 
 
 def encoding_surface(PE: torch.Tensor):
