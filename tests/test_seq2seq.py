@@ -53,14 +53,14 @@ def test_bad_arguments():
 # ------------------------------------------------------------ the recurrence page's own model (§14.48-§14.49)
 
 def _page_model():
-    """The cell of the recurrence page that defines EncoderDecoder, train and accuracy, run on its own."""
+    """The cell of the recurrence page that defines train and accuracy (and imports Seq2Seq), run on its own."""
     import torch.nn as nn
     import torch.nn.functional as F
 
     from seqlab.book.build import PAGES
     from seqlab.book.cells import code_cells
 
-    cell, = [c for c in code_cells(PAGES / "recurrence.md") if "class EncoderDecoder" in c.source]
+    cell, = [c for c in code_cells(PAGES / "recurrence.md") if "def train(" in c.source]
     assert cell.visible
     names = {"torch": torch, "nn": nn, "F": F}
     exec(cell.source, names)
@@ -75,14 +75,14 @@ def test_page_copy_model_is_the_library_copy_experiment(attention):
     lib = copy_experiment(6, attention, 41, n_train=32, epochs=20, n_test=16)
     torch.manual_seed(41)
     X = torch.randint(1, 9, (32, 6))
-    m = page["EncoderDecoder"](9, 16, 24, attention=attention is not None)
+    m = page["Seq2Seq"](9, 16, 24, attention=attention)
     loss = page["train"](m, X, X, 20, 5e-3)
     X_new = torch.randint(1, 9, (16, 6), generator=torch.Generator().manual_seed(1041))
     acc = page["accuracy"]
     with torch.no_grad():
         got = dict(final_loss=loss, copy_accuracy=acc(m(X, X)[0].argmax(-1), X),
                    heldout_teacher_forced=acc(m(X_new, X_new)[0].argmax(-1), X_new),
-                   heldout_free_running=acc(m.generate(X_new, 6), X_new))
+                   heldout_free_running=acc(m.greedy_decode(X_new, 6)[0], X_new))
     for k, v in got.items():
         assert v == pytest.approx(lib[k], rel=1e-5, abs=1e-6), k
 
@@ -99,8 +99,8 @@ def test_page_reversal_model_is_the_library_reversal_experiment():
     lib = reversal_experiment(53, T=5, n=20, epochs=10)
     torch.manual_seed(53)
     X = torch.randint(1, 11, (20, 5))
-    m = page["EncoderDecoder"](11, s14_49.REVERSAL_EMBED, s14_49.REVERSAL_HIDDEN, attention=True,
-                               start_from_encoder=False)
+    m = page["Seq2Seq"](11, s14_49.REVERSAL_EMBED, s14_49.REVERSAL_HIDDEN, attention="general",
+                        init_decoder_from_encoder=False)
     untrained = copy.deepcopy(m)
     loss = page["train"](m, X, X.flip(1), 10, 3e-3)
     X_new = torch.randint(1, 11, (20, 5), generator=torch.Generator().manual_seed(1053))
@@ -108,7 +108,8 @@ def test_page_reversal_model_is_the_library_reversal_experiment():
         np.testing.assert_allclose(m(X_new, X_new.flip(1))[1].numpy(), lib["heldout_alpha"], atol=1e-6)
         np.testing.assert_allclose(untrained(X_new, X_new.flip(1))[1].numpy(), lib["heldout_alpha_untrained"],
                                    atol=1e-6)
-        assert page["accuracy"](m.generate(X_new, 5), X_new.flip(1)) == pytest.approx(lib["heldout_free_running"])
+        assert page["accuracy"](m.greedy_decode(X_new, 5)[0], X_new.flip(1)) == pytest.approx(
+            lib["heldout_free_running"])
     assert loss == pytest.approx(lib["final_loss"], rel=1e-5)
 
 
