@@ -12,11 +12,11 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 __all__ = ["folded", "summary", "FoldDropdowns", "setup"]
 
 
-class folded(nodes.General, nodes.Element):  # noqa: N801 - docutils names nodes in lower case
+class folded(nodes.General, nodes.Element):  # docutils names its nodes in lower case
     """A folded admonition: ``<details class="admonition …">``."""
 
 
-class summary(nodes.TextElement):  # noqa: N801
+class summary(nodes.TextElement):
     """The title of a folded admonition: ``<summary class="admonition-title">``."""
 
 
