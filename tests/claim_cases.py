@@ -1190,7 +1190,7 @@ def _s57_cpu(best, whole, half=(1.465, 1.48, 1.478)):
     return (pd.DataFrame(rows),), {}
 
 
-CASES["seqlab.chapter.s14_57_cpu.long_facts"] = [
+CASES["seqlab.chapter.s14_57_ten_minutes.long_facts"] = [
     lambda: _s57_cpu([1.45, 1.455, 1.452], [1.46, 1.475, 1.465]),
     lambda: _s57_cpu([1.45, 1.48, 1.452], [1.46, 1.485, 1.465]),  # a seed above the GPU figure
     lambda: _s57_cpu([1.45, 1.455, 1.452], [1.46, 1.475, 1.465], (1.48, 1.49, 1.475)),  # none there by 300 s

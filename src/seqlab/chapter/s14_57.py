@@ -18,7 +18,7 @@ from ..threads import single_threaded
 from ._lm import followups, lm
 from ._util import machine_table, provenance
 from .base import section
-from .s14_57_cpu import long_facts, long_results, marks_frame
+from .s14_57_ten_minutes import long_facts, long_results, marks_frame
 
 #: steps of the chapter's own run (the ``lm`` set) and the budgets of the sweep (the chapter's among them)
 CHAPTER_ITERS = CHAPTER_TRAIN.max_iters
