@@ -791,10 +791,10 @@ def _s64_cases() -> dict:
                              "logit_gradient_norm": [0.01 if saturates else 0.3, 0.2],
                              "query_gradient_norm": [12.0, 1.3]})
 
-    def cross(early):
+    def cross(early):  # early: no width's crossover after 2d
         return pd.DataFrame({"d": [32, 64], "flop_T_star": [64, 128],
-                             "measured_T_star": [32 if early else 128, 256],
-                             "training_T_star": [60 if early else 128, None]})
+                             "measured_T_star": [32 if early else 128, 100 if early else 256],
+                             "training_T_star": [60 if early else 128, 125 if early else None]})
 
     def matched(gain):  # the middle of three distinct-3 levels
         return pd.DataFrame({"knob": ["temperature", "top_p", "min_p"], "target": 0.7,

@@ -22,12 +22,14 @@ def _labels() -> dict[str, str]:
 
 
 def test_objectives_are_the_chapters_ten():
-    assert len(s14_64.OBJECTIVES) == 10
+    """The first page is the objectives' one home; the summary's table reads them from it."""
+    got = s14_64.objectives()
+    assert list(got.objective) == list(range(1, 11)) and "$" not in "".join(got.text)
     if SPEC.exists():  # the chapter's own list, word for word (its LaTeX written out)
         spec = SPEC.read_text(encoding="utf-8")
         block = spec[spec.index("After completing Part 3"):spec.index("Estimated time")]
         plain = lambda s: re.sub(r"[^a-z]", "", s.lower())
-        for _, text, _ in s14_64.OBJECTIVES:
+        for text in got.text:
             first = plain(text.split(",")[0])
             assert first in plain(block), text
 
@@ -38,17 +40,17 @@ def test_index_lists_every_objective_with_resolving_links():
     assert "(objectives)=" in index
     items = re.findall(r"^\s*(\d+)\. (.+?)\n\s+Taught in (.+?); verdict: \{ref\}`summary <([\w-]+)>`\.$", index, re.M)
     assert [int(i[0]) for i in items] == list(range(1, 11))
-    for (_, text, links, verdict), (name, _, sections) in zip(items, s14_64.OBJECTIVES):
-        assert verdict == f"summary-{name}" and labels.get(verdict) == "summary"
+    for (_, text, links, verdict), row in zip(items, s14_64.objectives().itertuples()):
+        assert verdict == f"summary-{row.name}" and labels.get(verdict) == "summary"
         refs = re.findall(r"\{ref\}`§([\d.]+) <([\w-]+)>`", links)
-        assert [s for s, _ in refs] == list(sections)
+        assert ", ".join(f"§{s}" for s, _ in refs) == row.sections
         for _, label in refs:
             assert label in labels, f"index links {label!r}, which no page defines"
 
 
 def test_summary_objective_labels_exist_once():
     summary = (PAGES / "summary.md").read_text(encoding="utf-8")
-    for name, _, _ in s14_64.OBJECTIVES:
+    for name in s14_64.objectives().name:
         assert summary.count(f"(summary-{name})=") == 1
 
 
@@ -107,3 +109,46 @@ def test_exercise_one_bound_bounds():
         g0 = torch.ones(32, dtype=torch.float64)
         g = torch.linalg.matrix_power(W.T, 50) @ g0
         assert g.norm() <= torch.linalg.matrix_norm(W, 2) ** 50 * g0.norm()
+
+
+@pytest.fixture(scope="module")
+def in_view():
+    """The summary's visible cells up to the exercises, run in order in one namespace (a few library calls each)."""
+    from seqlab.book.cells import code_cells
+
+    namespace: dict = {}
+    for cell in code_cells(PAGES / "summary.md"):
+        if "# Solution" in cell.source:
+            break
+        if cell.visible:
+            exec(compile(cell.source, "summary.md", "exec"), namespace)
+    return namespace
+
+
+def test_the_cells_in_view_give_the_sections_numbers(in_view):
+    """What the summary computes in view equals what the sections' own functions give: the decay per step
+    (§14.46.1), the input-gradient reach (§14.47), the spread and saturation tables (§14.50), the parameter
+    counts (§14.51), the order check (§14.52) and the future leak (§14.50.2)."""
+    import numpy as np
+    import pandas as pd
+
+    from seqlab.chapter import s14_46_1, s14_47, s14_50, s14_50_2, s14_51, s14_52
+
+    vg = s14_46_1.gradient_frame()
+    for rho in s14_46_1.RHOS:
+        assert np.isclose(in_view["factor"][rho], s14_46_1.decay_per_step(vg, rho), rtol=1e-9)
+        assert np.isclose(in_view["extremes"][rho][0], vg[vg.rho == rho].g.min(), rtol=1e-9)
+    ratios = s14_47.reach_ratios(seeds=(s14_47.SEED,), widths=(s14_47.REACH_WIDTH,)).iloc[0]
+    reach = in_view["reach"]
+    assert np.isclose(reach["lstm"] / reach["rnn"], ratios.lstm_over_rnn, rtol=1e-6)
+    assert np.isclose(reach["gru"] / reach["rnn"], ratios.gru_over_rnn, rtol=1e-6)
+    spread = s14_50.spread_table()
+    assert list(in_view["raw"]) == list(spread.sd_unscaled) and list(in_view["scaled"]) == list(spread.sd_scaled)
+    sat = s14_50.saturation_table()
+    pd.testing.assert_frame_equal(in_view["sat"][sat.columns], sat, check_dtype=False)
+    p = s14_51.head_parameter_table()
+    assert in_view["by_heads"] == dict(zip(p.n_heads, p.parameters))
+    order = s14_52.order_check().max_abs_difference
+    assert (in_view["gap"], in_view["gap_pe"]) == (order[0], order[1])
+    leak = s14_50_2.future_leak(s14_50_2.causal_inputs()).max_change_before
+    assert (in_view["moved"][True], in_view["moved"][False]) == (leak[0], leak[1])

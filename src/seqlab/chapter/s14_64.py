@@ -1,11 +1,8 @@
-"""§14.64 Summary: one verdict per learning objective and per thread, quoted from the sections.
+"""§14.64 Summary: the verdicts of the learning objectives and of the two threads, from the sections' numbers.
 
-The summary measures nothing of its own. Every number it shows is the number another
-section shows: computed by the same function with the same arguments (through
-:func:`seqlab.results.once`, so a build or a test session computes it once), read from the
-same verified artifact set, or, for a timing, read from the section's stored timing
-reference. What the summary adds is the verdicts: each one a claim made here from those
-numbers, with a sentence for each outcome.
+Every number the summary quotes is the number a section shows: the same library calls with the section's settings,
+the same result through :func:`seqlab.results.once`, the same verified artifact set or stored timing reference.
+What it adds is the claims, one source per objective and thread; the page writes their sentences.
 """
 from __future__ import annotations
 
@@ -34,36 +31,27 @@ SATURATED = 0.99
 #: two standard errors: a decoding rule "beats" temperature only by more than this many standard errors
 DECODING_SE = 2.0
 
-#: the chapter's ten learning objectives (its list, in its words), with the sections that teach each
-OBJECTIVES = (
-    ("problem-class", "Characterize the sequence-modelling problem class and distinguish one-to-many, "
-     "many-to-one, and many-to-many tasks.", ("14.45",)),
-    ("vanishing-gradient", "Derive the vanishing-gradient product for a recurrent network and relate it to the "
-     "spectral radius of the recurrent weight matrix.", ("14.46", "14.46.1")),
-    ("gating", "Explain how LSTM and GRU gating creates an additive gradient path, and connect it to the residual "
-     "connections of Part 2, §14.32.", ("14.47", "14.47.1")),
-    ("bottleneck", "State the encoder–decoder bottleneck problem that motivated attention.", ("14.48", "14.49")),
-    ("scaled-attention", "Derive scaled dot-product attention, including why the scaling is 1/√d_k and what breaks "
-     "without it.", ("14.50",)),
-    ("multi-head", "Explain what multi-head attention buys, given that it does not add parameters.", ("14.51",)),
-    ("positional", "Explain why self-attention requires positional encoding, and state the "
-     "permutation-equivariance property precisely.", ("14.52",)),
-    ("cost", "Compare the O(T²d) cost of attention with the O(Td²) cost of recurrence, and identify where each "
-     "wins.", ("14.53", "14.54", "14.55")),
-    ("decoding", "Implement causal masking and autoregressive sampling with temperature, top-k, and nucleus "
-     "strategies.", ("14.50.2", "14.56", "14.57", "14.58", "14.59", "14.60")),
-    ("forecasting", "Evaluate a neural forecaster against classical benchmarks using MASE under rolling-origin "
-     "validation.", ("14.61", "14.62", "14.63")),
-)
+#: the first page's list of objectives: "N. text" then "Taught in {ref}`§S <label>`, ...; verdict: {ref}`...`"
+_OBJECTIVE = re.compile(r"^\s*(\d+)\. (.+?)\n\s+Taught in (.+?); verdict: \{ref\}`summary <summary-([\w-]+)>`\.$",
+                        re.M)
+#: the objectives' one home: the first page's list
+OBJECTIVES = Path(__file__).resolve().parents[1] / "book" / "pages" / "index.md"
+#: the objectives' math as plain text for the table
+_PLAIN = (("$", ""), (r"\sqrt{d_k}", "√d_k"), ("^2", "²"))
 
 
-def objectives() -> pd.DataFrame:
-    """The ten objectives: number, short name (the summary's label is ``summary-NAME``), text and sections."""
-    return pd.DataFrame([dict(objective=i + 1, name=n, text=t, sections=", ".join(f"§{s}" for s in secs))
-                         for i, (n, t, secs) in enumerate(OBJECTIVES)])
+def objectives(index: Path = OBJECTIVES) -> pd.DataFrame:
+    """The chapter's ten learning objectives as the first page lists them (their one home, ``index.md``):
+    number, short name (the summary's label is ``summary-NAME``), text and the sections that teach each."""
+    rows = []
+    for number, text, taught, name in _OBJECTIVE.findall(index.read_text(encoding="utf-8")):
+        for old, new in _PLAIN:
+            text = text.replace(old, new)
+        sections = ", ".join(f"§{s}" for s in re.findall(r"\{ref\}`§([\d.]+) <", taught))
+        rows.append(dict(objective=int(number), name=name, text=text, sections=sections))
+    return pd.DataFrame(rows, columns=["objective", "name", "text", "sections"])
 
 
-# --------------------------------------------------------------------------------------------------------------
 # the verdicts: one claim source per objective and per thread
 
 
@@ -99,18 +87,19 @@ def gating_claims(ratios: pd.DataFrame, lag: int = REACH_LAG, width: int = 32) -
     """The gated cells' input gradient at the longest lag against the plain RNN's, before training.
 
     ``ratios`` is §14.47's ``reach_ratios``: per initialisation (seed) and width, the LSTM's and the GRU's gradient
-    at lag ``lag`` over the RNN's. The verdict holds only if the LSTM stays above the RNN in every draw at every
-    width; the ranges at ``width`` are what the sentence quotes."""
+    at lag ``lag`` over the RNN's. ``s64_v_gating``: both gated cells above the RNN in every draw at ``width``;
+    ``s64_v_gating_widths``: the LSTM above the RNN in most draws over every width."""
     at = ratios[ratios.width == width]
     below = ratios[ratios.lstm_over_rnn <= 1]
     lo, hi = ratios.loc[ratios.lstm_over_rnn.idxmin()], ratios.loc[ratios.lstm_over_rnn.idxmax()]
-    return [verdict("s64_v_gating", below.empty and bool((at.gru_over_rnn > 1).all()), lag=lag, width=width,
-                    draws=int(ratios.seed.nunique()), lstm_lo=float(at.lstm_over_rnn.min()),
+    return [verdict("s64_v_gating", bool((at.lstm_over_rnn > 1).all() and (at.gru_over_rnn > 1).all()), lag=lag,
+                    width=width, draws=int(ratios.seed.nunique()), lstm_lo=float(at.lstm_over_rnn.min()),
                     lstm_hi=float(at.lstm_over_rnn.max()), gru_lo=float(at.gru_over_rnn.min()),
-                    gru_hi=float(at.gru_over_rnn.max()), lowest=float(lo.lstm_over_rnn), lowest_width=int(lo.width),
-                    highest=float(hi.lstm_over_rnn), highest_width=int(hi.width), n_below=len(below),
-                    n_draws=len(ratios), below_widths=sorted(set(int(w) for w in below.width)),
-                    mostly=len(below) < len(ratios) / 2)]
+                    gru_hi=float(at.gru_over_rnn.max())),
+            verdict("s64_v_gating_widths", len(below) < len(ratios) / 2, lowest=float(lo.lstm_over_rnn),
+                    lowest_width=int(lo.width), highest=float(hi.lstm_over_rnn), highest_width=int(hi.width),
+                    n_below=len(below), n_above=len(ratios) - len(below), n_draws=len(ratios),
+                    below_widths=sorted(set(int(w) for w in below.width)))]
 
 
 @claim_source
@@ -179,15 +168,14 @@ def multihead_claims(parameters_by_heads: dict, mean_one: float, worst_many: flo
 @claim_source
 def positional_claims(gap: float, gap_with_positions: float, rounding: float = ROUNDING) -> list:
     """Attention(PX) = P Attention(X) to rounding; sinusoidal positions break it."""
-    return [
-        verdict("s64_v_equivariant", gap < rounding, gap=gap),
-        verdict("s64_v_positions", gap_with_positions > 1000 * rounding, gap=gap_with_positions),
-    ]
+    return [verdict("s64_v_equivariant", gap < rounding, gap=gap),
+            verdict("s64_v_positions", gap_with_positions > 1000 * rounding, gap=gap_with_positions)]
 
 
 @claim_source
 def cost_claims(cross: pd.DataFrame, level: float = COST_LEVEL) -> list:
-    """The measured crossovers of attention and the LSTM, forward and for a training step, against T = 2d per width.
+    """The measured crossovers of attention and the LSTM, forward and for a training step, against T = 2d per width:
+    each holds where no width's crossover is after 2d (attention never stays the cheaper layer beyond it).
 
     Sides as §14.55 judges them: where the reference's rounds give a band, a width is before or
     after 2d only where the whole band is, by more than ``level``; otherwise it is not placed
@@ -207,7 +195,7 @@ def _crossover_claim(name: str, cross: pd.DataFrame, which: str, level: float):
     before, within, after = pos < 0, pos == 0, pos > 0
     band = {k: cross[f"{which}_T_{k}"].tolist() if f"{which}_T_{k}" in cross else [float("nan")] * len(d)
             for k in ("lo", "hi")}
-    return verdict(name, bool(after.all()), early=int(before.sum()), near=int(within.sum()), widths=len(d),
+    return verdict(name, not after.any(), early=int(before.sum()), near=int(within.sum()), widths=len(d),
                    measured=cross[f"{which}_T_star"].tolist(), **band, flop=cross.flop_T_star.tolist(), d=d,
                    d_lo=d.min(), d_hi=d.max(), before_d=d[before], near_d=d[within], after_d=d[after], level=level)
 
@@ -221,8 +209,10 @@ def decoding_claims(leak_masked: float, leak_unmasked: float, matched: pd.DataFr
     ``matched`` is one diversity level of §14.59 (the middle one on the page); ``levels`` (§14.59's
     ``against`` over all its levels) adds whether the best rule of that level leads across every level.
     ``kv`` is §14.60's ``kv_speedup()``: identical_tokens, step_speedup, cached_rise, context_lo, context_hi.
-    ``family`` (§14.59's ``family``: every comparison of that section with its Holm-adjusted p) makes the middle
-    level's lead count only where Holm's correction over all of them keeps it.
+    ``family`` (§14.59's ``family``: every comparison of that section with its Holm-adjusted p) gives the middle
+    level's best rule its adjusted p. ``s64_v_sampling`` holds where that rule leads temperature by more than
+    ``n_se`` standard errors at the level alone, but Holm's correction over the family does not keep the lead
+    (without a family nothing is corrected: it does not hold).
     """
     from .s14_59 import KNOB_NAMES
 
@@ -237,22 +227,22 @@ def decoding_claims(leak_masked: float, leak_unmasked: float, matched: pd.DataFr
         if len(row):
             se_diff, of_difference = float(row.se.iloc[0]), True
     across = [] if levels is None else [_levels_claim(levels, best)]
-    p_holm, comparisons = None, None
+    p_holm, comparisons = math.nan, 0
     if family is not None and at_level:
         row = family[(family.held == matched.held.iloc[0]) & (family.target == matched.target.iloc[0])
                      & (family.knob == best)]
         p_holm, comparisons = float(row.p_holm.iloc[0]), len(family)
     beyond = gain > n_se * se_diff
-    kept = p_holm is None or p_holm < alpha
+    kept = comparisons == 0 or p_holm < alpha
     return across + [
         verdict("s64_v_causal", leak_masked < rounding < leak_unmasked, masked=leak_masked, unmasked=leak_unmasked),
         verdict("s64_v_cache_tokens", kv["identical_tokens"], identical=kv["identical_tokens"]),
         verdict("s64_v_cache_cost", kv["step_speedup"] > 1 and kv["cached_rise"] > 1,
                 step_speedup=kv["step_speedup"], cached_rise=kv["cached_rise"], context_lo=kv["context_lo"],
                 context_hi=kv["context_hi"]),
-        verdict("s64_v_sampling", beyond and kept, best=best, gain=gain, se=se_diff, rule=KNOB_NAMES.get(best, best),
+        verdict("s64_v_sampling", beyond and not kept, best=best, gain=gain, se=se_diff, rule=KNOB_NAMES.get(best, best),
                 n_se=n_se, threshold=n_se * se_diff, of_difference=of_difference, at_level=at_level, beyond=beyond,
-                p_holm=p_holm, comparisons=comparisons, corrected=p_holm is not None,
+                p_holm=p_holm, comparisons=comparisons, corrected=comparisons > 0,
                 target=float(matched.target.iloc[0]) if at_level else None),
     ]
 
@@ -270,8 +260,7 @@ def _levels_claim(levels: pd.DataFrame, best: str):
 def forecast_claims(verdicts: pd.DataFrame, coverage: pd.DataFrame) -> list:
     """Neural against seasonal naive and against the best classical model; conformal against native intervals."""
     ho = verdicts[verdicts.scope == "official hold-out"]
-    n = len(ho)
-    naive = int(ho.neural_beats_seasonal_naive.sum())
+    n, naive = len(ho), int(ho.neural_beats_seasonal_naive.sum())
     ahead = ho[ho.neural_beats_best_classical]
     c = coverage.set_index(["kind", "level"])
     miss = {k: [abs(float(c["mean"][(k, lv)]) - lv / 100) for lv in (80, 95)] for k in ("conformal", "native")}
@@ -294,15 +283,11 @@ def exercise_bound_claims(rows: dict) -> list:
                     gradients={k: r["gradient"] for k, r in rows.items()})]
 
 
-# --------------------------------------------------------------------------------------------------------------
 # the errata, found where they are shown
-
 #: an erratum box in a page's Markdown (``:::{erratum} what the chapter says``; seqlab.book.errata renders it)
 _ERRATUM = re.compile(r"^:::\{erratum\}[ \t]*([^\n]*)$", re.M)
 #: a box drawn only when a claim fails (``:unless: claim``, see seqlab.book.errata)
 _UNLESS = re.compile(r"[ \t]*:unless:[ \t]*\w+")
-
-
 #: pages whose headings carry no section number, and the section they extend
 _PAGE_SECTION = {"forecasting_record": "14.63"}
 
@@ -339,9 +324,7 @@ def errata_index(pages: Path | None = None, shown: dict[str, bool] | None = None
     return out[keep].reset_index(drop=True)
 
 
-# --------------------------------------------------------------------------------------------------------------
 # seqlab run 14.64: the same numbers and verdicts as the page
-
 
 def _numbers():
     """Every quantity the summary quotes, by the calls the page makes (see the page for each step)."""
@@ -357,10 +340,9 @@ def _numbers():
     m2o = ps.ManyToOne(s14_45.D_IN, s14_45.D_H, s14_45.D_OUT)
     with torch.no_grad():
         shapes = {T: tuple(m2o(torch.zeros(2, T, s14_45.D_IN)).shape) for T in s14_45.LENGTHS}
-    vg = once(s14_46_1.gradient_frame, rhos=s14_46_1.RHOS)
+    vg = once(s14_46_1.gradient_frame, rhos=s14_46_1.RHOS)  # the page writes the fit out; the same numbers
     ratios = once(s14_47.reach_ratios, seeds=s14_47.SEEDS, widths=s14_47.WIDTHS)
     runs = once(s14_48.copy_runs, seed=s14_48.SEED)
-    copy = runs[runs.seed == s14_48.SEED]
     spread = once(s14_50.spread_table, s14_50.D_GRID, n=s14_50.N_PAIRS, seed=s14_50.SPREAD_SEED)
     sat = once(s14_50.saturation_table, s14_50.D_GRID, T=s14_50.T, seed=s14_50.SATURATION_SEED)
     params = once(s14_51.head_parameter_table, s14_51.PARAM_D_MODEL, s14_51.PARAM_HEADS)
@@ -395,7 +377,8 @@ def _numbers():
         decoding=(leak.max_change_before[0], leak.max_change_before[1], middle, float(sweep.nll_judge_se.mean()),
                   kv, ROUNDING, DECODING_SE, levels.merge(family[["held", "target", "knob", "p_holm"]]), family),
         forecast=(verdict, cover),
-    ), dict(crossovers=cross, copy=copy, matched=middle, verdict=verdict, coverage=cover, heads=heads)
+    ), dict(crossovers=cross, copy=runs[runs.seed == s14_48.SEED], matched=middle, verdict=verdict, coverage=cover,
+            heads=heads)
 
 
 SOURCES = dict(problem=problem_class_claims, gradient=gradient_claims, gating=gating_claims,
