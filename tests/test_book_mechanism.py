@@ -26,7 +26,7 @@ def test_report_finds_one_quantity_with_two_values(tmp_path):
     assert report["conflicts"] == ["'kv_speedup' is one quantity shown with two values "
                                    "(transformer: '22.4'; summary: '47')"]
     assert report["claims"] == [{"page": "transformer", "name": "early", "holds": True, "required": False,
-                                 "text": "early", "evidence": {"a": 1}}]
+                                 "text": "early", "evidence": {"a": 1}, "kind": "not shown"}]
     assert conflicts({"a": {"x": "1"}, "b": {"x": "1"}}) == []
 
 

@@ -24,10 +24,11 @@ def split_page(text: str):
         if in_code:
             code.append(line)
             continue
-        if line.startswith(("```{", ":::{")):
-            in_block = True
+        fence = re.match(r"^(`{3,}|:{3,})\{", line)
+        if fence and not in_block:  # a directive block, up to its own fence (a longer one may hold others)
+            in_block = fence.group(1)
             continue
-        if in_block and line.startswith(("```", ":::")):
+        if in_block and line.rstrip() == in_block:
             in_block = False
             continue
         if not in_block:
@@ -134,3 +135,48 @@ def test_the_scanner_catches_typed_numbers():
     prose = "The loss fell to 0.0603 and accuracy to 99%, see §14.49 and $x=0.5$ and {glue:text}`acc`."
     found = re.findall(r"(?<![\w.])\d+\.\d+(?:e[-+]?\d+)?%?|\d+%|\d(?:\.\d+)?e[-+]\d+", strip_markup(prose))
     assert found == ["0.0603", "99%"]
+
+
+ALL_PAGES = CODE_FIRST + ["forecasting_record"]
+#: the chapter's budget of claims written two ways (a section that reports an outcome that varies from run to run)
+MAX_TWO_WORDINGS = 10
+#: the most of a page's visible cells that may call a seqlab.chapter module (settings, stored runs, glue)
+MAX_CHAPTER_SHARE = 0.35
+
+
+def paragraphs(prose: str) -> list[str]:
+    return [p.strip() for p in re.split(r"\n\s*\n", prose) if p.strip() and not p.strip().startswith("(")]
+
+
+@pytest.mark.parametrize("name", ALL_PAGES)
+def test_every_section_and_the_page_end_with_a_take_away(name):
+    prose, _ = split_page((BOOK / f"{name}.md").read_text(encoding="utf-8"))
+    for title, body in sections(prose).items():
+        last = paragraphs(body)
+        assert last and last[-1].startswith("**Take-away"), f"{name}: section {title!r} does not end with its take-away"
+    assert paragraphs(prose)[-1].startswith("**Take-away"), f"{name}: the page does not end with a take-away"
+
+
+def test_few_claims_have_two_wordings_and_none_nests_a_choice():
+    from seqlab.book.sentences import templates
+
+    found = {name: templates((BOOK / f"{name}.md").read_text(encoding="utf-8")) for name in ALL_PAGES + ["index"]}
+    two = [(page, t.name) for page, ts in found.items() for t in ts if t.if_false is not None]
+    assert len(two) <= MAX_TWO_WORDINGS, f"{len(two)} claims with two wordings: {two}"
+    nested = [(page, t.name) for page, ts in found.items() for t in ts
+              if re.search(r"\{[A-Za-z_]\w*[?*]", t.if_true + (t.if_false or ""))]
+    assert not nested, f"claims with a choice or list inside: {nested}"
+
+
+def visible_cells(text: str) -> list[str]:
+    cells = re.findall(r"```\{code-cell\}[^\n]*\n(.*?)```", text, re.S)
+    return [c for c in cells if not re.search(r"remove-input|remove-cell|hide-input|hide-cell", c[:300])]
+
+
+@pytest.mark.parametrize("name", ALL_PAGES)
+def test_most_visible_cells_compute_with_the_library_not_the_chapter(name):
+    cells = visible_cells((BOOK / f"{name}.md").read_text(encoding="utf-8"))
+    chapter = [c.splitlines()[0] for c in cells if re.search(r"\bs14_\w+\.|seqlab\.chapter", c)]
+    assert len(chapter) <= MAX_CHAPTER_SHARE * len(cells), (
+        f"{name}: {len(chapter)} of {len(cells)} visible cells call seqlab.chapter (at most "
+        f"{MAX_CHAPTER_SHARE:.0%})")

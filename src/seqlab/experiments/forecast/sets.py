@@ -13,8 +13,8 @@ from ...forecast.origins import training_windows
 
 
 def official_holdout(err: pd.DataFrame) -> pd.DataFrame:
-    """Each series' last window (the official hold-out of a competition set)."""
-    return err[err.cutoff == err.groupby("unique_id").cutoff.transform("max")]
+    """Each series' last window (the official hold-out of a competition set): window 0 of :func:`window_index`."""
+    return err[window_index(err).to_numpy() == 0]
 
 
 def window_index(frame: pd.DataFrame) -> pd.Series:
