@@ -174,6 +174,7 @@ def elsewhere_claims(reported: pd.DataFrame):
         r = reported[reported.metric == metric]
         ours = float(r.seqlab_nbeats.iloc[0])
         better = list(r.model[r.reported < ours])
-        out.append(verdict(f"s63_elsewhere_{metric}", not better, ours=ours, better=better,
+        # what the record states: some published figure is below this N-BEATS's
+        out.append(verdict(f"s63_elsewhere_{metric}", bool(better), ours=ours, better=better,
                            all=len(better) == len(r), lowest=r.reported.min(), highest=r.reported.max()))
     return out
