@@ -3,6 +3,7 @@ import math
 import pytest
 import torch
 
+from seqlab.errors import ShapeError
 from seqlab.nn import LearnedPositionalEncoding, RotaryEmbedding, SinusoidalPositionalEncoding, sinusoidal_encoding
 
 
@@ -77,3 +78,38 @@ def test_rope_takes_any_layout():
     for x in (torch.randn(3, 8, 5).transpose(1, 2), torch.randn(1, 41)[:, 1:].view(1, 5, 8)):
         assert not (x.is_contiguous() and x.storage_offset() % 2 == 0)
         torch.testing.assert_close(rope(x), rope(x.contiguous().clone()), atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_rotary_pair_and_its_cached_table_equal_the_rotation_computed_afresh(dtype):
+    """A decoding step rotates queries and keys in one pass, with rotations sliced from a table grown as positions
+    are reached: the rotation of each position computed on its own, to the last bit or two of the dtype (a complex
+    product may round differently in a vectorised loop's body and its tail)."""
+    torch.manual_seed(0)
+    rope = RotaryEmbedding(head_dim=8)
+    q = torch.randn(2, 5, 3, 8, dtype=dtype).transpose(1, 2)  # (B, h, T, d), not contiguous, as after a split
+    k = torch.randn(2, 3, 5, 8, dtype=dtype)
+
+    def afresh(x, offset):
+        pos = torch.arange(offset, offset + x.size(-2), dtype=torch.float32)
+        angles = torch.outer(pos, rope.inv_freq)
+        wide = x if dtype in (torch.float32, torch.float64) else x.float()
+        pairs = torch.view_as_complex(wide.unflatten(-1, (-1, 2)).contiguous())
+        rotation = torch.polar(torch.ones_like(angles), angles).to(pairs.dtype)
+        return torch.view_as_real(pairs * rotation).flatten(-2).to(dtype)
+
+    tol = {"rtol": 2 * torch.finfo(dtype).eps, "atol": 4 * torch.finfo(dtype).eps}
+
+    def same(a, b):
+        return a.dtype == b.dtype and torch.allclose(a.double(), b.double(), **tol)
+
+    for offset in (0, 3, 63, 64, 500, 70):  # past the first table, then back inside it
+        rq, rk = rope.rotate_pair(q, k, offset)
+        assert same(rq, afresh(q, offset)) and same(rk, afresh(k, offset))
+        assert same(rope(q, offset), rq) and rq.dtype == dtype
+    assert rope._table.size(0) >= 503
+    wide = torch.randn(2, 3, 4, 8, dtype=dtype)  # a key of another length: rotated on its own
+    rq, rk = rope.rotate_pair(q, wide, 2)
+    assert same(rk, afresh(wide, 2)) and same(rq, afresh(q, 2))
+    with pytest.raises(ShapeError):
+        rope.rotate_pair(q, torch.randn(2, 3, 5, 6), 0)

@@ -237,7 +237,7 @@ class MultiHeadAttention(nn.Module):
         if self.q_norm is not None:
             q, k = _head_norm(q, self.q_norm), _head_norm(k, self.k_norm)
         if self.rope is not None:
-            q, k = self.rope(q, offset), self.rope(k, offset)
+            q, k = self.rope.rotate_pair(q, k, offset)
         if cache is not None:
             k, v = cache.update(self.layer_idx, k, v)  # (B, h, T_past + T_q, d_k)
         if mask is not None and mask.dim() == 3:

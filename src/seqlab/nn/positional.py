@@ -150,16 +150,24 @@ class RotaryEmbedding(nn.Module):
             raise InvalidParameterError(f"head_dim must be even and >= 2, got {head_dim}")
         inv_freq = 1.0 / base ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)
         self.register_buffer("inv_freq", inv_freq, persistent=False)
+        # e^{i pos freq} for positions 0 .. n - 1, grown by doubling: a decoding step slices it instead of
+        # computing T x d/2 sines and cosines per layer, twice (each entry is the same float32 product either way)
+        self._table: torch.Tensor | None = None
 
-    def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
-        """``x`` (..., T, head_dim) rotated as positions ``offset .. offset + T - 1``; the same shape and dtype."""
-        check_float("x", x, min_ndim=2)
-        if x.size(-1) != 2 * self.inv_freq.numel():
-            raise ShapeError(f"x must end in head_dim={2 * self.inv_freq.numel()}, got shape {tuple(x.shape)}")
-        offset = check_offset(offset)
-        t = x.size(-2)
-        pos = torch.arange(offset, offset + t, device=x.device, dtype=torch.float32)
-        angles = torch.outer(pos, self.inv_freq)  # (T, d/2)
+    def rotation(self, offset: int, t: int, device: torch.device | None = None) -> torch.Tensor:
+        """The complex rotations (T, head_dim / 2) of positions ``offset .. offset + t - 1``."""
+        device = self.inv_freq.device if device is None else device
+        end = offset + t
+        table = self._table
+        if table is None or table.size(0) < end or table.device != device or (
+                table.size(1) != self.inv_freq.numel()):
+            n = max(end, 2 * (table.size(0) if table is not None else 0), 64)
+            pos = torch.arange(n, device=device, dtype=torch.float32)
+            angles = torch.outer(pos, self.inv_freq.to(device))  # (n, d/2)
+            table = self._table = torch.polar(torch.ones_like(angles), angles)  # (n, d/2) complex64
+        return table[offset:end]
+
+    def _rotate(self, x: torch.Tensor, offset: int) -> torch.Tensor:
         # each (2i, 2i+1) pair is one complex number, rotated by e^{i angle}: one complex product, which costs
         # a fraction of the strided real arithmetic; half-precision inputs rotate in float32 and round once
         wide = x.dtype in (torch.float32, torch.float64)
@@ -168,5 +176,26 @@ class RotaryEmbedding(nn.Module):
         if pairs.stride(-1) != 1 or pairs.storage_offset() % 2 or any(s % 2 for s in pairs.stride()[:-1]):
             pairs = pairs.clone(memory_format=torch.contiguous_format)  # a complex view needs pairs on even floats
         pairs = torch.view_as_complex(pairs)  # (..., T, d/2) complex
-        rotation = torch.polar(torch.ones_like(angles), angles).to(pairs.dtype)  # (T, d/2)
+        rotation = self.rotation(offset, x.size(-2), x.device).to(pairs.dtype)  # (T, d/2)
         return torch.view_as_real(pairs * rotation).flatten(-2).to(x.dtype)  # (..., T, d)
+
+    def _check(self, x: torch.Tensor) -> None:
+        check_float("x", x, min_ndim=2)
+        if x.size(-1) != 2 * self.inv_freq.numel():
+            raise ShapeError(f"x must end in head_dim={2 * self.inv_freq.numel()}, got shape {tuple(x.shape)}")
+
+    def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
+        """``x`` (..., T, head_dim) rotated as positions ``offset .. offset + T - 1``; the same shape and dtype."""
+        self._check(x)
+        return self._rotate(x, check_offset(offset))
+
+    def rotate_pair(self, q: torch.Tensor, k: torch.Tensor, offset: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(self(q, offset), self(k, offset))``, in one pass where ``q`` and ``k`` share a shape and dtype (the
+        queries and keys of self-attention): half the operations of a decoding step's rotation."""
+        self._check(q)
+        self._check(k)
+        offset = check_offset(offset)
+        if q.shape != k.shape or q.dtype != k.dtype:
+            return self._rotate(q, offset), self._rotate(k, offset)
+        both = self._rotate(torch.stack((q, k)), offset)  # (2, ..., T, d)
+        return both[0], both[1]
