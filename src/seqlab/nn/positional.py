@@ -159,8 +159,9 @@ class RotaryEmbedding(nn.Module):
         device = self.inv_freq.device if device is None else device
         end = offset + t
         table = self._table
+        # rebuilt where it is short, or where the frequencies moved device or dtype (a model.double())
         if table is None or table.size(0) < end or table.device != device or (
-                table.size(1) != self.inv_freq.numel()):
+                table.real.dtype != torch.promote_types(torch.float32, self.inv_freq.dtype)):
             n = max(end, 2 * (table.size(0) if table is not None else 0), 64)
             pos = torch.arange(n, device=device, dtype=torch.float32)
             angles = torch.outer(pos, self.inv_freq.to(device))  # (n, d/2)
