@@ -133,16 +133,12 @@ def alignment_frame(A: np.ndarray) -> pd.DataFrame:
 def figure(A: np.ndarray):
     from ..plotting import heatmap_pair
 
-    from plotnine import labs
-
     n = A.shape[0]
     gg, fig = heatmap_pair(alignment_frame(A), "input_step", "output_step", "w", antidiagonal=n,
                            title="Attention weights after training on sequence reversal",
                            subtitle="The first training sequence. Dashed: the mirrored position each output "
                                     "should read",
-                           xlab="Input position", ylab="Output position")
-    gg += labs(fill="weight α")  # the colour bar's title, in both figures
-    fig.update_traces(colorbar=dict(title=dict(text="weight α")), selector=dict(type="heatmap"))
+                           xlab="Input position", ylab="Output position", fill_title="weight α")
     return gg, fig
 
 

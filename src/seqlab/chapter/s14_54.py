@@ -258,7 +258,8 @@ def cross_attention_figure(maps: pd.DataFrame):
     return heatmap_pair(m, "input_position", "output_position", "weight", facet="task",
                         title="What the trained Transformer's decoder reads",
                         subtitle=f"Cross-attention (layer 1, mean of heads) on a held-out sequence of length "
-                                 f"{ATTENTION_T}", xlab="Source position", ylab="Output position")
+                                 f"{ATTENTION_T}", xlab="Source position", ylab="Output position",
+                        fill_title="weight")
 
 
 def patterns_figure(weights: pd.DataFrame):
@@ -269,7 +270,7 @@ def patterns_figure(weights: pd.DataFrame):
     return heatmap_pair(weights, "key", "query", "w", facet="pattern",
                         title="The three attention patterns (head 1, untrained)",
                         subtitle="Self: every source pair. Causal self: only the past. Cross: target queries, "
-                                 "source keys", xlab="Key position", ylab="Query position")
+                                 "source keys", xlab="Key position", ylab="Query position", fill_title="weight")
 
 
 @claim_source

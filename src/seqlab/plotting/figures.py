@@ -264,8 +264,9 @@ def _year_step(breaks) -> int:
 
 def heatmap_pair(df: pd.DataFrame, x: str, y: str, fill: str, *, title: str, subtitle: str = "", xlab: str = "",
                  ylab: str = "", facet: str | None = None, cmap: str = "inferno", diverging: bool = False,
-                 antidiagonal: int | None = None):
-    """A raster of ``fill`` over (``x``, ``y``), y reversed so row 1 is on top (matrix orientation)."""
+                 antidiagonal: int | None = None, fill_title: str | None = None):
+    """A raster of ``fill`` over (``x``, ``y``), y reversed so row 1 is on top (matrix orientation); the colour bar
+    is titled ``fill_title`` (default: the column's name)."""
     from plotnine import (
         aes,
         coord_fixed,
@@ -296,7 +297,7 @@ def heatmap_pair(df: pd.DataFrame, x: str, y: str, fill: str, *, title: str, sub
     square = not facet and not diverging
     size = (6.0, 5.4) if square else None
     labels = static_labels(title, subtitle, size[0] - 1.2) if square else static_labels(title, subtitle)
-    g = ggplot(df, aes(x, y, fill=fill)) + geom_tile() + labs(**labels, x=xlab, y=ylab, fill="")
+    g = ggplot(df, aes(x, y, fill=fill)) + geom_tile() + labs(**labels, x=xlab, y=ylab, fill=fill_title or fill)
     g += scale_y_reverse(breaks=few(y)) if few(y) else scale_y_reverse()
     if few(x, x_most):
         g += scale_x_continuous(breaks=few(x, x_most))
@@ -312,11 +313,12 @@ def heatmap_pair(df: pd.DataFrame, x: str, y: str, fill: str, *, title: str, sub
     if size:
         g += theme(figure_size=size)
     return g, _heatmap_interactive(df, x, y, fill, title=title, subtitle=subtitle, facet=facet, cmap=cmap,
-                                   diverging=diverging, xlab=xlab, ylab=ylab, antidiagonal=antidiagonal)
+                                   diverging=diverging, xlab=xlab, ylab=ylab, antidiagonal=antidiagonal,
+                                   fill_title=fill_title or fill)
 
 
 def _heatmap_interactive(df, x, y, fill, *, title, subtitle, facet, cmap, diverging, xlab="", ylab="",
-                         antidiagonal=None):
+                         antidiagonal=None, fill_title=""):
     """:func:`heatmap_pair`'s plotly figure: one heatmap per panel, row 1 on top."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
@@ -331,7 +333,8 @@ def _heatmap_interactive(df, x, y, fill, *, title, subtitle, facet, cmap, diverg
         part = df if gr is None else df[df[facet] == gr]
         wide = part.pivot(index=y, columns=x, values=fill)
         fig.add_trace(go.Heatmap(z=wide.values, x=wide.columns, y=wide.index, colorscale=scale, zmin=zmin,
-                                 zmax=zmax, showscale=i == len(groups)), row=1, col=i)
+                                 zmax=zmax, showscale=i == len(groups), colorbar=dict(title=fill_title)),
+                      row=1, col=i)
         fig.update_yaxes(autorange="reversed", row=1, col=i)
         if antidiagonal is not None:  # the static figure's dashed line x + y = n + 1, in every panel
             n = antidiagonal
