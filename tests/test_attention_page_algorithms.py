@@ -1,4 +1,4 @@
-"""The attention page's own cells (eq-sdpa with the mask of eq-mask, eq-mha, eq-pe and the RoPE rotation),
+"""The attention page's own cells (eq-sdpa with the mask of eq-mask, eq-mha, eq-pe, eq-softmax-grad, the lookup layer),
 compiled from the page and held equal to the library functions the rest of the chapter uses."""
 import math
 
@@ -8,12 +8,11 @@ from conftest import page_functions
 
 from seqlab.nn import causal_mask, scaled_dot_product_attention, sinusoidal_encoding
 from seqlab.nn.multihead import MultiHeadAttention
-from seqlab.nn.positional import RotaryEmbedding
 
 
 @pytest.fixture(scope="module")
 def page_code():
-    return page_functions("attention", ("attention", "positions", "multi_head", "rotate"), {"torch": torch, "math": math})
+    return page_functions("attention", ("attention", "positions", "multi_head"), {"torch": torch, "math": math})
 
 
 @pytest.mark.parametrize("t_q, t_k, d_k", [(1, 1, 1), (5, 5, 8), (3, 7, 16), (9, 9, 64)])
@@ -62,24 +61,6 @@ def test_page_multi_head_splits_heads_apart():
         out, w = ns["multi_head"](x, zero, eye, eye, eye, h)
         assert torch.allclose(w, torch.full((1, h, 3, 3), 1 / 3))
         assert torch.allclose(out, x.mean(1, keepdim=True).expand(1, 3, 4))
-
-
-@pytest.mark.parametrize("d, positions", [(2, (0, 1, 7)), (8, (0, 3, 100)), (64, (5, 511))])
-def test_page_rotate_equals_the_library(page_code, d, positions):
-    rope = RotaryEmbedding(d)
-    x = torch.randn(4, max(positions) + 1, d, generator=torch.Generator().manual_seed(d))
-    lib = rope(x)  # row t of x sits at position t
-    for m in positions:
-        assert torch.allclose(page_code["rotate"](x[:, m], m), lib[:, m], atol=1e-4)
-
-
-def test_page_rotate_depends_on_the_offset_only(page_code):
-    g = torch.Generator().manual_seed(0)
-    q, k = torch.randn(16, generator=g), torch.randn(16, generator=g)
-    rot = page_code["rotate"]
-    dots = [(rot(q, m) @ rot(k, m - 3)).item() for m in range(3, 40)]
-    assert max(dots) - min(dots) < 1e-4
-    assert abs((rot(q, 5) @ rot(k, 5)).item() - (q @ k).item()) < 1e-4  # offset 0: the plain dot product
 
 
 @pytest.mark.parametrize("d_k, T, scaled, seed", [(512, 32, False, 63), (512, 32, True, 63), (8, 5, False, 1),

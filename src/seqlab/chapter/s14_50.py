@@ -252,7 +252,7 @@ def training_figure(curves: pd.DataFrame):
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1] if a.text.startswith("width") else a.text))
     from plotnine import theme
 
-    gg += theme(figure_size=(6.8, 3.3))  # three short panels: a shorter figure reads as well
+    gg += theme(figure_size=(6.8, 3.1))  # three short panels: a shorter figure reads as well
     return gg, fig
 
 

@@ -251,7 +251,7 @@ def offset_attention_figure(by_offset: pd.DataFrame, seed: int = TRAIN_SEEDS[0])
           + facet_wrap("model", nrow=1) + scale_fill_manual(values=colors)
           + scale_x_continuous(breaks=offsets) + scale_y_continuous(limits=(0, 1))
           + labs(title=title, subtitle=subtitle, x=xlab, y="Mean weight", fill="") + theme_seqlab()
-          + theme(figure_size=(6.8, 3.3)))
+          + theme(figure_size=(6.8, 3.0)))
 
     fig = make_subplots(rows=1, cols=len(counts), subplot_titles=labels, shared_yaxes=True)
     for c, h in enumerate(counts, start=1):

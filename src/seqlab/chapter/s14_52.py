@@ -172,7 +172,7 @@ def encoding_figure(PE: torch.Tensor):
     from plotnine import theme
 
     gg += labs(fill="PE value")
-    gg += theme(figure_size=(6.8, 3.4))
+    gg += theme(figure_size=(6.8, 2.9), legend_position="right")
     fig.update_traces(colorbar=dict(title=dict(text="PE value", side="right")), selector=dict(type="heatmap"))
     return gg, fig
 
