@@ -127,7 +127,10 @@ def page_functions(page: str, names, namespace: dict) -> dict:
 def held_by_another_process(folder, command: str = "seqlab test holder"):
     """``folder``'s writer lock (``seqlab.files.folder_lock``) held by another process while the block runs;
     yields that process's pid."""
-    code = ("import sys, time\nfrom seqlab.files import folder_lock\n"
+    # Ctrl-C ends the holder: its handler is set here, as a shell that starts the suite in the background
+    # leaves SIGINT ignored in every child, and Python then installs none
+    code = ("import signal, sys, time\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+            "from seqlab.files import folder_lock\n"
             "try:\n    with folder_lock(sys.argv[1], sys.argv[2]):\n        print('held', flush=True)\n"
             "        time.sleep(600)\nexcept KeyboardInterrupt:\n    pass\n")
     p = subprocess.Popen([sys.executable, "-c", code, str(folder), command], stdout=subprocess.PIPE, text=True)
@@ -137,7 +140,7 @@ def held_by_another_process(folder, command: str = "seqlab test holder"):
     finally:  # Ctrl-C: the holder leaves its block, and releases the lock, as a finished writer does
         p.send_signal(signal.SIGINT)
         try:
-            p.wait(timeout=60)
+            p.wait(timeout=patient(60))
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import ranks_of
+from conftest import patient, ranks_of
 
 from seqlab.cli import main
 from seqlab.text.checkpoint import load_checkpoint
@@ -30,8 +30,8 @@ TINY = ["--block-size", "16", "--batch-size", "8", "--eval-interval", "20", "--d
 
 
 def seqlab(*args, timeout=300, **kw):
-    return subprocess.run([sys.executable, "-m", "seqlab", *args], capture_output=True, text=True, timeout=timeout,
-                          **kw)
+    return subprocess.run([sys.executable, "-m", "seqlab", *args], capture_output=True, text=True,
+                          timeout=patient(timeout), **kw)
 
 
 def history(out: Path) -> list[dict]:
@@ -64,7 +64,7 @@ def runs(tmp_path_factory, text):
         if line.startswith("iter "):
             break
     p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=300)
+    _, err = p.communicate(timeout=patient(300))
     assert p.returncode == 130, err
     stopped_at = json.loads((d / "stopped" / "trainer_state.json").read_text())["iteration"]
     resumed = seqlab("lm", "train", "--text", str(text), "--out", str(d / "stopped"), *TINY)
@@ -170,7 +170,7 @@ def test_a_lost_contact_is_handed_to_the_launcher_without_a_word(tmp_path):
     with open(tmp_path / "report", "w+b") as report:
         env = dict(os.environ, SEQLAB_LAUNCHER_PID=str(os.getpid()), SEQLAB_LAUNCHER_REPORT_FD=str(report.fileno()))
         p = subprocess.run([sys.executable, "-c", code], env=env, pass_fds=(report.fileno(),), capture_output=True,
-                           text=True, timeout=120)
+                           text=True, timeout=patient(120))
     assert (p.returncode, p.stdout, p.stderr) == (HANDED_OVER, "", "")
     assert (tmp_path / "report").read_text() == LOST
 
@@ -200,7 +200,7 @@ def test_a_port_in_use_is_one_clear_error(tmp_path):
                 "except DistributedError as e:\n    print('DistributedError:', e)\n")
         env = dict(os.environ, RANK="0", WORLD_SIZE="2", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1",
                    MASTER_PORT=str(port))
-        p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=180)
+        p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=patient(180))
     assert p.stdout.startswith(f"DistributedError: rank 0 of 2: no process group formed at 127.0.0.1:{port}: the port "
                                "is in use by another program"), p.stdout + p.stderr
     assert issubclass(DistributedError, SeqlabError) and issubclass(DistributedError, RuntimeError)

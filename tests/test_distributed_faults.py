@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import ranks_of
+from conftest import patient, ranks_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -74,7 +74,7 @@ def test_rank_0_killed_is_named_with_the_last_intact_checkpoint(text, tmp_path):
     try:
         ranks = _wait_for_checkpoint(p, out)
         os.kill(ranks[0], signal.SIGKILL)
-        _, err = p.communicate(timeout=60)
+        _, err = p.communicate(timeout=patient(60))
     finally:
         p.kill()
     assert p.returncode == 1
@@ -154,7 +154,7 @@ def test_one_ctrl_c_to_the_process_group_is_one_stop_with_a_checkpoint(text, tmp
     try:
         _wait_for_checkpoint(p, out)
         os.killpg(p.pid, signal.SIGINT)  # what a terminal does with Ctrl-C: the whole foreground group
-        _, err = p.communicate(timeout=60)
+        _, err = p.communicate(timeout=patient(60))
     finally:
         p.kill()
     assert p.returncode == 130, err
@@ -173,7 +173,7 @@ def _rank_process(text, out, port: int, rank: int, timeout: str = "3", addr: str
 
 
 def _one_rank(text, out, port: int, rank: int, timeout: str = "3") -> subprocess.CompletedProcess:
-    stdout, stderr = (p := _rank_process(text, out, port, rank, timeout)).communicate(timeout=120)
+    stdout, stderr = (p := _rank_process(text, out, port, rank, timeout)).communicate(timeout=patient(120))
     return subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr)
 
 
@@ -242,7 +242,7 @@ def test_a_rendezvous_that_cannot_form_says_what_it_found_in_one_line_every_time
         port = held.getsockname()[1] if case == "port in use" else _free_port()
         procs = [(ranks[i % len(ranks)], _rank_process(text, tmp_path / f"c{i}", port, ranks[i % len(ranks)], "2",
                                                        addr)) for i in range(6)]
-        ended = [(rank, p, *p.communicate(timeout=300)) for rank, p in procs]
+        ended = [(rank, p, *p.communicate(timeout=patient(300))) for rank, p in procs]
     for rank, p, out, err in ended:
         assert p.returncode == 2, (p.returncode, err)
         lines = err.strip().splitlines()
@@ -364,7 +364,7 @@ def test_a_stalled_rank_cannot_hold_the_run_past_a_second_ctrl_c(text, tmp_path)
         time.sleep(1)
         p.send_signal(signal.SIGINT)
         started = time.time()
-        _, err = p.communicate(timeout=60)
+        _, err = p.communicate(timeout=patient(60))
         took = time.time() - started
     finally:
         p.kill()
@@ -381,6 +381,6 @@ def test_a_stalled_rank_cannot_hold_the_run_past_a_second_ctrl_c(text, tmp_path)
 def test_a_time_budget_ends_two_processes_for_the_same_reason(text, tmp_path):
     argv = [sys.executable, "-m", "seqlab", "lm", "train", "--text", str(text), "--out", str(tmp_path / "c"),
             "--nproc", "2", *TINY, "--max-time", "2"]
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=patient(120))
     assert p.returncode == 0, p.stderr
     assert "(its --max-time of 2 s of training was spent, counted across resumes; rerun with a larger --max-time to go on)" in p.stdout
