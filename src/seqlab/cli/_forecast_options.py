@@ -8,12 +8,10 @@ from ..devices import DEVICES
 from ._common import UsageError, float_in, int_at_least, positive_int
 
 __all__ = ["parse_models", "parse_levels", "season_option", "shared_options", "data_options", "fit_options",
-           "MAX_STEPS", "NEURAL_MODELS", "DEFAULT_MODELS"]
+           "MAX_STEPS", "DEFAULT_MODELS"]
 
 #: the most training steps --max-steps accepts for each N-BEATS member
 MAX_STEPS = 1_000_000
-#: the models that train a network, and so take --device
-NEURAL_MODELS = ("GRU", "LSTM", "Transformer", "N-BEATS", "N-BEATS + Combination")
 DEFAULT_MODELS = "Naive,SeasonalNaive,Naive2,AutoETS,AutoTheta"
 
 

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 
 from ._common import UsageError, check_output_dir
-from ._forecast_options import NEURAL_MODELS, parse_levels, parse_models
+from ._forecast_options import parse_levels, parse_models
 
 __all__ = ["Setup", "setup", "models", "device", "engine", "fitting", "read_as", "check_nbeats_options"]
 
@@ -34,6 +34,7 @@ class Setup:
 def device(args, names: list[str]) -> str:
     """``--device`` (default auto), checked before any data is read: an unavailable device is one line, exit 2."""
     from ..devices import resolve_device
+    from ..forecast.core import NEURAL_MODELS
 
     if args.device is None:
         return "auto"

@@ -50,12 +50,15 @@ from .origins import window_origins
 from .panel import Panel
 from .running import forecast_origins
 
-__all__ = ["Forecaster", "ForecastModel", "MODEL_NAMES", "NEURAL_ARCHITECTURES"]
+__all__ = ["Forecaster", "ForecastModel", "MODEL_NAMES", "NEURAL_ARCHITECTURES", "NEURAL_MODELS"]
 
-#: the models a Forecaster takes by name: statsforecast's classical ones, M4's benchmarks, the neural ones, combinations
-MODEL_NAMES = sorted(CLASSICAL) + ["Naive2", "M4 Comb", "GRU", "LSTM", "Transformer", "N-BEATS", *COMBINATIONS]
 #: the recurrent and attention forecasters by name, and the architecture each names
 NEURAL_ARCHITECTURES = {"GRU": "gru", "LSTM": "lstm", "Transformer": "transformer"}
+#: every model that trains a network (and so takes a device): the neural forecasters and the combinations of one
+NEURAL_MODELS = (*NEURAL_ARCHITECTURES, "N-BEATS",
+                 *(name for name, parts in COMBINATIONS.items() if "N-BEATS" in parts))
+#: the models a Forecaster takes by name: statsforecast's classical ones, M4's benchmarks, the neural ones, combinations
+MODEL_NAMES = sorted(CLASSICAL) + ["Naive2", "M4 Comb", *NEURAL_ARCHITECTURES, "N-BEATS", *COMBINATIONS]
 
 
 @runtime_checkable
