@@ -282,7 +282,7 @@ def test_page_is_code_first_with_every_glue_defined_and_no_typed_numbers():
     used = set(re.findall(r"\{glue:text\}`([^`]+)`", text))
     defined = set(re.findall(r'glue\(\s*"([^"]+)"', cells))
     defined |= set(re.findall(r'"(\w+)"', cells)) & used  # names glued through a variable (a loop over literals)
-    patterns = re.findall(r'glue\(\s*f"([^"]+)"', cells)  # names built in a loop
+    patterns = re.findall(r'(?:glue\(\s*|glue_all\(\{)f"([^"]+)"', cells)  # names built in a loop
     modules = Path(__file__).resolve().parents[1] / "src" / "seqlab" / "chapter"
     for sid in ("s14_53", "s14_54", "s14_55"):  # claims said on the page (say(...)) glue their sentence by name
         defined |= set(re.findall(r'(?:claim|require)\(\s*"(\w+)"', (modules / f"{sid}.py").read_text()))
