@@ -162,7 +162,7 @@ def figure(spread: pd.DataFrame):
     lowest seed to the highest, with chance (1/vocabulary) dashed."""
     import warnings
 
-    from plotnine import scale_y_continuous
+    from plotnine import scale_y_continuous, theme
 
     from ..plotting import line_pair
 
@@ -186,6 +186,7 @@ def figure(spread: pd.DataFrame):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # one scale for every panel, so that the panels compare
         gg += scale_y_continuous(limits=(0, 1), breaks=[0, 0.25, 0.5, 0.75, 1])
+    gg += theme(figure_size=(6.8, 3.5))  # three short panels: a shorter figure reads as well
     fig.update_yaxes(range=[0, 1.04], tickvals=[0, 0.25, 0.5, 0.75, 1])
     return gg, fig
 

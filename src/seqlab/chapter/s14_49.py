@@ -139,7 +139,9 @@ def figure(A: np.ndarray):
                            subtitle="The first training sequence. Dashed: the mirrored position each output "
                                     "should read",
                            xlab="Input position", ylab="Output position", fill_title="weight α")
-    return gg, fig
+    from plotnine import theme
+
+    return gg + theme(figure_size=(6.0, 4.5)), fig  # a 12 x 12 matrix needs less than the default square
 
 
 @section("14.49", "Attention, derived from alignment")
