@@ -141,7 +141,7 @@ def figure(A: np.ndarray):
                            xlab="Input position", ylab="Output position", fill_title="weight α")
     from plotnine import theme
 
-    return gg + theme(figure_size=(6.0, 4.5)), fig  # a 12 x 12 matrix needs less than the default square
+    return gg + theme(figure_size=(6.0, 4.0)), fig  # a 12 x 12 matrix needs less than the default square
 
 
 @section("14.49", "Attention, derived from alignment")
