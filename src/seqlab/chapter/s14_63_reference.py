@@ -120,8 +120,11 @@ def naive2_variants(groups=("quarterly", "monthly")) -> pd.DataFrame:
 def anchor_claims(anchors_: pd.DataFrame):
     """Are the reference values reproduced within :data:`~seqlab.chapter.s14_62.REPRODUCED`?"""
     worst = float(anchors_.relative_difference.abs().max())
+    far = anchors_.loc[anchors_.relative_difference.abs().idxmax()]
     A = anchors_.set_index(["dataset", "model"])
     return [verdict("s63_anchors", worst < REPRODUCED, largest_relative_difference=worst, n=len(anchors_),
+                    farthest_model=str(far.model), farthest_dataset=str(far.dataset),
+                    farthest_difference=float(far.relative_difference),
                     m1_autotheta=A.measured[("M1 yearly", "AutoTheta")], m3_naive=A.measured[("M3 yearly", "Naive")])]
 
 
