@@ -41,7 +41,7 @@ def test_an_erratum_reads_as_a_quoted_block():
     box = (":::{erratum} The gradient explodes.\nIt stays below {glue:text}`top`,\nas printed.\n\n"
            "Saturation damps it.\n:::\n")
     out = resolve_markdown(box, {"top": "1.9"}, {}, {})
-    assert out == ("> **Erratum.** The chapter says: The gradient explodes.\n>\n> **Measured here:** It stays below "
+    assert out == ("> **Erratum.** The printed chapter says: The gradient explodes.\n>\n> **Measured here:** It stays below "
                    "1.9,\n> as printed.\n>\n> Saturation damps it.")
 
 
@@ -50,7 +50,7 @@ def test_a_conditional_erratum_reads_as_the_chapter_beside_the_measurement():
     quote does not call it an erratum, and the ``:unless:`` line is not shown."""
     box = ":::{erratum} It is monotone.\n:unless: s_x\nIt is {glue:text}`how` here.\n:::\n"
     out = resolve_markdown(box, {"how": "monotone"}, {}, {})
-    assert out == "> **The chapter says:** It is monotone.\n>\n> **Measured here:** It is monotone here."
+    assert out == "> **The printed chapter says:** It is monotone.\n>\n> **Measured here:** It is monotone here."
 
 
 def test_glue_texts_unquote_strings_and_keep_other_values(tmp_path):
@@ -130,7 +130,7 @@ def test_an_evidence_box_is_ordinary_cells_headed_how_we_know():
     assert kinds[0][0] == "code" and cells[0].outputs[0]["data"]["text/markdown"] == "The loss falls to 1.6."
     assert kinds[1] == ("markdown", "#### How we know") and "Three seeds." in cells[1].source
     assert cells[2].outputs[0]["data"]["text/markdown"] == "The spread is 1.6 wide."
-    assert cells[3].source.startswith("> **Erratum.** The chapter says: It is 2.")
+    assert cells[3].source.startswith("> **Erratum.** The printed chapter says: It is 2.")
     assert kinds[-1] == ("markdown", "Take-away.")  # the lesson goes on in a cell of its own
     assert not any(":::" in c.source or ":class:" in c.source for c in cells)
 

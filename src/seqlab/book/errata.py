@@ -11,7 +11,7 @@ In the page's Markdown::
 
 The argument is what the chapter says, quoted; the first paragraph is what was measured (its
 numbers glued or quoted from a claim's evidence, like any sentence of the page); the paragraphs
-after it say why the two differ. The box reads "The chapter says: … Measured here: …", as the
+after it say why the two differ. The box reads "The printed chapter says: … Measured here: …", as the
 summary's list of errata (``seqlab.chapter.s14_64.errata_index``) finds it in the page source.
 
 Where the measurement may or may not contradict the chapter, depending on the build's numbers, the
@@ -62,7 +62,7 @@ def _directive():
             box = nodes.admonition(classes=["warning", "seqlab-erratum"])
             box += nodes.title(text="Erratum")
             said = nodes.paragraph()
-            said += nodes.strong(text="The chapter says: ")
+            said += nodes.strong(text="The printed chapter says: ")
             said += nodes.Text(self.arguments[0])
             box += said
             body = nodes.container()

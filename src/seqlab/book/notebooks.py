@@ -131,7 +131,7 @@ def resolve_static(text: str, equations: dict[str, str], titles: dict[str, str])
         if conditional:  # the measured sentence itself says whether the chapter's reading stands
             body = body[conditional.end():]
         measured, _, why = body.strip().partition("\n\n")
-        head = "**The chapter says:**" if conditional else "**Erratum.** The chapter says:"
+        head = "**The printed chapter says:**" if conditional else "**Erratum.** The printed chapter says:"
         lines = [f"{head} {m.group(1).strip()}", f"**Measured here:** {measured}"]
         lines += [why.strip()] if why.strip() else []
         return "\n>\n".join("> " + line.replace("\n", "\n> ") for line in lines)
