@@ -169,7 +169,7 @@ def figure(spread: pd.DataFrame):
     names = {"copy_accuracy": "training, teacher-forced", "heldout_teacher_forced": "held-out, teacher-forced",
              "heldout_free_running": "held-out, free-running"}
     long = pd.concat([pd.DataFrame(dict(sequence_length=spread.sequence_length, measure=label,
-                                        model=spread.attention.map({"none": "fixed vector (chapter)",
+                                        model=spread.attention.map({"none": "fixed vector",
                                                                     "general": "with attention"}),
                                         accuracy=spread[f"{m}_mean"], lowest=spread[f"{m}_lowest"],
                                         highest=spread[f"{m}_highest"]))
@@ -178,10 +178,10 @@ def figure(spread: pd.DataFrame):
     gg, fig = line_pair(long, "sequence_length", "accuracy", "model", facet="measure", points=True, log_x=True,
                         band=("lowest", "highest"), title="Copying through a fixed-size vector, and with attention",
                         subtitle=f"Hidden size 24, mean of {int(spread.seeds.min())} seeds per length and model, "
-                                 "shaded from the lowest to the highest; the first panel is the chapter's measure. "
+                                 "shaded lowest to highest; the first panel is the printed chapter's score. "
                                  f"Dashed: chance, 1/{VOCAB}",
                         xlab="Sequence length (log scale)", ylab="Token-level copy accuracy",
-                        colors={"fixed vector (chapter)": "steelblue", "with attention": "#D8433B"},
+                        colors={"fixed vector": "steelblue", "with attention": "#D8433B"},
                         hline=1 / VOCAB)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # one scale for every panel, so that the panels compare
