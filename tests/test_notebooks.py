@@ -23,13 +23,13 @@ from seqlab.book.build import available_pages, export_notebooks
 
 #: per page, the setting a reader changes: (the visible cell's text, what the reader writes instead)
 READER_EDITS = {
-    "recurrence": ("vg = s14_46_1.gradient_frame(rhos=s14_46_1.RHOS)", "vg = s14_46_1.gradient_frame(rhos=(0.5, 0.95))"),
-    "attention": ("seed=s14_50.SPREAD_SEED)", "seed=7)"),
-    "transformer": ("grads = s14_53.gradients_by_depth(SEED)", "grads = s14_53.gradients_by_depth(7)"),
-    "text": ("for tau in s14_58.TEMPERATURES:", "for tau in (0.5, 1.0, 2.0):"),
-    "forecasting": ("seed=s14_61.SEED, levels=s14_61.LEVELS)", "seed=7, levels=s14_61.LEVELS)"),
+    "recurrence": ("for rho in RHOS:", "for rho in (0.5, 0.95):"),
+    "attention": ("torch.manual_seed(SPREAD_SEED)", "torch.manual_seed(7)"),
+    "transformer": ("block_gradients(norm_first, SEED))", "block_gradients(norm_first, 7))"),
+    "text": ("for tau in TEMPERATURES:", "for tau in (0.5, 1.0, 2.0):"),
+    "forecasting": ("for step in range(400):", "for step in range(200):"),
     "forecasting_record": ("for scope in (HO, ALL):", "for scope in (HO,):"),
-    "summary": ("order = once(s14_52.order_check, s14_52.SEED,", "order = once(s14_52.order_check, 7,"),
+    "summary": ("torch.manual_seed(s52.SEED)", "torch.manual_seed(7)"),
 }
 READER_PAGES = available_pages()
 

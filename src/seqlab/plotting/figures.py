@@ -333,7 +333,8 @@ def _heatmap_interactive(df, x, y, fill, *, title, subtitle, facet, cmap, diverg
         part = df if gr is None else df[df[facet] == gr]
         wide = part.pivot(index=y, columns=x, values=fill)
         fig.add_trace(go.Heatmap(z=wide.values, x=wide.columns, y=wide.index, colorscale=scale, zmin=zmin,
-                                 zmax=zmax, showscale=i == len(groups), colorbar=dict(title=fill_title)),
+                                 zmax=zmax, showscale=i == len(groups),
+                                 colorbar=dict(title=dict(text=fill_title, side="right"))),
                       row=1, col=i)
         fig.update_yaxes(autorange="reversed", row=1, col=i)
         if antidiagonal is not None:  # the static figure's dashed line x + y = n + 1, in every panel
