@@ -24,7 +24,7 @@ from seqlab.book.build import available_pages, export_notebooks
 #: per page, the setting a reader changes: (the visible cell's text, what the reader writes instead)
 READER_EDITS = {
     "recurrence": ("for rho in RHOS:", "for rho in (0.5, 0.95):"),
-    "attention": ("torch.manual_seed(SPREAD_SEED)", "torch.manual_seed(7)"),
+    "attention": ("seed = SPREAD_SEED", "seed = 7"),
     "transformer": ("block_gradients(norm_first, SEED))", "block_gradients(norm_first, 7))"),
     "text": ("for tau in TEMPERATURES:", "for tau in (0.5, 1.0, 2.0):"),
     "forecasting": ("for step in range(400):", "for step in range(200):"),
