@@ -168,3 +168,17 @@ def ranks_of(launcher: int) -> dict[int, int]:
             continue
         out.update((int(e[5:]), pid) for e in env if e.startswith(b"RANK="))
     return out
+
+
+#: the header that makes a MyST Markdown file a notebook myst-nb executes (for the tests' small pages)
+MYST_NOTEBOOK_HEADER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""

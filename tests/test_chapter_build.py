@@ -6,7 +6,7 @@ import logging
 from pathlib import Path, PurePosixPath
 
 import pytest
-from conftest import patient
+from conftest import MYST_NOTEBOOK_HEADER, patient
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -204,17 +204,7 @@ def test_merge_lane_times_keeps_older_pages_and_drops_the_index(tmp_path):
     assert json.loads(record.read_text()) == {"a": 10.0, "b": 2.0}
 
 
-_TINY_PAGE = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-# {name}
+_TINY_PAGE = MYST_NOTEBOOK_HEADER + """# {name}
 
 ```{{code-cell}} ipython3
 {code}

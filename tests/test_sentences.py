@@ -9,7 +9,7 @@ import re
 
 import pytest
 from claim_cases import CASES
-from conftest import REPO
+from conftest import MYST_NOTEBOOK_HEADER, REPO
 
 import seqlab.chapter
 from seqlab.book.sentences import (FACT, TemplateError, fact_text, not_borne_out, parse, record_of, render,
@@ -213,17 +213,7 @@ def test_compare_finds_each_kind_of_difference(tmp_path, capsys):
     assert main([str(a), str(tmp_path / "missing.json")]) == 2
 
 
-_MINI_PAGE = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-# A page
+_MINI_PAGE = MYST_NOTEBOOK_HEADER + """# A page
 
 ```{{code-cell}} ipython3
 from seqlab.book.page import say
