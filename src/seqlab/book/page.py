@@ -179,14 +179,17 @@ def table(df, columns: dict[str, str] | list[str] | None = None, formats: dict[s
                  f"<tbody>{body}</tbody></table>{more}</div>"))
 
 
-def figure(name: str, gg=None, fig=None):
-    """Show a figure: the static image (if ``gg``) with its interactive ``fig`` folded beneath; 3D: ``fig`` only."""
+def figure(name: str, gg=None, fig=None, folded: bool = False):
+    """Show a figure: the static image (if ``gg``) with its interactive ``fig`` folded beneath; 3D: ``fig`` only;
+    ``folded``: an explorer (``fig`` alone) folded under "Explore it yourself", for a reader who wants to play."""
     from IPython.display import HTML, Image, display
 
     FIGURE_DIR.mkdir(parents=True, exist_ok=True)
     div = fig.to_html(full_html=False, include_plotlyjs=False, config={"responsive": True}) if fig is not None else ""
     if gg is None:
-        display(HTML(f"<div class='seqlab-interactive-figure'>{div}</div>"))
+        shown = f"<div class='seqlab-interactive-figure'>{div}</div>"
+        display(HTML(f"<details class='seqlab-interactive'><summary>Explore it yourself</summary>{shown}</details>"
+                     if folded else shown))
         return
     from ..plotting import write_pair
 
