@@ -292,7 +292,7 @@ def task_claims(grid: pd.DataFrame, chance: float) -> list:
     """What the trained comparison shows over its seeds (``grid``, :func:`seed_grid`): the Transformer's accuracy,
     the plain GRU's, and the GRU with attention; each reading holds in every seed or is not made."""
     T = int(grid.sequence_length.max())
-    at = grid[grid.sequence_length == T].set_index(["task", "model", "seed"])
+    at = grid[grid.sequence_length == T].set_index(["task", "model", "seed"]).sort_index()
     acc = at.heldout_free_running
     tf_min = float(grid[grid.model == "Transformer"].heldout_free_running.min())
     gru = (float(acc.xs(("copy", "GRU")).max()), float(acc.xs(("reverse", "GRU")).max()))
