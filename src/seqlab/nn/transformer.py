@@ -10,6 +10,7 @@ import torch.nn.functional as F
 
 from ..errors import InvalidParameterError, InvalidTypeError, ShapeError
 from ._checks import check_float, check_lm_inputs, check_weights_dtype
+from .linear import Linear
 from .multihead import KVCache, MultiHeadAttention
 from .positional import LearnedPositionalEncoding, SinusoidalPositionalEncoding
 
@@ -53,8 +54,8 @@ class FeedForward(nn.Module):
         super().__init__()
         if activation not in _ACTIVATIONS:
             raise InvalidParameterError(f"activation must be one of {sorted(_ACTIVATIONS)}, got {activation!r}")
-        self.linear1 = nn.Linear(d_model, d_ff, bias=bias)
-        self.linear2 = nn.Linear(d_ff, d_model, bias=bias)
+        self.linear1 = Linear(d_model, d_ff, bias=bias)
+        self.linear2 = Linear(d_ff, d_model, bias=bias)
         self.act = _ACTIVATIONS[activation]
         self.dropout = nn.Dropout(dropout)
 
@@ -336,7 +337,7 @@ class GPT(nn.Module):
             for i in range(c.num_layers)
         )
         self.ln_f = nn.LayerNorm(c.d_model, bias=c.bias)
-        self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)
+        self.lm_head = Linear(c.d_model, c.vocab_size, bias=False)
         if c.tie_weights:
             self.lm_head.weight = self.tok_emb.weight
         self.apply(self._init_weights)
