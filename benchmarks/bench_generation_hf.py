@@ -62,9 +62,18 @@ def _best(fn, repeats: int) -> tuple[float, torch.Tensor]:
 
 
 def measure(positional: str, shape: str, threads: int, repeats: int) -> dict:
+    """One row: both libraries' best times and whether their tokens agree (the thread count is restored)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        return _measure(positional, shape, threads, repeats)
+    finally:
+        torch.set_num_threads(before)
+
+
+def _measure(positional: str, shape: str, threads: int, repeats: int) -> dict:
     from transformers import AutoModelForCausalLM
 
-    torch.set_num_threads(threads)
     model = _model(positional, shape)
     prompt = torch.randint(0, len(ALPHABET), (1, PROMPT), generator=torch.Generator().manual_seed(1))
     tok = CharTokenizer().train(ALPHABET)
