@@ -40,9 +40,9 @@ def test_required_claim_raises_when_false():
 
 def test_every_claim_source_has_cases():
     missing = sorted(set(SOURCES) - set(CASES))
-    assert not missing, f"claim sources with no inputs in tests/claim_cases.py: {missing}"
+    assert not missing, f"claim sources with no inputs in tests/claim_cases/: {missing}"
     unknown = sorted(set(CASES) - set(SOURCES))
-    assert not unknown, f"tests/claim_cases.py names sources that do not exist: {unknown}"
+    assert not unknown, f"tests/claim_cases/ names sources that do not exist: {unknown}"
 
 
 @pytest.mark.parametrize("source", sorted(CASES))

@@ -1,5 +1,5 @@
 """The ``{claim}`` and ``{fact}`` roles: a hand-worked example of each rule, and every wording written in a page
-rendered for both outcomes with the numbers of tests/claim_cases.py."""
+rendered for both outcomes with the numbers of tests/claim_cases/."""
 from __future__ import annotations
 
 import importlib
