@@ -38,51 +38,54 @@ def test_cached_decoding_gives_the_full_forward_as_the_buffers_grow(positional, 
     assert cache.length == 80
 
 
+def _encoded(model, length: int, seed: int):
+    """A prompt of ``length`` tokens and a cache that holds it."""
+    ids = torch.randint(0, 17, (1, length), generator=torch.Generator().manual_seed(seed))
+    cache = model.new_cache()
+    with torch.no_grad():
+        model(ids, cache=cache)
+    return ids, cache
+
+
+def _step(model, cache, token: int) -> torch.Tensor:
+    with torch.no_grad():
+        return model(torch.tensor([[token]]), cache=cache)[0][:, -1]
+
+
+def _after(model, ids, *tokens: int) -> torch.Tensor:
+    """The full forward's last logits for ``ids`` followed by ``tokens``."""
+    with torch.no_grad():
+        return model(torch.cat((ids, torch.tensor([tokens])), 1))[0][:, -1]
+
+
 def test_forked_caches_write_their_own_positions():
     model = _gpt("rotary", False)
-    ids = torch.randint(0, 17, (1, 12), generator=torch.Generator().manual_seed(2))
-    a, b = torch.tensor([[3]]), torch.tensor([[9]])
-    with torch.no_grad():
-        cache = model.new_cache()
-        model(ids, cache=cache)
-        fork = KVCache(keys=list(cache.keys), values=list(cache.values))
-        after_a = model(a, cache=cache)[0][:, -1]
-        after_b = model(b, cache=fork)[0][:, -1]
-        again_a = model(torch.tensor([[5]]), cache=cache)[0][:, -1]
-        expect_a = model(torch.cat((ids, a), 1))[0][:, -1]
-        expect_b = model(torch.cat((ids, b), 1))[0][:, -1]
-        expect_again = model(torch.cat((ids, a, torch.tensor([[5]])), 1))[0][:, -1]
-    for got, want in [(after_a, expect_a), (after_b, expect_b), (again_a, expect_again)]:
-        assert torch.allclose(got, want, atol=2e-5, rtol=1e-5)
+    ids, cache = _encoded(model, 12, seed=2)
+    fork = KVCache(keys=list(cache.keys), values=list(cache.values))
+    got = [_step(model, cache, 3), _step(model, fork, 9), _step(model, cache, 5)]
+    for g, w in zip(got, [_after(model, ids, 3), _after(model, ids, 9), _after(model, ids, 3, 5)]):
+        assert torch.allclose(g, w, atol=2e-5, rtol=1e-5)
 
 
 def test_a_shallow_copy_with_its_own_lists_shares_no_position():
     """copy.copy keeps the buffers' bookkeeping shared: each cache must see that the other wrote past it."""
     model = _gpt("learned", True)
-    ids = torch.randint(0, 17, (1, 10), generator=torch.Generator().manual_seed(5))
-    with torch.no_grad():
-        cache = model.new_cache()
-        model(ids, cache=cache)
-        fork = copy.copy(cache)
-        fork.keys, fork.values = list(cache.keys), list(cache.values)
-        got = [model(torch.tensor([[1]]), cache=cache)[0], model(torch.tensor([[2]]), cache=fork)[0],
-               model(torch.tensor([[3]]), cache=cache)[0], model(torch.tensor([[4]]), cache=fork)[0]]
-        want = [model(torch.cat((ids, torch.tensor([tail])), 1))[0][:, -1:] for tail in ([1], [2], [1, 3], [2, 4])]
+    ids, cache = _encoded(model, 10, seed=5)
+    fork = copy.copy(cache)
+    fork.keys, fork.values = list(cache.keys), list(cache.values)
+    got = [_step(model, cache, 1), _step(model, fork, 2), _step(model, cache, 3), _step(model, fork, 4)]
+    want = [_after(model, ids, *tail) for tail in ([1], [2], [1, 3], [2, 4])]
     for g, w in zip(got, want):
         assert torch.allclose(g, w, atol=2e-5, rtol=1e-5)
 
 
 def test_a_deep_copied_cache_decodes_on_its_own():
     model = _gpt("learned", True)
-    ids = torch.randint(0, 17, (1, 10), generator=torch.Generator().manual_seed(3))
-    with torch.no_grad():
-        cache = model.new_cache()
-        model(ids, cache=cache)
-        twin = copy.deepcopy(cache)
-        one = model(torch.tensor([[1]]), cache=cache)[0]
-        two = model(torch.tensor([[2]]), cache=twin)[0]
-        assert torch.allclose(two, model(torch.cat((ids, torch.tensor([[2]])), 1))[0][:, -1:], atol=2e-5)
-    assert not torch.equal(one, two)
+    ids, cache = _encoded(model, 10, seed=3)
+    twin = copy.deepcopy(cache)
+    one, two = _step(model, cache, 1), _step(model, twin, 2)
+    assert torch.allclose(two, _after(model, ids, 2), atol=2e-5)
+    assert torch.allclose(one, _after(model, ids, 1), atol=2e-5)
 
 
 def test_gradients_flow_through_the_cache_as_through_the_full_forward():
