@@ -136,7 +136,7 @@ def test_n_beats_says_what_it_will_train_and_what_it_pads_before_it_starts(tmp_p
            "(the shortest 22): the missing points are padded with each series' first value\n" in err
 
 
-def test_the_recurrent_forecasters_say_their_steps_and_padding_too():
+def test_the_recurrent_forecasters_say_their_steps_and_that_they_mask_short_histories():
     from seqlab.cli._forecast_report import work_notes as _work_notes
 
     before = [30 - 10 - (2 - 1) * 5] * 2  # observations before the first of 2 windows 5 apart, horizon 10
@@ -145,5 +145,5 @@ def test_the_recurrent_forecasters_say_their_steps_and_padding_too():
         "LSTM trains for up to 1,500 steps (fewer if its validation loss stops improving) at each of 2 window(s) and "
         "again at each calibration origin's window: 3,000 steps before the first forecast",
         "LSTM's input windows reach 20 points; at the first origin 2 of 2 series have fewer (the shortest 15): the "
-        "missing points are padded with each series' first value"]
+        "missing points are zeros the network reads as missing (a second input channel marks each observed point)"]
     assert _work_notes(["Naive", "AutoETS"], before, h=10, windows=2, levels=[], season=1) == []

@@ -6,6 +6,9 @@ import time
 
 __all__ = ["Progress", "work_notes", "interval_note"]
 
+#: what N-BEATS's default (``short="pad"``) puts before a history shorter than its input window
+PADDED = "padded with each series' first value"
+
 
 def work_notes(models, history: list[int], h: int, windows: int, levels, season: int) -> list[str]:
     """What the neural models will train, said before they start: steps per window, and the input windows that
@@ -22,10 +25,13 @@ def work_notes(models, history: list[int], h: int, windows: int, levels, season:
             configs = m.member_configs()
             steps, widest = sum(c.max_steps for c in configs), max(c.input_size(h) for c in configs)
             what = f"{len(configs)} member(s), {steps:,} steps in all,"
-            pad = all(c.short == "pad" for c in configs)
+            padded = sum(c.short == "pad" for c in configs)
+            how = (PADDED if padded == len(configs) else "masked (left out of the network's input)" if not padded
+                   else f"{PADDED} in {padded} member(s) and masked (left out of the input) in the others")
         elif m in NEURAL_ARCHITECTURES:
             net = NeuralForecaster(NEURAL_ARCHITECTURES[m], season_length=season, device="cpu")
-            steps, widest, pad = net.config.max_steps, net._input_size(h), True
+            steps, widest = net.config.max_steps, net._input_size(h)
+            how = "zeros the network reads as missing (a second input channel marks each observed point)"
             what = f"for up to {steps:,} steps (fewer if its validation loss stops improving)"
         else:
             continue
@@ -33,7 +39,6 @@ def work_notes(models, history: list[int], h: int, windows: int, levels, season:
                      f"{steps * windows:,} steps before the first forecast")
         short = sum(n < widest for n in history)
         if short:
-            how = "padded with each series' first value" if pad else "masked (left out of the network's input)"
             notes.append(f"{m if isinstance(m, str) else m.name}'s input windows reach {widest} points; at the "
                          f"first origin {short} of {len(history)} series have fewer (the shortest {min(history)}): "
                          f"the missing points are {how}")
