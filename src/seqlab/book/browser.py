@@ -298,20 +298,42 @@ return JSON.stringify(divs.map(d => ({
 """
 
 
+def _wait_still(drv, element, timeout_s: float = 3.0) -> None:
+    """Until ``element``'s place in the window is the same in three looks 0.1 s apart (or ``timeout_s``)."""
+    seen, deadline = [], time.time() + timeout_s
+    while time.time() < deadline:
+        seen.append(drv.execute_script("const b = arguments[0].getBoundingClientRect(); return [b.x, b.y];",
+                                       element))
+        if len(seen) >= 3 and seen[-1] == seen[-2] == seen[-3]:
+            return
+        time.sleep(0.1)
+
+
 def drive_sliders(drv) -> list[dict]:
     """Click each explorer's slider rail near its right end, as a reader would; report what changed."""
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
 
+    from selenium.common.exceptions import MoveTargetOutOfBoundsException
+
     before = {s["id"]: s for s in json.loads(drv.execute_script(_SLIDER_STATE))}
     results = []
     for sid, state in before.items():
         div = drv.find_element(By.ID, sid)
-        drv.execute_script("arguments[0].scrollIntoView({block: 'center'});", div)
         rail = div.find_element(By.CSS_SELECTOR, "rect.slider-rail-touch-rect")
-        width = rail.size["width"]
-        offset = int(width * 0.4) if state["active"] < len(state["visible"]) / 2 else -int(width * 0.4)
-        ActionChains(drv).move_to_element_with_offset(rail, offset, 0).click().perform()
+        for attempt in range(5):
+            # the page can still move after the scroll (equations typeset as they come into view, figures sizing
+            # themselves), leaving the rail out of view at the click: wait until it stays put, and retry
+            drv.execute_script("arguments[0].scrollIntoView({block: 'center', inline: 'center'});", rail)
+            _wait_still(drv, rail)
+            width = rail.size["width"]
+            offset = int(width * 0.4) if state["active"] < len(state["visible"]) / 2 else -int(width * 0.4)
+            try:
+                ActionChains(drv).move_to_element_with_offset(rail, offset, 0).click().perform()
+                break
+            except MoveTargetOutOfBoundsException:
+                if attempt == 4:
+                    raise
         time.sleep(0.5)
         after = {s["id"]: s for s in json.loads(drv.execute_script(_SLIDER_STATE))}[sid]
         results.append({"id": sid, "moved": after["active"] != state["active"],
