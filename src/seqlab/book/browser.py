@@ -298,42 +298,55 @@ return JSON.stringify(divs.map(d => ({
 """
 
 
-def _wait_still(drv, element, timeout_s: float = 3.0) -> None:
-    """Until ``element``'s place in the window is the same in three looks 0.1 s apart (or ``timeout_s``)."""
-    seen, deadline = [], time.time() + timeout_s
-    while time.time() < deadline:
-        seen.append(drv.execute_script("const b = arguments[0].getBoundingClientRect(); return [b.x, b.y];",
-                                       element))
-        if len(seen) >= 3 and seen[-1] == seen[-2] == seen[-3]:
+_RAIL_POINT = """
+const rail = document.getElementById(arguments[0]).querySelector('rect.slider-rail-touch-rect');
+const r = rail.getBoundingClientRect();
+const x = Math.floor(r.x + r.width / 2 + arguments[1]), y = Math.floor(r.y + r.height / 2);
+const inside = x >= 0 && y >= 0 && x < window.innerWidth && y < window.innerHeight;
+const hit = inside ? document.elementFromPoint(x, y) : null;
+return {x: x, y: y, rect: [r.x, r.y, r.width, r.height], window: [window.innerWidth, window.innerHeight],
+        on_slider: !!hit && (hit === rail || rail.parentNode.contains(hit))};
+"""
+
+
+def _click_rail(drv, sid: str, offset_share: float) -> None:
+    """Click the slider rail of figure ``sid`` at ``offset_share`` of its width from the centre, where a reader
+    would: at a point of the window where the rail is the topmost element.
+
+    The page can still move after a scroll (equations typeset as they come into view, figures sizing
+    themselves), so the point is found again just before each try, and a try whose point is out of the window or
+    not on the rail scrolls again; the last failure says where the rail was.
+    """
+    from selenium.common.exceptions import MoveTargetOutOfBoundsException
+    from selenium.webdriver.common.actions.action_builder import ActionBuilder
+
+    seen = None
+    for attempt in range(6):
+        drv.execute_script("document.getElementById(arguments[0]).querySelector('rect.slider-rail-touch-rect')"
+                           ".scrollIntoView({block: 'center', inline: 'center'});", sid)
+        time.sleep(0.3 * attempt)
+        width = drv.execute_script("return document.getElementById(arguments[0])"
+                                   ".querySelector('rect.slider-rail-touch-rect').getBoundingClientRect().width;", sid)
+        seen = drv.execute_script(_RAIL_POINT, sid, int(width * offset_share))
+        if not seen["on_slider"]:
+            continue
+        actions = ActionBuilder(drv)
+        actions.pointer_action.move_to_location(seen["x"], seen["y"])
+        actions.pointer_action.click()
+        try:
+            actions.perform()
             return
-        time.sleep(0.1)
+        except MoveTargetOutOfBoundsException:
+            continue
+    raise AssertionError(f"the slider of figure {sid} could not be clicked where a reader would: {seen}")
 
 
 def drive_sliders(drv) -> list[dict]:
     """Click each explorer's slider rail near its right end, as a reader would; report what changed."""
-    from selenium.webdriver.common.action_chains import ActionChains
-    from selenium.webdriver.common.by import By
-
-    from selenium.common.exceptions import MoveTargetOutOfBoundsException
-
     before = {s["id"]: s for s in json.loads(drv.execute_script(_SLIDER_STATE))}
     results = []
     for sid, state in before.items():
-        div = drv.find_element(By.ID, sid)
-        rail = div.find_element(By.CSS_SELECTOR, "rect.slider-rail-touch-rect")
-        for attempt in range(5):
-            # the page can still move after the scroll (equations typeset as they come into view, figures sizing
-            # themselves), leaving the rail out of view at the click: wait until it stays put, and retry
-            drv.execute_script("arguments[0].scrollIntoView({block: 'center', inline: 'center'});", rail)
-            _wait_still(drv, rail)
-            width = rail.size["width"]
-            offset = int(width * 0.4) if state["active"] < len(state["visible"]) / 2 else -int(width * 0.4)
-            try:
-                ActionChains(drv).move_to_element_with_offset(rail, offset, 0).click().perform()
-                break
-            except MoveTargetOutOfBoundsException:
-                if attempt == 4:
-                    raise
+        _click_rail(drv, sid, 0.4 if state["active"] < len(state["visible"]) / 2 else -0.4)
         time.sleep(0.5)
         after = {s["id"]: s for s in json.loads(drv.execute_script(_SLIDER_STATE))}[sid]
         results.append({"id": sid, "moved": after["active"] != state["active"],
