@@ -298,14 +298,28 @@ return JSON.stringify(divs.map(d => ({
 """
 
 
+# scrollIntoView alone left the rail 14,000 px below the window in a loaded suite run; scroll the document by the
+# rail's distance from the window's middle, instantly, and by scrollIntoView as well
+_SCROLL_TO_RAIL = """
+const rail = document.getElementById(arguments[0]).querySelector('rect.slider-rail-touch-rect');
+rail.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
+const r = rail.getBoundingClientRect();
+const doc = document.scrollingElement || document.documentElement;
+doc.scrollTop += r.y + r.height / 2 - window.innerHeight / 2;
+"""
+
 _RAIL_POINT = """
 const rail = document.getElementById(arguments[0]).querySelector('rect.slider-rail-touch-rect');
 const r = rail.getBoundingClientRect();
 const x = Math.floor(r.x + r.width / 2 + arguments[1]), y = Math.floor(r.y + r.height / 2);
 const inside = x >= 0 && y >= 0 && x < window.innerWidth && y < window.innerHeight;
 const hit = inside ? document.elementFromPoint(x, y) : null;
+const doc = document.scrollingElement || document.documentElement;
 return {x: x, y: y, rect: [r.x, r.y, r.width, r.height], window: [window.innerWidth, window.innerHeight],
-        on_slider: !!hit && (hit === rail || rail.parentNode.contains(hit))};
+        on_slider: !!hit && (hit === rail || rail.parentNode.contains(hit)),
+        scroll: [window.scrollY, doc.scrollTop, doc.scrollHeight, getComputedStyle(document.body).overflowY,
+                 getComputedStyle(document.documentElement).overflowY],
+        hit: hit ? hit.tagName + '.' + hit.getAttribute('class') : null};
 """
 
 
@@ -322,8 +336,7 @@ def _click_rail(drv, sid: str, offset_share: float) -> None:
 
     seen = None
     for attempt in range(6):
-        drv.execute_script("document.getElementById(arguments[0]).querySelector('rect.slider-rail-touch-rect')"
-                           ".scrollIntoView({block: 'center', inline: 'center'});", sid)
+        drv.execute_script(_SCROLL_TO_RAIL, sid)
         time.sleep(0.3 * attempt)
         width = drv.execute_script("return document.getElementById(arguments[0])"
                                    ".querySelector('rect.slider-rail-touch-rect').getBoundingClientRect().width;", sid)
