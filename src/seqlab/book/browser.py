@@ -228,6 +228,18 @@ def _driver(width=WINDOW, height=1600):
     return webdriver.Chrome(service=Service(DRIVER), options=opts)
 
 
+def _resize_plots(drv, timeout_s: float = 30.0) -> None:
+    """Size every plot to its box and wait until all are redrawn: the page resizes a plot when its folded box
+    opens, but asynchronously, and on a loaded machine a slider was still covered by the next paragraph seconds
+    later."""
+    drv.set_script_timeout(timeout_s)
+    drv.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "if (!window.Plotly) { done(0); return; }"
+        "const plots = Array.from(document.querySelectorAll('.js-plotly-plot'));"
+        "Promise.all(plots.map(p => window.Plotly.Plots.resize(p))).then(() => done(plots.length), () => done(-1));")
+
+
 def check_site(site: Path, shots: Path, settle_s: float = 2.0) -> dict[str, dict]:
     """Check every top-level HTML page of ``site``; screenshots go to ``shots``. Returns page -> findings."""
     site, shots = Path(site).resolve(), Path(shots)
@@ -248,6 +260,7 @@ def check_site(site: Path, shots: Path, settle_s: float = 2.0) -> dict[str, dict
                 if done:
                     break
                 time.sleep(0.2)
+            _resize_plots(drv)
             time.sleep(settle_s)
             info = json.loads(drv.execute_script(_PROBE))
             info["external_requests"] = [r for r in info["resources"]
