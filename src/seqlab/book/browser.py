@@ -240,6 +240,27 @@ def _resize_plots(drv, timeout_s: float = 30.0) -> None:
         "Promise.all(plots.map(p => window.Plotly.Plots.resize(p))).then(() => done(plots.length), () => done(-1));")
 
 
+def _open_page(drv, uri: str, timeout_s: float = 30.0) -> None:
+    """Load ``uri`` and open every folded box, as a reader who opens them all would.
+
+    On a loaded machine ``drv.get`` returned while the previous page was still the document: the boxes were opened
+    on that page, and the sliders of the new one were then found inside closed boxes. So the new document is
+    awaited, and the boxes are checked open on it."""
+    drv.get(uri)
+    deadline = time.time() + timeout_s
+    while True:
+        opened = drv.execute_script(
+            "if (location.href !== arguments[0] || document.readyState !== 'complete') return null;"
+            "const boxes = Array.from(document.querySelectorAll('details'));"
+            "boxes.forEach(d => d.open = true);"
+            "return boxes.every(d => d.open);", uri)
+        if opened:
+            return
+        if time.time() > deadline:
+            raise AssertionError(f"{uri} did not load with its folded boxes open within {timeout_s:g} s")
+        time.sleep(0.2)
+
+
 def check_site(site: Path, shots: Path, settle_s: float = 2.0) -> dict[str, dict]:
     """Check every top-level HTML page of ``site``; screenshots go to ``shots``. Returns page -> findings."""
     site, shots = Path(site).resolve(), Path(shots)
@@ -249,8 +270,7 @@ def check_site(site: Path, shots: Path, settle_s: float = 2.0) -> dict[str, dict
     drv = _driver()
     try:
         for page in pages:
-            drv.get(page.as_uri())
-            drv.execute_script("document.querySelectorAll('details').forEach(d => d.open = true);")
+            _open_page(drv, page.as_uri())
             deadline = time.time() + 20
             while time.time() < deadline:  # wait for MathJax to finish typesetting
                 done = drv.execute_script(
@@ -332,7 +352,8 @@ return {x: x, y: y, rect: [r.x, r.y, r.width, r.height], window: [window.innerWi
         on_slider: !!hit && (hit === rail || rail.parentNode.contains(hit)),
         scroll: [window.scrollY, doc.scrollTop, doc.scrollHeight, getComputedStyle(document.body).overflowY,
                  getComputedStyle(document.documentElement).overflowY],
-        hit: hit ? hit.tagName + '.' + hit.getAttribute('class') : null};
+        hit: hit ? hit.tagName + '.' + hit.getAttribute('class') : null,
+        in_closed_box: !!rail.closest('details:not([open])')};
 """
 
 
