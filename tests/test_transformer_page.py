@@ -384,13 +384,13 @@ def test_cost_bands_hold_every_rounds_crossover():
 
 
 def test_quick_measurement_here_sits_beside_the_reference():
-    from seqlab.chapter import s14_55, s14_55_claims
+    from seqlab.chapter import s14_55, s14_55_here
 
     here = s14_55.measure_here(lengths=(64, 128), repeats=1)
     grid = pd.DataFrame(dict(T=[64, 128], d=[64, 64], ratio_attention_to_lstm=[0.5, 2.0]))
     side = s14_55.here_beside_reference(here, grid)
     assert side.reference_ratio.tolist() == [0.5, 2.0] and (side.here_ratio > 0).all()
-    assert s14_55_claims.here_claims(here, grid)[0].name == "s55_here_side"
+    assert s14_55_here.here_claims(here, grid)[0].name == "s55_here_side"
 
 
 def test_timing_loops_give_one_row_per_point_and_layer():
@@ -456,12 +456,12 @@ def test_encoder_decoder_notes_carry_the_claims_verdicts():
 def test_crossover_at_the_shortest_length_is_read_as_an_upper_bound():
     """Attention already dearer at the shortest length timed: the sentence places no T* there."""
     from seqlab.book.sentences import render, templates
-    from seqlab.chapter import s14_55_claims
+    from seqlab.chapter import s14_55_here
 
     T = [32, 64, 128, 256]
     here = pd.DataFrame(dict(T=T, d=64, ratio_attention_to_lstm=[1.19, 1.5, 2.0, 3.0]))
     grid = pd.DataFrame(dict(T=T, d=64, ratio_attention_to_lstm=[0.5, 0.8, 1.2, 2.0]))
-    said = s14_55_claims.here_claims(here, grid)[0]
+    said = s14_55_here.here_claims(here, grid)[0]
     written = {t.name: t for t in templates(PAGE.read_text(encoding="utf-8"))}
     text = render(written["s55_here_side"], {"holds": said.holds, "evidence": said.evidence})
     assert not said.holds  # the crossover here lies at or below the shortest length, outside the band

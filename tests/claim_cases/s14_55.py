@@ -1,4 +1,4 @@
-"""Inputs for the Transformer page's §14.55 claims (s14_55_claims): crossovers, work, parts, threads, memory."""
+"""Inputs for the Transformer page's §14.55 claims: crossovers and equal work, attention's parts, threads, memory, here."""
 from __future__ import annotations
 
 import pandas as pd
@@ -16,7 +16,7 @@ def _s55_cross(fwd, trn, d=(32, 64), band=None):
     return out
 
 
-CASES["seqlab.chapter.s14_55_claims.crossover_claims"] = [
+CASES["seqlab.chapter.s14_55_crossover.crossover_claims"] = [
     lambda: ((_s55_cross([40, 90], [30, 100]),), {}),           # every crossover before 2d
     lambda: ((_s55_cross([80, 200], [70, float("nan")]),), {}),  # every one after (one never)
     lambda: ((_s55_cross([40, 200], [30, 300]),), {}),          # mixed
@@ -32,7 +32,7 @@ def _s55_equal(ratios):
                              lstm_gflops=[10.0, 10.0], ratio_attention_to_lstm=list(ratios)))
 
 
-CASES["seqlab.chapter.s14_55_claims.equal_work_claims"] = [
+CASES["seqlab.chapter.s14_55_crossover.equal_work_claims"] = [
     lambda: ((_s55_equal([1.5, 2.0]),), {}),
     lambda: ((_s55_equal([0.5, 0.9]),), {}),
     lambda: ((_s55_equal([1.5, 0.9]),), {}),
@@ -52,7 +52,7 @@ def _s55_parts(gain=3.0, rnn_us=5.0, core_rel=(0.3, 0.5), ns=None):
                              core_ns_per_score=ns if ns is not None else [2.0 + 0.1 * v // 4 for v in d]))
 
 
-CASES["seqlab.chapter.s14_55_claims.parts_claims"] = [
+CASES["seqlab.chapter.s14_55_parts.parts_claims"] = [
     lambda: ((_s55_parts(),), {}),                                      # fused gain, step overhead, slow core
     lambda: ((_s55_parts(gain=1.2, rnn_us=2.0, core_rel=(0.9, 1.1)),), {}),  # core level with projections
     lambda: ((_s55_parts(core_rel=(1.5, 2.0)),), {}),                   # core faster
@@ -61,7 +61,7 @@ CASES["seqlab.chapter.s14_55_claims.parts_claims"] = [
     lambda: ((_s55_parts(gain=2.5, rnn_us=6.0), 3.0), {}),
 ]
 
-CASES["seqlab.chapter.s14_55_claims.score_claims"] = [
+CASES["seqlab.chapter.s14_55_parts.score_claims"] = [
     lambda: ((_s55_parts(core_rel=(1,) * 4, ns=[3 + 0.1 * k for k in (8, 16, 32, 64)]),), {}),    # line, a > 0
     lambda: ((_s55_parts(core_rel=(1,) * 4, ns=[-0.5 + 0.2 * k for k in (8, 16, 32, 64)]),), {}),  # a < 0
     lambda: ((_s55_parts(core_rel=(1,) * 4, ns=[2.0, 2.0, 2.0, 10.0]),), {}),                     # no line
@@ -76,7 +76,7 @@ def _s55_grid(ratios, T=(16, 64, 256), d=32):
     return pd.DataFrame(dict(T=list(T), d=d, ratio_attention_to_lstm=list(ratios), flop_ratio_attention_to_lstm=flop))
 
 
-CASES["seqlab.chapter.s14_55_claims.growth_claims"] = [
+CASES["seqlab.chapter.s14_55_crossover.growth_claims"] = [
     lambda: ((_s55_grid([0.5, 1.0, 20.0]),), {}),
     lambda: ((_s55_grid([0.5, 0.6, 0.9]),), {}),
     # the medians grow faster than the FLOP ratio, the least growth the rounds allow does not
@@ -90,7 +90,7 @@ def _s55_verdict(fwd, trn, core_rel, ratios, spread=1.0):
     return (_s55_cross(fwd, trn), _s55_parts(core_rel=core_rel), grid, spread), {}
 
 
-CASES["seqlab.chapter.s14_55_claims.verdict_claims"] = [
+CASES["seqlab.chapter.s14_55_crossover.verdict_claims"] = [
     lambda: _s55_verdict([40, 90], [30, 100], (0.3, 0.5), [0.5, 1.5, 3.0]),             # early, slow core, growing
     lambda: _s55_verdict([40, 90], [30, 100], (0.9, 1.0), [0.5, 3.0, 1.5]),             # early, core keeps pace
     lambda: _s55_verdict([80, float("nan")], [70, 300], (0.3, 0.5), [0.5, 0.8, 1.5]),  # late (one never)
@@ -109,7 +109,7 @@ def _s55_threads(gauge, attn, lstm, share=0.01, rounds=None):
     return one if rounds is None else pd.concat([one.assign(round=r) for r in range(rounds)], ignore_index=True)
 
 
-CASES["seqlab.chapter.s14_55_claims.thread_claims"] = [
+CASES["seqlab.chapter.s14_55_threads.thread_claims"] = [
     lambda: ((_s55_threads(1.9, 1.6, 1.2),), {}),
     lambda: ((_s55_threads(1.0, 0.95, 1.0, share=0.3),), {}),
     lambda: ((_s55_threads(0.5, 0.95, 1.0, share=0.3),), {}),  # two threads slower than one
@@ -128,7 +128,7 @@ def _s55_memory(explicit, fused):
     return pd.DataFrame(rows)
 
 
-CASES["seqlab.chapter.s14_55_claims.memory_claims"] = [
+CASES["seqlab.chapter.s14_55_memory.memory_claims"] = [
     lambda: ((_s55_memory([4.5, 70.0], [0.5, 2.0]),), {}),    # quadratic vs linear
     lambda: ((_s55_memory([4.5, 9.0], [0.5, 8.0]),), {}),     # neither
     lambda: ((_s55_memory([4.5, 70.0], [0.5, 100.0]),), {}),  # fused above the weights: raises
@@ -144,7 +144,7 @@ def _s55_here(here_ratios, ref_ratios):
     return (here, grid), {}
 
 
-CASES["seqlab.chapter.s14_55_claims.here_claims"] = [
+CASES["seqlab.chapter.s14_55_here.here_claims"] = [
     lambda: _s55_here([0.2, 0.5, 1.5, 3, 6], [0.3, 0.6, 1.2, 2, 4]),     # here inside the reference's band
     lambda: _s55_here([0.2, 0.3, 0.4, 3, 6], [0.3, 0.6, 1.2, 2, 4]),     # here past the band
     lambda: _s55_here([0.2, 0.5, 0.8, 0.9, 0.95], [0.3, 0.6, 1.2, 2, 4]),  # here: never within the lengths

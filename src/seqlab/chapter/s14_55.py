@@ -2,59 +2,54 @@
 
 The timings the page interprets are a stored *reference* (``timing_cost``), measured on a
 quiet machine with repeats and medians (``HEAVY_EVAL=1`` measures it again); the build adds
-a quick measurement on the reader's machine beside it. This module holds the steps that call
-the timing loops of :mod:`seqlab.analysis.timing`, the tables derived from them, the figures
-and ``run``; it re-exports the section's settings (:mod:`seqlab.chapter.s14_55_settings`). The
-claim sources that judge the numbers are in :mod:`seqlab.chapter.s14_55_claims`, and the page
-words their verdicts.
+a quick measurement on the reader's machine beside it. This module holds the forward and
+training grids, the reference, the figures and ``run``. Each other question the section asks
+has its own module, with its measurement and the claims that read it: where attention becomes
+the dearer layer (``s14_55_crossover``), where its time goes (``s14_55_parts``), a second
+thread (``s14_55_threads``), memory (``s14_55_memory``) and the measurement here
+(``s14_55_here``). The page imports all of them from here, and the settings
+(``s14_55_settings``) too.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import torch
-import torch.nn as nn
 
-from ..analysis.complexity import attention_flops, crossover, flop_crossover, recurrent_flops
+from ..analysis.complexity import attention_flops, recurrent_flops
 from ..analysis.timing import (
-    attention_part_rates,
     forward_grid,
-    forward_peak_mb,
     over_rounds,
     score_cost_fit as score_cost_fit,  # the page fits the line itself
     score_cost_split,
-    thread_scaling,
     training_grid,
-    training_step,
 )
-from ..nn.multihead import MultiHeadAttention
-from ..threads import single_threaded
 from ._util import machine_table, provenance
 from .base import section
-from .s14_55_claims import (
+from .s14_55_crossover import (
     crossover_claims,
+    crossovers,
+    equal_flops,
     equal_work_claims,
     growth_claims,
-    here_claims,
-    memory_claims,
-    parts_claims,
-    score_claims,
-    thread_claims,
+    round_spread,
     verdict_claims,
 )
+from .s14_55_here import here_beside_reference, here_claims, measure_here
+from .s14_55_memory import measure_memory, memory_claims
+from .s14_55_parts import attention_parts, parts_claims, score_claims
 from .s14_55_settings import (  # the section's settings; the page reads them from here
     BATCH,
     CLOCK,
     D_GRID,
-    GAUGE,
+    GAUGE as GAUGE,
     HEADS,
-    HERE_D,
-    HERE_REPEATS,
-    HERE_T,
+    HERE_D as HERE_D,
+    HERE_REPEATS as HERE_REPEATS,
+    HERE_T as HERE_T,
     LAYER_NAMES,
     LEVEL as LEVEL,  # §14.64 reads it from here
-    MEM_D,
-    MEM_T,
+    MEM_D as MEM_D,
+    MEM_T as MEM_T,
     PARTS_T,
     QUIET_SHARE,
     QUIET_TRIES,
@@ -67,17 +62,10 @@ from .s14_55_settings import (  # the section's settings; the page reads them fr
     THREAD_POINTS,
     THREAD_REPEATS,
     TRAIN_T_GRID,
+    layer_flops,
+    layers,
 )
-
-def layers(d: int) -> dict[str, nn.Module]:
-    """One layer of each kind at width ``d``: multi-head self-attention (fused kernel), a tanh RNN, an LSTM."""
-    return {"attention": MultiHeadAttention(d, HEADS, fused=True), "rnn": nn.RNN(d, d, batch_first=True),
-            "lstm": nn.LSTM(d, d, batch_first=True)}
-
-
-def _flops(T: int, d: int) -> dict[str, int]:
-    return {"attention": attention_flops(T, d), "rnn": recurrent_flops(T, d, "rnn"),
-            "lstm": recurrent_flops(T, d, "lstm")}
+from .s14_55_threads import measure_threads, thread_claims, thread_summary
 
 
 # --- the measurements --------------------------------------------------------------------------------------------------
@@ -85,7 +73,7 @@ def _flops(T: int, d: int) -> dict[str, int]:
 def measure_grid(seed: int = SEED, repeats: int = REPEATS) -> pd.DataFrame:
     """Median forward time (no gradients) of one layer of each kind over ``T_GRID x D_GRID``, batch ``BATCH``,
     one thread, with the attention/LSTM time and FLOP ratios."""
-    df = forward_grid(layers, T_GRID, D_GRID, BATCH, repeats, seed, flops=_flops, clock=CLOCK)
+    df = forward_grid(layers, T_GRID, D_GRID, BATCH, repeats, seed, flops=layer_flops, clock=CLOCK)
     df["ratio_attention_to_lstm"] = df.attention_ms / df.lstm_ms
     df["flop_ratio_attention_to_lstm"] = df.attention_flops / df.lstm_flops
     return df
@@ -99,47 +87,6 @@ def measure_training(seed: int = SEED, repeats: int = REPEATS) -> pd.DataFrame:
     df["flop_ratio_attention_to_lstm"] = [attention_flops(T, d) / recurrent_flops(T, d, "lstm")
                                           for T, d in zip(df["T"], df.d)]
     return df
-
-
-def attention_parts(seed: int = SEED, T: int = PARTS_T, repeats: int = REPEATS) -> pd.DataFrame:
-    """Where the time goes at length ``T``, per width: attention's projections vs its T x T core, and the recurrent
-    kernels (:func:`~seqlab.analysis.timing.attention_part_rates`; ``lstm_generic`` is the LSTM with oneDNN's
-    fused kernel switched off). Rates are achieved GFLOP/s, batch included."""
-    rows = []
-    torch.manual_seed(seed)
-    with single_threaded(), torch.no_grad():
-        for d in D_GRID:
-            mods = {k: m.eval() for k, m in layers(d).items()}
-            x = torch.randn(BATCH, T, d)
-            rates = attention_part_rates(mods["attention"], mods["lstm"], mods["rnn"], x, HEADS, repeats, CLOCK)
-            rows.append(dict(T=T, d=d, **rates))
-    return pd.DataFrame(rows)
-
-
-def _thread_cases(points):
-    """``(labels, fn, grad)`` for each timing of :func:`measure_threads`, made one at a time (as they are timed)."""
-    for d, T in points:
-        x = torch.randn(BATCH, T, d)
-        lin = nn.Linear(d, d)
-        yield dict(layer=GAUGE, mode="forward", d=d, T=T), (lambda: lin(x)), False
-        for name, m in ((k, v) for k, v in layers(d).items() if k != "rnn"):
-            m.eval()
-            yield dict(layer=LAYER_NAMES[name], mode="forward", d=d, T=T), (lambda m=m: m(x)), False
-            m.train()
-            yield dict(layer=LAYER_NAMES[name], mode="training", d=d, T=T), training_step(m, x), True
-
-
-def measure_threads(seed: int = SEED, points=THREAD_POINTS, repeats: int = THREAD_REPEATS) -> pd.DataFrame:
-    """Median wall-clock time with one and with two torch threads: a plain linear map (the gauge: the most parallel
-    work there is), attention and the LSTM, forward and training, at each ``(d, T)`` of ``points``.
-
-    One- and two-thread calls alternate, and a timing during which other programs took more
-    than ``QUIET_SHARE`` of the machine is taken again (up to ``QUIET_TRIES`` times, the quietest
-    kept; ``others_share`` records it): :func:`~seqlab.analysis.timing.one_and_two_threads`.
-    Meant for the reference.
-    """
-    torch.manual_seed(seed)
-    return thread_scaling(_thread_cases(points), repeats, THREAD_MIN_S, QUIET_SHARE, QUIET_TRIES)
 
 
 def measure_rounds(rounds: int = ROUNDS, seed: int = SEED) -> dict[str, pd.DataFrame]:
@@ -183,94 +130,7 @@ def cost_reference():
     return replace(ref, tables={**ref.tables, **derived})
 
 
-def measure_here(seed: int = SEED, d: int = HERE_D, lengths=HERE_T, repeats: int = HERE_REPEATS) -> pd.DataFrame:
-    """A quick forward timing on the machine running this, at one width: attention and LSTM, medians, one thread."""
-    def pair(width):
-        return {k: m for k, m in layers(width).items() if k != "rnn"}
-
-    here = forward_grid(pair, lengths, (d,), BATCH, repeats, seed, clock=CLOCK)
-    here["ratio_attention_to_lstm"] = here.attention_ms / here.lstm_ms
-    return here
-
-
-def here_beside_reference(here: pd.DataFrame, grid: pd.DataFrame) -> pd.DataFrame:
-    """The quick measurement's ratios beside the reference's at the same (T, d)."""
-    ref = grid.set_index(["T", "d"]).ratio_attention_to_lstm
-    out = here[["T", "d", "ratio_attention_to_lstm"]].rename(columns={"ratio_attention_to_lstm": "here_ratio"})
-    out["reference_ratio"] = [ref.get((T, d), np.nan) for T, d in zip(out["T"], out.d)]
-    return out
-
-
-def measure_memory(mem_T=MEM_T, mem_d=MEM_D) -> pd.DataFrame:
-    """Peak memory of one forward pass without gradients: attention (explicit and fused) and recurrent layers."""
-    rows = []
-    with single_threaded():
-        for d in mem_d:
-            recurrent = {"RNN": nn.RNN(d, d, batch_first=True).eval(),
-                         "LSTM": nn.LSTM(d, d, batch_first=True).eval()}
-            for T in mem_T:
-                x = torch.randn(1, T, d)
-                for fused in (False, True):
-                    m = MultiHeadAttention(d, HEADS, fused=fused).eval()
-                    rows.append(dict(T=T, d=d, path="fused" if fused else "explicit", peak_mb=forward_peak_mb(m, x),
-                                     weights_matrix_mb=HEADS * T * T * 4 / 2 ** 20))
-                for name, module in recurrent.items():
-                    rows.append(dict(T=T, d=d, path=name, peak_mb=forward_peak_mb(module, x), weights_matrix_mb=0.0))
-    return pd.DataFrame(rows)
-
-
 # --- derived tables ----------------------------------------------------------------------------------------------------
-
-def crossovers(grid: pd.DataFrame, training: pd.DataFrame) -> pd.DataFrame:
-    """Per width: the measured crossover T*, forward and training, and the FLOP crossover 2d.
-
-    T* is the last length at which attention's time rises above the LSTM's: beyond it
-    attention is the dearer layer at every length measured. NaN: attention was still the
-    cheaper layer at the longest length. Where the tables carry the rounds' range of the ratio
-    (``*_lo``, ``*_hi``), ``*_T_lo`` and ``*_T_hi`` are the crossovers of the highest and of the
-    lowest round at each length: a band that holds every round's crossover (NaN in ``*_T_hi``:
-    in some round attention stayed the cheaper layer at the longest length).
-    """
-    rows = []
-    for d in sorted(grid.d.unique()):
-        row = dict(d=int(d))
-        for name, frame, col in (("measured", grid, "ratio_attention_to_lstm"),
-                                 ("training", training, "train_ratio_attention_to_lstm")):
-            f = frame[frame.d == d].sort_values("T")
-            row[f"{name}_T_star"] = crossover(f["T"], f[col], last=True)
-            if f"{col}_lo" in f:
-                row[f"{name}_T_lo"] = crossover(f["T"], f[f"{col}_hi"], last=True)
-                row[f"{name}_T_hi"] = crossover(f["T"], f[f"{col}_lo"], last=True)
-        rows.append(dict(row, flop_T_star=flop_crossover(int(d))))
-    out = pd.DataFrame(rows)
-    return out.astype({c: float for c in out.columns if c.endswith(("_T_star", "_T_lo", "_T_hi"))})
-
-
-def equal_flops(grid: pd.DataFrame) -> pd.DataFrame:
-    """The grid rows at T = 2d, where attention and the LSTM do the same FLOPs: time ratio = rate ratio."""
-    rows = grid[grid["T"] == 2 * grid.d]
-    cols = ["T", "d", "attention_gflops", "lstm_gflops", "ratio_attention_to_lstm"]
-    cols += [c for c in ("ratio_attention_to_lstm_lo", "ratio_attention_to_lstm_hi") if c in rows]
-    return rows[cols].reset_index(drop=True)
-
-
-def round_spread(*rounds: pd.DataFrame) -> float:
-    """How far one timing strays on the reference machine: over the grids measured in rounds (``grid_rounds``,
-    ``training_rounds``), the largest factor between the slowest and the fastest round of one layer's time at one
-    point. A gap between two timings taken once each that is smaller than this is one a single timing cannot carry."""
-    worst = 1.0
-    for frame in rounds:
-        by = frame.groupby(["T", "d"])[[c for c in frame.columns if c.endswith("_ms")]]
-        worst = max(worst, float((by.max() / by.min()).to_numpy().max()))
-    return worst
-
-
-def thread_summary(threads: pd.DataFrame) -> pd.DataFrame:
-    """Median speed-up from a second thread per layer and pass."""
-    return (threads.groupby(["layer", "mode"], sort=False).speedup.agg(["median", "min", "max"])
-            .rename(columns={"median": "median_speedup", "min": "min_speedup", "max": "max_speedup"})
-            .reset_index())
-
 
 SEQUENTIAL_STEPS = pd.DataFrame([
     dict(model="self-attention", flops="8Td² + 4T²d", sequential_steps="O(1)", max_path_length="O(1)",

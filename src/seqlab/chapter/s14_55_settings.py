@@ -1,11 +1,15 @@
-"""§14.55's settings: the grids and repeats of the timing reference, the quick measurement here, the memory
-measurement, and the thresholds the claims judge by.
+"""§14.55's settings and the three layers it times: the grids and repeats of the timing reference, the quick
+measurement here, the memory measurement, and the thresholds the claims judge by.
 
-They live apart from :mod:`seqlab.chapter.s14_55` so that its claim sources
-(:mod:`seqlab.chapter.s14_55_claims`) and its steps read one set of values; ``s14_55`` re-exports
-every one of them.
+Every part of the section reads them from here (the crossover, attention's parts, threads,
+memory, the measurement here); ``s14_55`` re-exports every one of them for the page.
 """
 from __future__ import annotations
+
+import torch.nn as nn
+
+from ..analysis.complexity import attention_flops, recurrent_flops
+from ..nn.multihead import MultiHeadAttention
 
 SEED = 97
 #: sequence lengths and widths of the forward-pass grid
@@ -52,3 +56,15 @@ QUIET_SHARE = 0.05
 QUIET_TRIES = 6
 #: each one- or two-thread timing lasts at least this long (more calls for small products), so the check sees it
 THREAD_MIN_S = 0.4
+
+
+def layers(d: int) -> dict[str, nn.Module]:
+    """One layer of each kind at width ``d``: multi-head self-attention (fused kernel), a tanh RNN, an LSTM."""
+    return {"attention": MultiHeadAttention(d, HEADS, fused=True), "rnn": nn.RNN(d, d, batch_first=True),
+            "lstm": nn.LSTM(d, d, batch_first=True)}
+
+
+def layer_flops(T: int, d: int) -> dict[str, int]:
+    """FLOPs of one forward pass of each layer of :func:`layers` at length ``T``, width ``d``."""
+    return {"attention": attention_flops(T, d), "rnn": recurrent_flops(T, d, "rnn"),
+            "lstm": recurrent_flops(T, d, "lstm")}

@@ -184,10 +184,10 @@ def cost_claims(cross: pd.DataFrame, level: float = COST_LEVEL) -> list:
 
 
 def _crossover_claim(name: str, cross: pd.DataFrame, which: str, level: float):
-    from .s14_55_claims import _positions
+    from .s14_55_crossover import crossover_sides
     if level != COST_LEVEL:
         raise ValueError(f"the crossover sides are §14.55's, judged at its level {COST_LEVEL}; got {level}")
-    pos = np.array(_positions(cross, which))
+    pos = np.array(crossover_sides(cross, which))
     d = cross.d.astype(int).to_numpy()
     before, within, after = pos < 0, pos == 0, pos > 0
     band = {k: cross[f"{which}_T_{k}"].tolist() if f"{which}_T_{k}" in cross else [float("nan")] * len(d)
