@@ -186,4 +186,4 @@ def test_most_visible_cells_compute_with_the_library_not_the_chapter(name):
 def test_numbers_in_prose_are_written_one_way(name):
     """Outside a claim's sentence a number is glued ({glue:text}); a claim's own numbers are its fields."""
     text = (BOOK / f"{name}.md").read_text(encoding="utf-8")
-    assert "{fact}`" not in text, f"{name}: {text.count('{fact}`')} numbers quoted with {{fact}}: glue them"
+    assert "{fact}`" not in text, f"{name}: the retired {{fact}} role quotes {text.count('{fact}`')} numbers: glue them"

@@ -1,4 +1,4 @@
-"""The ``{claim}`` and ``{fact}`` roles: a hand-worked example of each rule, and every wording written in a page
+"""The ``{claim}`` role: a hand-worked example of each rule, and every wording written in a page
 rendered for both outcomes with the numbers of tests/claim_cases/."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from claim_cases import CASES
 from conftest import MYST_NOTEBOOK_HEADER, REPO
 
 import seqlab.chapter
-from seqlab.book.sentences import (FACT, TemplateError, fact_text, not_borne_out, parse, record_of, render,
+from seqlab.book.sentences import (TemplateError, not_borne_out, parse, render,
                                     templates)
 from seqlab.claims import SOURCES, ClaimError, verdict
 
@@ -107,17 +107,6 @@ def test_a_lesson_claim_states_what_holds_and_is_marked_where_a_run_does_not_bea
     assert not not_borne_out(parse("n: a || b"), rec(False))
 
 
-def test_a_fact_is_one_number_of_the_evidence():
-    r = record_of('\'{"holds": true, "required": false, "evidence": {"trained": 0.6471}}\'')
-    m = FACT.search("about {fact}`s49_learned.trained:.1%` of it")
-    assert fact_text(r, *m.groups()) == "64.7%"
-    r["evidence"]["sets"] = ["M3 monthly", "M1 yearly"]
-    assert fact_text(r, *FACT.search("{fact}`x.sets!j`").groups()) == "M3 monthly and M1 yearly"
-    assert fact_text(r, "s49_learned", "trained") == "0.647"
-    with pytest.raises(TemplateError, match="'untrained' is not in the evidence"):
-        fact_text(r, "s49_learned", "untrained")
-
-
 def test_a_verdict_carries_no_sentence():
     v = verdict("s_x", 2 > 1, gap=0.5)
     assert (v.holds, v.evidence, v.required) == (True, {"gap": 0.5}, False)
@@ -137,17 +126,7 @@ def _written() -> dict[str, tuple[str, object]]:
     return out
 
 
-def _facts() -> dict[str, list[tuple]]:
-    """``claim -> [(key, joined, spec), ...]`` of every ``{fact}`` role in the pages."""
-    out: dict[str, list] = {}
-    for page in PAGES:
-        for m in FACT.finditer(page.read_text(encoding="utf-8")):
-            out.setdefault(m.group(1), []).append(m.groups()[1:])
-    return out
-
-
 WRITTEN = _written()
-FACTS = _facts()
 
 
 def _records(source):
@@ -173,8 +152,6 @@ def test_every_wording_in_the_pages_renders_for_each_outcome(source):
         else:
             assert record["required"], (
                 f"{source}: verdict {name!r} has no wording in any page (write a {{claim}} role for it)")
-        for key, joined, spec in FACTS.get(name, []):
-            assert fact_text(record, name, key, joined, spec)
     one_sided = sorted(n for n, s in seen.items() if s != {True, False} and WRITTEN[n][1].if_false is not None)
     assert not one_sided, f"{source}: wordings rendered for one outcome only: {one_sided}"
 
@@ -183,8 +160,6 @@ def test_every_wording_in_the_pages_belongs_to_a_claim_source():
     made = {name for source in CASES for name, _ in _records(source)}
     orphans = sorted(set(WRITTEN) - made)
     assert not orphans, f"pages write wordings for claims no source makes: {orphans}"
-    stray = sorted(set(FACTS) - made)
-    assert not stray, f"pages quote facts of claims no source makes: {stray}"
 
 
 def _report(text="the gated cells reach further", holds=True, gap=0.5, number="0.123"):

@@ -2,8 +2,8 @@
 Jupyter as it reads on the page.
 
 MyST's roles mean nothing to Jupyter, so the Markdown is resolved against the build: each
-``{glue:text}`name``` becomes the text the page shows, each ``{claim}`` and ``{fact}`` role the
-sentence or number the page shows (:mod:`seqlab.book.sentences`), each
+``{glue:text}`name``` becomes the text the page shows, each ``{claim}`` role the
+sentence the page shows (:mod:`seqlab.book.sentences`), each
 ``{eq}`label``` the equation's number on the site, each labelled equation gets that number as a
 ``\\tag``, ``{ref}`` becomes its link text (or the heading it points to), target lines ``(label)=``
 go, a ``:::{admonition}`` becomes a collapsible ``<details>`` block and an ``:::{erratum}`` a quoted
@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ..claims import CLAIM_PREFIX
 from .errata import ERRATUM, UNLESS
-from .sentences import FACT, ROLE, fact_text, parse, record_of, render
+from .sentences import ROLE, parse, record_of, render
 
 __all__ = ["reader_notebook", "reader_cells", "resolve_markdown", "resolve_roles", "resolve_static", "to_template",
            "fill_template", "template_names", "is_sentence_cell", "glue_texts", "equation_numbers", "heading_titles"]
@@ -97,10 +97,9 @@ def resolve_markdown(text: str, glue: dict[str, str], equations: dict[str, str],
 
 
 def resolve_roles(text: str, glue: dict[str, str]) -> str:
-    """The numbers and sentences of ``text`` (``{glue:text}``, ``{claim}``, ``{fact}``) as the build showed them."""
+    """The numbers and sentences of ``text`` (``{glue:text}``, ``{claim}``) as the build showed them."""
     text = _GLUE.sub(lambda m: glue.get(m.group(1), m.group(0)), text)
-    text = ROLE.sub(lambda m: _sentence(m, glue), text)
-    return FACT.sub(lambda m: _number(m, glue), text)
+    return ROLE.sub(lambda m: _sentence(m, glue), text)
 
 
 def resolve_static(text: str, equations: dict[str, str], titles: dict[str, str]) -> str:
@@ -141,28 +140,25 @@ def resolve_static(text: str, equations: dict[str, str], titles: dict[str, str])
 
 
 #: a number or sentence of a paragraph in a downloaded notebook's sentence cell: ⟦name⟧ (a glued number),
-#: ⟦claim.key!j:spec⟧ (a number of a claim's evidence), ⟦claim: if true || if false⟧ (a claim's wordings)
+#: ⟦claim: if true || if false⟧ (a claim's wordings)
 _MARK = re.compile(r"⟦([^⟧]*)⟧")
-_MARKED_FACT = re.compile(r"^([A-Za-z_]\w*)\.([A-Za-z_]\w*)(!j)?(?::(.*))?$", re.S)
-_ANY_ROLE = re.compile(r"\{(?:glue:text|claim|fact)\}`")
+_ANY_ROLE = re.compile(r"\{(?:glue:text|claim)\}`")
 
 
 def to_template(text: str) -> str:
-    """``text`` with each ``{glue:text}``, ``{claim}`` and ``{fact}`` role written as a mark :func:`fill_template`
-    reads (plain text a reader can read and edit, no MyST)."""
+    """``text`` with each ``{glue:text}`` and ``{claim}`` role written as a mark :func:`fill_template` reads (plain
+    text a reader can read and edit, no MyST)."""
     text = _GLUE.sub(lambda m: f"⟦{m.group(1)}⟧", text)
-    text = ROLE.sub(lambda m: f"⟦{' '.join(m.group(1).split())}⟧", text)
-    return FACT.sub(lambda m: f"⟦{m.group(1)}.{m.group(2)}{m.group(3) or ''}"
-                              f"{':' + m.group(4) if m.group(4) else ''}⟧", text)
+    return ROLE.sub(lambda m: f"⟦{' '.join(m.group(1).split())}⟧", text)
 
 
 def template_names(template: str) -> list[str]:
-    """The glue names a template's marks read, in order (a claim's and a fact's under the claim prefix)."""
+    """The glue names a template's marks read, in order (a claim's under the claim prefix)."""
     names = []
     for m in _MARK.finditer(template):
         inner = m.group(1)
-        fact, claim = _MARKED_FACT.match(inner), re.match(r"^\s*([A-Za-z_]\w*)\s*:\s", inner)
-        name = CLAIM_PREFIX + (fact or claim).group(1) if (fact or claim) else inner.split(":")[0].strip()
+        claim = re.match(r"^\s*([A-Za-z_]\w*)\s*:\s", inner)
+        name = CLAIM_PREFIX + claim.group(1) if claim else inner.split(":")[0].strip()
         if name not in names:
             names.append(name)
     return names
@@ -174,9 +170,6 @@ def fill_template(template: str, known: dict[str, str]) -> str:
     def fill(m):
         inner = m.group(1)
         try:
-            fact = _MARKED_FACT.match(inner)
-            if fact:
-                return fact_text(record_of(known[CLAIM_PREFIX + fact.group(1)]), *fact.groups())
             if re.match(r"^\s*[A-Za-z_]\w*\s*:\s", inner):
                 template = parse(inner)
                 return render(template, record_of(known[CLAIM_PREFIX + template.name]))
@@ -276,13 +269,6 @@ def _sentence(m, glue: dict[str, str]) -> str:
         template = parse(m.group(1))
         return render(template, record_of(glue[CLAIM_PREFIX + template.name]))
     except (KeyError, ValueError):  # TemplateError is a ValueError: leave the role, so the gap shows
-        return m.group(0)
-
-
-def _number(m, glue: dict[str, str]) -> str:
-    try:
-        return fact_text(record_of(glue[CLAIM_PREFIX + m.group(1)]), *m.groups())
-    except (KeyError, ValueError):
         return m.group(0)
 
 

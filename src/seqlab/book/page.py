@@ -67,7 +67,7 @@ def glue_all(values: dict, spec: str = ".3g") -> None:
 
 def say(*claims, only=None) -> None:
     """Record each claim's verdict and evidence under :data:`CLAIM_PREFIX` + its name, where the page's ``{claim}``
-    and ``{fact}`` roles read them and the build report lists them.
+    roles read them and the build report lists them.
 
     Accepts :class:`~seqlab.claims.Claim` objects or lists of them. ``only``: the names this page reads, where
     one claim function serves two pages; each must be among the claims given.

@@ -34,9 +34,6 @@ and fills each ``{name}`` or ``{name:spec}`` from the verdict's evidence:
 A choice and a list template let a page say everything in words while the claim source
 computes only facts: no English is assembled in Python.
 
-A number of a claim's evidence can also stand on its own in the prose, outside the claim's
-wordings: ``{fact}`s49_learned.trained:.1%``` (claim name, evidence key, optional ``!j`` and spec).
-
 The same function renders the sentence for the HTML page (the Sphinx role), the build report,
 the downloaded notebook and the tests, so the four cannot disagree.
 """
@@ -50,13 +47,11 @@ from dataclasses import dataclass
 
 from ..claims import CLAIM_PREFIX, fmt, join_and
 
-__all__ = ["ROLE", "FACT", "NOT_BORNE_OUT", "Template", "TemplateError", "parse", "templates", "render",
-           "not_borne_out", "fact_text", "record_of", "setup"]
+__all__ = ["ROLE", "NOT_BORNE_OUT", "Template", "TemplateError", "parse", "templates", "render",
+           "not_borne_out", "record_of", "setup"]
 
 #: a ``{claim}`...``` role in a page's Markdown (its text may run over several lines)
 ROLE = re.compile(r"\{claim\}`([^`]+)`")
-#: a ``{fact}`claim.key:spec``` role: one number of a claim's evidence
-FACT = re.compile(r"\{fact\}`([A-Za-z_]\w*)\.([A-Za-z_]\w*)(!j)?(?::([^`]*))?`")
 _NAME = re.compile(r"^\s*([A-Za-z_][\w]*)\s*:(.*)$", re.S)
 
 
@@ -237,20 +232,6 @@ def render(template: Template, record: dict) -> str:
         raise TemplateError(f"claim {template.name!r}: {e}") from None
 
 
-def fact_text(record: dict, claim: str, key: str, joined: str | None = None, spec: str | None = None) -> str:
-    """The number ``key`` of a claim's evidence as the prose shows it (the rules of :func:`render`; ``joined``
-    "!j" reads a list as words)."""
-    evidence = record.get("evidence", {})
-    if key not in evidence:
-        raise TemplateError(f"{{fact}} {claim}.{key}: {key!r} is not in the evidence of {claim!r} "
-                            f"({', '.join(sorted(evidence)) or 'none'})")
-    try:
-        value = _Joined(evidence[key]) if joined else evidence[key]
-        return _Prose().format_field(value, spec or "")
-    except (ValueError, TypeError) as e:
-        raise TemplateError(f"{{fact}} {claim}.{key}: {e}") from None
-
-
 def record_of(glued_text: str) -> dict:
     """A claim's record from the text myst-nb stored for it (a quoted JSON string)."""
     text = glued_text
@@ -286,30 +267,10 @@ def _role():
             self.set_source_info(node)
             return [node], []
 
-    class FactRole(RoleBase):
-        """``{fact}`claim.key:spec```: one number of a claim's evidence."""
-
-        def run(self):
-            m = FACT.fullmatch(f"{{fact}}`{self.text}`")
-            try:
-                if not m:
-                    raise TemplateError(f"a fact reads 'claim.key' or 'claim.key:spec', got {self.text!r}")
-                data = retrieve_glue_data(self.document, CLAIM_PREFIX + m.group(1))
-                plain = data.data.get("text/plain", "")
-                record = record_of("".join(plain) if isinstance(plain, list) else plain)
-                text = fact_text(record, *m.groups())
-            except (TemplateError, RetrievalError, ValueError) as e:
-                return [], [glue_warning(str(e), self.document, self.line)]
-            node = nodes.inline(text, text, classes=["fact"])
-            self.set_source_info(node)
-            return [node], []
-
-    return ClaimRole(), FactRole()
+    return ClaimRole()
 
 
 def setup(app):
-    """Sphinx: register the ``{claim}`` and ``{fact}`` roles."""
-    claim_role, fact_role = _role()
-    app.add_role("claim", claim_role)
-    app.add_role("fact", fact_role)
+    """Sphinx: register the ``{claim}`` role."""
+    app.add_role("claim", _role())
     return {"parallel_read_safe": True, "parallel_write_safe": True}
