@@ -162,7 +162,10 @@ def test_log_ticks_leave_out_crowded_neighbours():
     assert spaced_log_breaks([1, 10, 100, 1000]) == [1, 10, 100, 1000]
     from seqlab.plotting.figures import _plain_numbers
 
-    assert _plain_numbers([1e-8, 0.5, 1.0, 1.5, 2048, 7e5]) == ["1e-08", "0.5", "1", "1.5", "2,048", "700,000"]
+    assert _plain_numbers([0.5, 1.0, 1.5, 2048, 7e5]) == ["0.5", "1", "1.5", "2,048", "700,000"]
+    # one tick that needs scientific notation: the whole axis is written in powers of ten, not in two styles
+    assert _plain_numbers([10, 0.01, 1e-5, 1e-8]) == ["10¹", "10⁻²", "10⁻⁵", "10⁻⁸"]
+    assert _plain_numbers([1e-8, 0.5, 2048]) == ["10⁻⁸", "5×10⁻¹", "2.05×10³"]
 
 
 def test_family_adjusts_every_matched_difference_with_holm():

@@ -135,7 +135,7 @@ def figure(vg: pd.DataFrame, slopes: pd.DataFrame | None = None):
     rho = top.label.iloc[0].split("= ")[1]
     mean = None if slopes is None else float(slopes.set_index("rho").mean_slope[float(rho)])
     subtitle = ("One random W rescaled to each spectral radius ρ; dashed: norm 1"
-                + ("" if mean is None else f". Mean tanh slope 1 - h² at ρ = {rho}: {mean:.2f}"))
+                + ("" if mean is None else f". Mean tanh slope 1−h² at ρ = {rho}: {mean:.2f}"))
     from plotnine import theme
 
     gg, fig = line_pair(vg, "lag", "g", "label", title="Gradient reaching back through time", subtitle=subtitle,

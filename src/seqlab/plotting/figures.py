@@ -9,12 +9,28 @@ from .theme import plotly_layout, static_labels, theme_seqlab, wrap
 __all__ = ["line_pair", "heatmap_pair", "surface_figure"]
 
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _power_of_ten(v: float) -> str:
+    """``v`` as m×10ᵏ (10ᵏ alone where m is one)."""
+    k = int(np.floor(np.log10(abs(v))))
+    m = float(f"{v / 10.0 ** k:.3g}")
+    power = "10" + str(k).translate(_SUPERSCRIPT)
+    return power if m == 1 else f"{m:g}×{power}"
+
+
 def _plain_numbers(values) -> list[str]:
-    """Tick labels on a log axis as plain numbers with thousands separators (700,000, not 7e5)."""
+    """Tick labels on a log axis as plain numbers with thousands separators (700,000, not 7e5); where some tick
+    would need scientific notation, every tick is written as a power of ten (10¹, 10⁻², 10⁻⁵), so one axis does
+    not mix two styles."""
     # a log scale's breaks come back as 699999.9999...: round (to significant digits, so 1e-8 stays 1e-8) before
     # asking whether a value is whole
     values = [float(f"{float(v):.6g}") for v in values]
-    return [f"{v:,.0f}" if abs(v) >= 1 and v.is_integer() else f"{v:g}" for v in values]
+    plain = [f"{v:,.0f}" if abs(v) >= 1 and v.is_integer() else f"{v:g}" for v in values]
+    if any("e" in t for t in plain):
+        return [_power_of_ten(v) if v else "0" for v in values]
+    return plain
 
 
 def spaced_log_breaks(values, min_gap: float = 0.06) -> list:
