@@ -38,7 +38,7 @@ def test_index_lists_every_objective_with_resolving_links():
     index = (PAGES / "index.md").read_text(encoding="utf-8")
     labels = _labels()
     assert "(objectives)=" in index
-    items = re.findall(r"^\s*(\d+)\. (.+?)\n\s+Taught in (.+?); verdict: \{ref\}`summary <([\w-]+)>`\.$", index, re.M)
+    items = re.findall(r"^\s*(\d+)\. (.+?)\n\s+Taught in (.+?); summed up in the \{ref\}`summary <([\w-]+)>`\.$", index, re.M)
     assert [int(i[0]) for i in items] == list(range(1, 11))
     for (_, text, links, verdict), row in zip(items, s14_64.objectives().itertuples()):
         assert verdict == f"summary-{row.name}" and labels.get(verdict) == "summary"

@@ -31,8 +31,8 @@ SATURATED = 0.99
 #: two standard errors: a decoding rule "beats" temperature only by more than this many standard errors
 DECODING_SE = 2.0
 
-#: the first page's list of objectives: "N. text" then "Taught in {ref}`§S <label>`, ...; verdict: {ref}`...`"
-_OBJECTIVE = re.compile(r"^\s*(\d+)\. (.+?)\n\s+Taught in (.+?); verdict: \{ref\}`summary <summary-([\w-]+)>`\.$",
+#: the first page's list of objectives: "N. text" then "Taught in {ref}`§S <label>`, ...; summed up in the {ref}`...`"
+_OBJECTIVE = re.compile(r"^\s*(\d+)\. (.+?)\n\s+Taught in (.+?); summed up in the \{ref\}`summary <summary-([\w-]+)>`\.$",
                         re.M)
 #: the objectives' one home: the first page's list
 OBJECTIVES = Path(__file__).resolve().parents[1] / "book" / "pages" / "index.md"
