@@ -229,9 +229,8 @@ def _driver(width=WINDOW, height=1600):
 
 
 def _resize_plots(drv, timeout_s: float = 30.0) -> None:
-    """Size every plot to its box and wait until all are redrawn: the page resizes a plot when its folded box
-    opens, but asynchronously, and on a loaded machine a slider was still covered by the next paragraph seconds
-    later."""
+    """Size every plot to its box and wait until all are redrawn. The page resizes a plot when its folded box
+    opens, but asynchronously; awaiting it here means the probes below never read a plot mid-resize."""
     drv.set_script_timeout(timeout_s)
     drv.execute_async_script(
         "const done = arguments[arguments.length - 1];"
@@ -331,8 +330,9 @@ return JSON.stringify(divs.map(d => ({
 """
 
 
-# scrollIntoView alone left the rail 14,000 px below the window in a loaded suite run; scroll the document by the
-# rail's distance from the window's middle, instantly, and by scrollIntoView as well
+# a loaded suite run once left the rail 14,000 px below the window after scrollIntoView: the rail sat in a closed
+# box, because the boxes had been opened on the previous page (the cause, fixed in _open_page); the instant scroll
+# by the document's scrollTop stays as a cheap second means
 _SCROLL_TO_RAIL = """
 const rail = document.getElementById(arguments[0]).querySelector('rect.slider-rail-touch-rect');
 rail.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
