@@ -22,6 +22,7 @@ LABEL_VARIABLES = {"title", "subtitle", "xlab", "ylab", "zlab", "label", "captio
 POSITIONAL_LABELS = {
     ("section", 1): "title",  # @section("14.60", "Caching keys and values: ..."): the section's title
     ("step", 0): "name",  # ctx.step("training the reversal model (...)"): the name of a slow step, on stderr
+    ("compile", 0): "pattern",  # re.compile(r"^\s*(\d+)\. (.+?)..."): a regular expression is code, not prose
 }
 #: module-level constants that are tables of labels or data, by module, each with the reason it is allowed
 LABEL_CONSTANTS = {
@@ -43,9 +44,6 @@ LABEL_CONSTANTS = {
     "s14_63_reference": {
         "ANCHORS": "the source column of the anchors table: where each reference value comes from",
         "REPORTED_ELSEWHERE": "the source column of the reported-elsewhere table: a citation per value",
-    },
-    "s14_64": {
-        "OBJECTIVES": "the chapter's ten learning objectives, quoted in its words (the objectives table)",
     },
 }
 #: the one note a section's result may carry beside its verdicts (``chapter._util.provenance``): where its
@@ -172,7 +170,13 @@ def test_a_planted_sentence_is_found():
 
 def test_a_planted_label_constant_is_found_unless_listed():
     source = 'ROWS = ("a row label that is long enough to count as a sentence",)\n'
-    assert sentences(source, "s14_99") and not sentences(source.replace("ROWS", "OBJECTIVES"), "s14_64")
+    assert sentences(source, "s14_99") and not sentences(source.replace("ROWS", "SENTENCE"), "s14_56")
+
+
+def test_a_regular_expression_is_code_but_a_sentence_beside_it_is_not():
+    pattern = 'PAT = re.compile(r"^(\\d+)\\. (.+?) is taught in (.+?) and summed up in (.+)$")\n'
+    assert not sentences(pattern, "s14_99")
+    assert sentences(pattern + 'NOTE = "and this line reads like a sentence of the page"\n', "s14_99")
 
 
 def test_words_are_counted_in_text_not_in_formulas():
