@@ -130,6 +130,24 @@ def test_slow_steps_are_reported_on_stderr_and_fast_ones_not():
     assert 0.2 <= float(lines[1].split()[-2]) < 5
 
 
+def test_an_inner_step_whose_mark_passes_first_announces_its_outer_step_first():
+    import io
+    import re
+
+    from seqlab.chapter import Progress
+
+    # under load the inner step's timer can run before the outer one's (the CI failure of 2026-12-07):
+    # here neither timer fires on its own (a mark of an hour) and the inner one's announcement runs first
+    err = io.StringIO()
+    p = Progress(err, after=3600)
+    with p.step("outer"):
+        with p.step("training something"):
+            p._announce(p._active[-1][0])
+        p._announce(p._active[0][0])  # the outer timer, late: already shown, writes nothing
+    lines = [re.sub(r"[0-9.]+ s$", "N s", x) for x in err.getvalue().splitlines()]
+    assert lines == ["  outer ...", "  training something ... N s", "  outer ... N s"]
+
+
 def test_run_reports_slow_sections_on_stderr_and_keeps_stdout_one_json_object(capsys, monkeypatch):
     from seqlab.chapter import base
 

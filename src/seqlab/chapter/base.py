@@ -57,27 +57,35 @@ class Progress:
         self.after = SLOW_STEP_SECONDS if after is None else after
         self._lock = threading.Lock()
         self._open = None  # the step whose "..." line still waits for its seconds
+        self._active = []  # [token, name, shown] of the steps under way, in the order they began
 
     def _write(self, text: str) -> None:
         self.stream.write(text)
         self.stream.flush()
 
+    def _announce(self, token) -> None:
+        # timers fire in any order under load: an inner step's mark may pass before its outer step's timer
+        # runs, so the steps begun before this one are announced first, each on its own line
+        with self._lock:
+            for entry in self._active:
+                if not entry[2]:
+                    if self._open is not None:
+                        self._write("\n")
+                    self._write(f"  {entry[1]} ...")
+                    self._open, entry[2] = entry[0], True
+                if entry[0] is token:
+                    return
+
     @contextlib.contextmanager
     def step(self, name: str):
-        token, t0, shown = object(), time.perf_counter(), threading.Event()
-
-        def announce():
-            with self._lock:
-                if self._open is not None:  # an outer step's line: end it, this one starts its own
-                    self._write("\n")
-                self._write(f"  {name} ...")
-                self._open = token
-                shown.set()
-
-        timer = threading.Timer(self.after, announce)
+        token, t0 = object(), time.perf_counter()
+        entry = [token, name, False]
+        with self._lock:
+            self._active.append(entry)
+        timer = threading.Timer(self.after, self._announce, args=(token,))
         timer.daemon = True
         if self.after <= 0:
-            announce()
+            self._announce(token)
         else:
             timer.start()
         try:
@@ -86,10 +94,14 @@ class Progress:
             timer.cancel()
             if timer.is_alive():
                 timer.join()  # an announcement in progress finishes before the step's end is written
-            if shown.is_set():
-                took = _seconds(time.perf_counter() - t0)
-                with self._lock:
-                    self._write(f" {took}\n" if self._open is token else f"  {name} ... {took}\n")
+            with self._lock:
+                self._active.remove(entry)
+                if entry[2]:
+                    took = _seconds(time.perf_counter() - t0)
+                    if self._open is token:
+                        self._write(f" {took}\n")
+                    else:
+                        self._write(("\n" if self._open is not None else "") + f"  {name} ... {took}\n")
                     self._open = None
 
 
