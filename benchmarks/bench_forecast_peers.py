@@ -87,6 +87,13 @@ class Clock:
     def __exit__(self, *exc):
         self.wall, self.cpu = time.perf_counter() - self.t0, self._cpu() - self.c0
 
+    @staticmethod
+    def sum(*clocks: "Clock") -> "Clock":
+        """One clock holding the seconds of several blocks together (a hybrid's two parts)."""
+        total = Clock()
+        total.wall, total.cpu = sum(c.wall for c in clocks), sum(c.cpu for c in clocks)
+        return total
+
 
 def _quiet():
     warnings.filterwarnings("ignore", category=UserWarning)
@@ -105,8 +112,8 @@ def _subset(train, test, n):
     return train[train.unique_id.isin(keep)], test[test.unique_id.isin(keep)]
 
 
-def _neural(cls, train, h, max_steps):
-    kw = dict(h=h, input_size=2 * h, random_seed=SEED, enable_progress_bar=False, enable_model_summary=False,
+def _neural(cls, train, h, max_steps, seed=SEED):
+    kw = dict(h=h, input_size=2 * h, random_seed=seed, enable_progress_bar=False, enable_model_summary=False,
               logger=False, enable_checkpointing=False)
     if max_steps is not None:
         kw["max_steps"] = max_steps

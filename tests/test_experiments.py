@@ -141,11 +141,11 @@ def test_section_14_49_trains_its_reversal_itself_once_per_seed(monkeypatch, tmp
 
 
 def test_the_library_preset_is_what_the_experiment_chose():
-    """``NBeatsForecaster.default`` is neutral code; §14.63's experiment is where its settings were chosen."""
+    """``NBeatsForecaster.ig_ensemble`` is neutral code; §14.63's experiment is where its settings were chosen."""
     from seqlab.experiments.forecast import NBEATS_CONFIG, NBEATS_PLAN, chosen_nbeats, nbeats_results, recipe_plan
     from seqlab.forecast.nbeats import NBeatsForecaster
 
-    preset = NBeatsForecaster.default(12)
+    preset = NBeatsForecaster.ig_ensemble(12)
     round3 = recipe_plan(NBEATS_PLAN, nbeats_results()["recipe"])  # round 3's members, as its rule made them
     assert [dataclasses.replace(c, max_steps=NBEATS_CONFIG.max_steps) for c in preset.configs] == list(round3.configs)
     assert round3.inputs["M3 monthly"] == preset.input_multiples and round3.losses == preset.losses

@@ -1,8 +1,9 @@
 """N-BEATS: shapes of every equation's module, windows that never look past their cut, masked short series,
 the MASE loss in the metric's own scale, and an ensemble whose result does not depend on the worker count."""
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import numpy as np
+
 import pytest
 import torch
 
@@ -145,6 +146,23 @@ def test_a_checkpoint_is_the_model_a_shorter_run_ends_with():
     assert not np.array_equal(long[6], long[12])
 
 
+def test_bfloat16_training_stays_near_float32_and_keeps_float32_weights():
+    ser = _series()
+    m32, f32 = train_member(ser, 6, 12, TINY)
+    m16, f16 = train_member(ser, 6, 12, replace(TINY, dtype="bfloat16"))
+    assert {p.dtype for p in m16.parameters()} == {torch.float32}  # only the products ran in bfloat16
+    assert np.isfinite(f16[12]).all() and not np.array_equal(f16[12], f32[12])
+    # twelve steps from the same start: bfloat16's rounding moves the forecasts by well under a tenth of the level
+    assert np.max(np.abs(f16[12] - f32[12])) < 0.1 * np.mean(np.abs(f32[12]))
+    _, again = train_member(ser, 6, 12, replace(TINY, dtype="bfloat16"))
+    np.testing.assert_array_equal(again[12], f16[12])  # same seed, same numbers
+
+
+def test_a_manifest_record_leaves_out_float32_so_stored_runs_still_match():
+    assert "dtype" not in TINY.record() and TINY.record() == {k: v for k, v in asdict(TINY).items() if k != "dtype"}
+    assert replace(TINY, dtype="bfloat16").record()["dtype"] == "bfloat16"
+
+
 def test_ensemble_is_deterministic_and_independent_of_the_worker_count():
     import pandas as pd
 
@@ -195,6 +213,8 @@ def test_member_forecasts_are_the_members_of_fit_at_every_checkpoint():
 def test_bad_settings_are_refused():
     with pytest.raises(InvalidParameterError):
         NBeatsConfig(loss="mape")
+    with pytest.raises(InvalidParameterError, match="dtype must be one of float32, bfloat16"):
+        NBeatsConfig(dtype="float16")
     with pytest.raises(InvalidParameterError):
         NBeatsForecaster(losses=("huber",))
     with pytest.raises(InvalidParameterError):
@@ -205,20 +225,42 @@ def test_bad_settings_are_refused():
 
 def test_nbeats_by_name_is_the_default_preset():
     from seqlab.forecast import MODEL_NAMES, Forecaster
-    from seqlab.forecast.nbeats import GENERIC_MEMBER, INTERPRETABLE_MEMBER, MAX_MEMBERS, NBeatsForecaster
+    from seqlab.forecast.nbeats import FAST_MEMBER, INTERPRETABLE_MEMBER, MAX_MEMBERS, NBeatsForecaster
 
     assert "N-BEATS" in MODEL_NAMES
-    (m,) = Forecaster(["N-BEATS"], season_length=12).models
+    (m,) = Forecaster(["N-BEATS"], season_length=12, device="cpu").models
     assert isinstance(m, NBeatsForecaster) and m.season_length == 12 and m.accepts_engine
-    preset = NBeatsForecaster.default(12)
-    assert m.member_configs() == preset.member_configs() and m.input_multiples == (2.0, 3.0, 4.0)
-    assert [c.stack for c in m.configs] == [GENERIC_MEMBER.stack, INTERPRETABLE_MEMBER.stack]
-    assert {c.max_steps for c in m.configs} == {2500}
-    assert {(c.sampling, c.short) for c in m.configs} == {("windows", "pad")}  # round 3's recipe
+    preset = NBeatsForecaster.default(12, device="cpu")
+    assert m.member_configs() == preset.member_configs() and m.input_multiples == (2.0,)
+    configs = preset.member_configs()
+    assert len(configs) == 4 and len({c.seed for c in configs}) == 4
+    assert {(c.stack, c.blocks, c.sampling, c.short, c.max_steps) for c in configs} == {
+        (INTERPRETABLE_MEMBER.stack, INTERPRETABLE_MEMBER.blocks, "windows", "mask", 2000)}
+    assert {c.dtype for c in configs} <= {"float32", "bfloat16"}
+    for dtype in ("float32", "bfloat16"):
+        chosen = NBeatsForecaster.default(12, dtype=dtype, device="cpu").member_configs()
+        assert [replace(c, dtype=FAST_MEMBER.dtype) for c in chosen] == \
+            [replace(c, dtype=FAST_MEMBER.dtype) for c in configs] and {c.dtype for c in chosen} == {dtype}
     assert len(NBeatsForecaster.default(members=8).member_configs()) == 8
-    for bad in (dict(max_steps=0), dict(max_steps=True), dict(members=0), dict(members=MAX_MEMBERS + 1)):
+    assert NBeatsForecaster.default(max_steps=30).config.max_steps == 30
+    for bad in (dict(max_steps=0), dict(max_steps=True), dict(members=0), dict(members=MAX_MEMBERS + 1),
+                dict(dtype="float16"), dict(dtype=None)):
         with pytest.raises(InvalidParameterError):
             NBeatsForecaster.default(**bad)
+
+
+def test_the_ig_ensemble_is_round_3s_members():
+    from seqlab.forecast.nbeats import GENERIC_MEMBER, INTERPRETABLE_MEMBER, MAX_MEMBERS, NBeatsForecaster
+
+    m = NBeatsForecaster.ig_ensemble(12)
+    assert m.input_multiples == (2.0, 3.0, 4.0) and len(m.member_configs()) == 6
+    assert [c.stack for c in m.configs] == [GENERIC_MEMBER.stack, INTERPRETABLE_MEMBER.stack]
+    assert {c.max_steps for c in m.configs} == {2500} and {c.dtype for c in m.configs} == {"float32"}
+    assert {(c.sampling, c.short) for c in m.configs} == {("windows", "pad")}  # round 3's recipe
+    assert len(NBeatsForecaster.ig_ensemble(members=8).member_configs()) == 8
+    for bad in (dict(max_steps=0), dict(max_steps=True), dict(members=0), dict(members=MAX_MEMBERS + 1)):
+        with pytest.raises(InvalidParameterError):
+            NBeatsForecaster.ig_ensemble(**bad)
 
 
 def test_architectures_come_first_and_keep_the_single_architecture_members():

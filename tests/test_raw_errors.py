@@ -122,18 +122,25 @@ def test_a_prompt_or_stop_string_with_a_lone_surrogate_is_one_line(tmp_path, cap
     assert "not valid Unicode" in _one_error_line(capsys)
 
 
-def test_n_beats_says_what_it_will_train_and_what_it_pads_before_it_starts(tmp_path, capsys):
+def test_n_beats_says_what_it_will_train_and_what_it_masks_before_it_starts(tmp_path, capsys):
+    from seqlab.cli._forecast_report import work_notes
+    from seqlab.forecast.nbeats import NBeatsForecaster
+
     t = np.arange(30)
     path = tmp_path / "s.csv"
     pd.DataFrame({"ds": t + 1, "a": 50 + np.sin(t), "b": 80 + np.cos(t)}).to_csv(path, index=False)
-    assert main(["forecast", "evaluate", "--csv", str(path), "--horizon", "8", "--models", "N-BEATS",
+    assert main(["forecast", "evaluate", "--csv", str(path), "--horizon", "12", "--models", "N-BEATS",
                  "--max-steps", "2", "--members", "3", "--no-progress"]) == 0
     err = capsys.readouterr().err
     assert "seqlab: note: N-BEATS trains 3 member(s), 6 steps in all, at each of 1 window(s): 6 steps before the " \
            "first forecast\n" in err
-    # inputs of 2h, 3h and 4h: 32 points reach past the 22 observations before the origin
-    assert "seqlab: note: N-BEATS's input windows reach 32 points; at the first origin 2 of 2 series have fewer " \
-           "(the shortest 22): the missing points are padded with each series' first value\n" in err
+    # the default's input of 2h: 24 points reach past the 18 observations before the origin
+    assert "seqlab: note: N-BEATS's input windows reach 24 points; at the first origin 2 of 2 series have fewer " \
+           "(the shortest 18): the missing points are masked (left out of the network's input)\n" in err
+    # the I+G ensemble of §14.63 pads them instead, and says so
+    ig = NBeatsForecaster.ig_ensemble(12, max_steps=2, members=3)
+    (_, short), = [work_notes([ig], [18, 18], 8, 1, None, 12)]
+    assert short.endswith("the missing points are padded with each series' first value")
 
 
 def test_the_recurrent_forecasters_say_their_steps_and_that_they_mask_short_histories():

@@ -103,12 +103,13 @@ def fit_options(c) -> None:
                    help="the cluster's scheduler, with --engine (default: none: a local cluster)")
     c.add_argument("--connect-timeout", type=float_in(0, 3600, low_open=True), default=None, metavar="SECONDS",
                    help="how long to wait for the scheduler at --address to answer (default: 10)")
-    c.add_argument("--max-steps", type=int_at_least(1, MAX_STEPS, "400 times the default: a bound on a mistyped "
+    c.add_argument("--max-steps", type=int_at_least(1, MAX_STEPS, "500 times the default: a bound on a mistyped "
                                                                    "count"), default=None, metavar="N",
-                   help=f"training steps of each N-BEATS member, at most {MAX_STEPS:,} (default: 2500)")
+                   help=f"training steps of each N-BEATS member, at most {MAX_STEPS:,} (default: 2000)")
     c.add_argument("--members", type=int_at_least(1, 60), default=None, metavar="N",
-                   help="N-BEATS members: generic and interpretable, inputs 2h, 3h, 4h; fewer keep the first N of "
-                        "that order, more add seeds (default: 6)")
+                   help="N-BEATS members, one seed each: interpretable, input 2h, short histories masked, bfloat16 "
+                        "where the CPU or GPU multiplies it natively (default: 4; on M3 monthly's 1,428 series "
+                        "55-65 CPU-seconds on one thread with native bfloat16, about 2.2 times that in float32)")
     c.add_argument("--device", choices=DEVICES, default=None,
                    help="where the neural models (GRU, LSTM, Transformer, N-BEATS) train: auto is CUDA when "
                         "present, then MPS, else the CPU (default: auto)")

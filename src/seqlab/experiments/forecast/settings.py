@@ -104,7 +104,7 @@ class NBeatsPlan:
         return {" + ".join(stacks[: a + 1]): per * (a + 1) for a in range(len(stacks))}
 
     def describe(self) -> dict:
-        return {"configs": [asdict(c) for c in self.configs], "seeds": list(self.seeds), "losses": list(self.losses),
+        return {"configs": [c.record() for c in self.configs], "seeds": list(self.seeds), "losses": list(self.losses),
                 "inputs": {k: list(v) for k, v in self.inputs.items()},
                 "steps": {k: list(v) for k, v in self.steps.items()}, "like": dict(self.like),
                 "ablation": self.ablation}

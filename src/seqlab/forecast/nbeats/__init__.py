@@ -33,7 +33,7 @@ from .model import (
     Block, FullyConnected, GenericBasis, NBeats, SeasonalityBasis, TrendBasis,
 )
 from .training import (
-    GENERIC_MEMBER, INTERPRETABLE_MEMBER, LOSSES, MASELoss, MemberForecasts, NBeatsConfig, PRESET_MEMBERS,
+    FAST_MEMBER, GENERIC_MEMBER, INTERPRETABLE_MEMBER, LOSSES, MASELoss, MemberForecasts, NBeatsConfig, PRESET_MEMBERS,
     SMAPELoss, ScaledMAELoss, UniformSeriesSampler, UniformWindowSampler, ensemble_median, member_forecasts,
     timed_member_forecasts, train_member,
 )
@@ -45,7 +45,7 @@ from ..panel import Panel
 __all__ = [
     'FullyConnected', 'GenericBasis', 'TrendBasis', 'SeasonalityBasis', 'Block', 'NBeats', 'Panel',
     'UniformSeriesSampler', 'UniformWindowSampler', 'MASELoss', 'SMAPELoss', 'ScaledMAELoss', 'LOSSES',
-    'NBeatsConfig', 'GENERIC_MEMBER', 'INTERPRETABLE_MEMBER', 'train_member', 'member_forecasts',
+    'NBeatsConfig', 'FAST_MEMBER', 'GENERIC_MEMBER', 'INTERPRETABLE_MEMBER', 'train_member', 'member_forecasts',
     'timed_member_forecasts', 'MemberForecasts', 'ensemble_median', 'NBeatsForecaster', 'PRESET_MEMBERS',
     'MAX_MEMBERS',
 ]

@@ -10,12 +10,12 @@ from dataclasses import asdict, replace
 import numpy as np
 
 from ...errors import InvalidParameterError
-from ...devices import resolve_device
+from ...devices import native_bfloat16, resolve_device
 from ..engines import make_engine
 from ..panel import Panel
 from ..neural import NeuralForecaster
 from .training import (
-    LOSSES, MemberForecasts, NBeatsConfig, PRESET_MEMBERS, _forecast, build_model, ensemble_median,
+    FAST_MEMBER, LOSSES, MemberForecasts, NBeatsConfig, PRESET_MEMBERS, _forecast, build_model, ensemble_median,
     timed_member_forecasts, train_member,
 )
 
@@ -23,8 +23,31 @@ from .training import (
 # ----------------------------------------------------------------------------------------------------------------
 # The forecaster: fit/predict like the other global models
 # ----------------------------------------------------------------------------------------------------------------
-#: the most members :meth:`NBeatsForecaster.default` trains (ten seeds)
+#: the most members a preset (:meth:`NBeatsForecaster.default`, :meth:`~NBeatsForecaster.ig_ensemble`) trains
 MAX_MEMBERS = 60
+
+
+#: the members of :meth:`NBeatsForecaster.default`
+DEFAULT_MEMBERS = 4
+
+
+def _whole(value, default, name: str, most: int | None = None) -> int:
+    """``value`` as a whole number >= 1 (at most ``most``), or ``default`` for None."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (most is not None and value > most):
+        bound = f"from 1 to {most}" if most is not None else ">= 1"
+        raise InvalidParameterError(f"{name} must be a whole number {bound}, got {value!r}")
+    return value
+
+
+def _dtype(dtype: str, device) -> str:
+    """``"auto"``: bfloat16 where ``device`` multiplies it natively, else float32; otherwise ``dtype`` itself."""
+    if dtype == "auto":
+        return "bfloat16" if native_bfloat16(resolve_device(device).type)[0] else "float32"
+    if dtype not in ("float32", "bfloat16"):
+        raise InvalidParameterError(f"dtype must be auto, float32 or bfloat16, got {dtype!r}")
+    return dtype
 
 
 #: member seeds are reduced modulo this, so that a base seed up to the CLI's 2**62 still gives valid torch seeds
@@ -97,22 +120,38 @@ class NBeatsForecaster(NeuralForecaster):
 
     @classmethod
     def default(cls, season_length: int = 1, max_steps: int | None = None, members: int | None = None,
-                **kw) -> "NBeatsForecaster":
+                dtype: str = "auto", seed: int = 1, **kw) -> "NBeatsForecaster":
         """The preset ``Forecaster(["N-BEATS"])`` and ``seqlab forecast evaluate --models N-BEATS`` use.
 
-        Generic and interpretable members (:data:`PRESET_MEMBERS`: the paper's I+G ensemble, windows drawn
-        uniformly, short histories padded) with inputs of 2h, 3h and 4h, one seed: six members, 2,500 steps each,
-        combined by the median. §14.63 chooses these settings on M3 monthly's validation windows. ``max_steps``
-        replaces the 2,500 steps; ``members`` keeps the first that many members in the ensemble's order (generic 2h, 3h, 4h, then
-        interpretable; past 6, more seeds, whose generic members all come before the interpretable ones); ``kw``
-        goes to the constructor (``workers``, ``engine``, ``device``, ``name``).
+        Four interpretable members (:data:`FAST_MEMBER`: input 2h, short histories masked), one seed each,
+        2,000 steps, combined by the median. ``dtype="auto"`` trains in bfloat16 where the device multiplies it
+        natively (:func:`seqlab.devices.native_bfloat16`), else float32; ``"float32"`` or ``"bfloat16"`` choose.
+        ``max_steps`` replaces the 2,000 steps, ``members`` the four (each one more seed); ``seed`` picks the
+        ensemble: seed ``s`` trains the members of seeds ``(s - 1) * members + 1 ...``, so no two share one; ``kw`` goes to the
+        constructor (``workers``, ``engine``, ``device``, ``name``). :meth:`ig_ensemble` is §14.63's larger
+        generic-and-interpretable ensemble.
         """
-        steps = 2500 if max_steps is None else max_steps
-        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-            raise InvalidParameterError(f"max_steps must be a whole number >= 1, got {max_steps!r}")
-        if members is not None and (isinstance(members, bool) or not isinstance(members, int)
-                                    or not 1 <= members <= MAX_MEMBERS):
-            raise InvalidParameterError(f"members must be a whole number from 1 to {MAX_MEMBERS}, got {members!r}")
+        steps = _whole(max_steps, FAST_MEMBER.max_steps, "max_steps")
+        size = _whole(members, DEFAULT_MEMBERS, "members", MAX_MEMBERS)
+        first = (_whole(seed, None, "seed", 2 ** 40) - 1) * size + 1
+        config = replace(FAST_MEMBER, max_steps=steps, dtype=_dtype(dtype, kw.get("device", "auto")))
+        return cls(config, input_multiples=(2.0,), seeds=tuple(range(first, first + size)),
+                   season_length=season_length, **kw)
+
+    @classmethod
+    def ig_ensemble(cls, season_length: int = 1, max_steps: int | None = None, members: int | None = None,
+                    **kw) -> "NBeatsForecaster":
+        """The paper's I+G ensemble as §14.63's round 3 trains it (float32).
+
+        Generic and interpretable members (:data:`PRESET_MEMBERS`: windows drawn uniformly, short histories
+        padded) with inputs of 2h, 3h and 4h, one seed: six members, 2,500 steps each, combined by the median.
+        ``max_steps`` replaces the 2,500 steps; ``members`` keeps the first that many members in the ensemble's
+        order (generic 2h, 3h, 4h, then interpretable; past 6, more seeds, whose generic members all come before
+        the interpretable ones); ``kw`` goes to the constructor.
+        """
+        steps = _whole(max_steps, 2500, "max_steps")
+        if members is not None:
+            _whole(members, None, "members", MAX_MEMBERS)
         configs = tuple(replace(c, max_steps=steps) for c in PRESET_MEMBERS)
         inputs = (2.0, 3.0, 4.0)
         if members is not None:  # members run architecture first, then seed: every seed's generic ones come first

@@ -1,0 +1,191 @@
+"""Accuracy per CPU-second: every forecasting entry fitted in one run, on one machine, at one thread count.
+
+For each data set's official hold-out (M3 monthly, then the four fresh sets of §14.63: M1 quarterly, M1 monthly,
+Tourism quarterly, Tourism monthly), fitted up to the hold-out origin and scored there:
+
+* AutoETS, AutoTheta and Theta, each fitted and timed alone (statsforecast through
+  :class:`seqlab.forecast.Forecaster`, ``n_jobs=1``), and Combination, their mean, the reference of every
+  comparison, whose seconds are the three fits' together; Naive2, the floor;
+* seqlab's default N-BEATS (``NBeatsForecaster.default``: four interpretable members, 2,000 steps, bfloat16 where
+  the CPU multiplies it natively) for each of three seeds (``seed=1, 2, 3``: twelve different members), one worker;
+  nothing about it was chosen on these hold-outs (its settings come from M3 monthly's validation windows); it
+  needed no search of its own beyond that one, whose cost is stated beside the table;
+* "N-BEATS + Combination", the pointwise mean of the two;
+* with ``--peers`` (the ``peers`` extra): neuralforecast's NBEATS and NHITS at their defaults with
+  ``input_size = 2h`` and ``random_seed`` 1, 2, 3, and mlforecast's LightGBM at its defaults on lags 1 to 2 seasons
+  of the series differenced at the season (as ``bench_forecast_peers.py`` fits them).
+
+Seconds: process CPU time (user + system of this process and its reaped children) and wall time of fitting and
+forecasting; a hybrid counts both parts; a seeded entry's are the mean over its seeds. torch runs on one thread
+(``--threads``) so every entry has the same cores. MASE: mean over series; a seeded entry gives the mean over its
+seeds with the lowest and highest; its interval against Combination is the paired cluster bootstrap of its
+seed-averaged per-series MASE. "gain/kCPU-s" is Naive2's MASE minus the entry's, per 1,000 CPU-seconds.
+
+    python benchmarks/bench_forecast_cost.py [--sets "M3 monthly,M1 monthly"] [--peers] [--json PATH]
+                                             [--series N] [--max-steps N]   # the last two: smoke runs only
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_forecast_peers import Clock, _neural, _peers, _quiet, _subset  # noqa: E402
+
+SETS = {"M3 monthly": ("M3", "monthly"), "M1 quarterly": ("M1", "quarterly"), "M1 monthly": ("M1", "monthly"),
+        "Tourism quarterly": ("Tourism", "quarterly"), "Tourism monthly": ("Tourism", "monthly")}
+CLASSICAL = ["AutoETS", "AutoTheta", "Theta"]
+REF, SEEDS = "Combination", (1, 2, 3)
+
+
+def _lightgbm(train, h, season):
+    from lightgbm import LGBMRegressor
+    from mlforecast import MLForecast
+    from mlforecast.target_transforms import Differences
+
+    mlf = MLForecast(models={"LightGBM": LGBMRegressor(verbosity=-1)}, freq=1, lags=range(1, 2 * season + 1),
+                     target_transforms=[Differences([season])])
+    with Clock() as c:
+        mlf.fit(train)
+        pred = mlf.predict(h)
+    return pred[["unique_id", "ds", "LightGBM"]], c
+
+
+def one_set(label: str, args) -> list[dict]:
+    """Fit every entry on one set's hold-out; one row per entry (seeded entries summarised over their seeds)."""
+    from seqlab.forecast import Forecaster, bootstrap_difference, competition, evaluate, summarize, unit_mase
+    from seqlab.forecast.nbeats import NBeatsForecaster
+
+    train, test, season, h = competition(*SETS[label])
+    train, test = _subset(train, test, args.series)
+    n = train.unique_id.nunique()
+    print(f"\n{label}: {n} series, h = {h}, season {season}", flush=True)
+    clocks, seeded = {}, {}
+
+    def column(frame, name, c, group=None):
+        nonlocal cv
+        cv = cv.merge(frame, on=["unique_id", "ds"], how="left", validate="one_to_one")
+        clocks[name] = c
+        if group:
+            seeded.setdefault(group, []).append(name)
+        print(f"  {name}: {c.cpu:.1f} CPU s, {c.wall:.1f} wall s", flush=True)
+
+    # statsforecast compiles its models on first use (numba): that one-time cost is paid untimed on three series,
+    # so Combination's seconds are its steady cost, the stricter reference for the neural entries
+    few = train[train.unique_id.isin(train.unique_id.unique()[:3])]
+    Forecaster(CLASSICAL, season_length=season, n_jobs=1).forecast(h, few)
+    cv = None
+    for m in CLASSICAL:  # each fitted and timed on its own; Combination's seconds are their sum
+        with Clock() as c:
+            f = Forecaster([m], season_length=season, n_jobs=1).cross_validation(h, train, n_windows=1, test_df=test)
+        if cv is None:
+            cv, clocks[m] = f, c
+            print(f"  {m}: {c.cpu:.1f} CPU s, {c.wall:.1f} wall s", flush=True)
+        else:
+            column(f[["unique_id", "ds", m]], m, c)
+    cv[REF] = cv[CLASSICAL].mean(axis=1)
+    clocks[REF] = Clock.sum(*(clocks[m] for m in CLASSICAL))
+    with Clock() as c:
+        naive2 = Forecaster(["Naive2"], season_length=season).cross_validation(h, train, n_windows=1, test_df=test)
+    column(naive2[["unique_id", "ds", "Naive2"]], "Naive2", c)
+    for s in SEEDS:
+        nb = NBeatsForecaster.default(season, seed=s, max_steps=args.max_steps, device="cpu", workers=1,
+                                      name=f"N-BEATS s{s}")
+        with Clock() as c:
+            f = Forecaster([nb], season_length=season).cross_validation(h, train, n_windows=1, test_df=test)
+        column(f[["unique_id", "ds", nb.name]], nb.name, c, "N-BEATS (seqlab default)")
+        cv[f"N-BEATS s{s} + {REF}"] = (cv[nb.name] + cv[REF]) / 2
+        clocks[f"N-BEATS s{s} + {REF}"] = Clock.sum(c, clocks[REF])
+        seeded.setdefault(f"N-BEATS (seqlab default) + {REF}", []).append(f"N-BEATS s{s} + {REF}")
+    if args.peers:
+        from neuralforecast.models import NBEATS, NHITS
+
+        for cls in (NBEATS, NHITS):
+            for s in SEEDS:
+                pred, c = _neural(cls, train, h, args.max_steps, seed=s)
+                column(pred.rename(columns={cls.__name__: f"{cls.__name__} s{s}"}), f"{cls.__name__} s{s}", c,
+                       f"neuralforecast {cls.__name__}")
+        pred, c = _lightgbm(train, h, season)
+        column(pred, "LightGBM", c, "mlforecast LightGBM")
+
+    entries = [m for m in cv.columns if m not in ("unique_id", "ds", "cutoff", "y")]
+    err = evaluate(cv, pd.concat([train, test]), season, entries, level=[])
+    units = unit_mase(err)
+    summary = summarize(err).set_index("model")
+    floor = float(summary.loc["Naive2", "mase"])
+    groups = {REF: [REF], **{m: [m] for m in CLASSICAL}, "Naive2": ["Naive2"], **seeded}
+    rows = []
+    for entry, members in groups.items():
+        mases = [float(summary.loc[m, "mase"]) for m in members]
+        cpu = float(np.mean([clocks[m].cpu for m in members]))
+        wall = float(np.mean([clocks[m].wall for m in members]))
+        row = dict(dataset=label, entry=entry, seeds=len(members), mase=float(np.mean(mases)), mase_low=min(mases),
+                   mase_high=max(mases), cpu_s=cpu, wall_s=wall, series=int(n),
+                   gain_per_kcpu_s=(floor - float(np.mean(mases))) / cpu * 1000 if cpu > 0 else None)
+        if entry != REF:
+            mean_units = units[units.model.isin(members)].groupby(["unique_id", "cutoff"], as_index=False).mase.mean()
+            both = pd.concat([mean_units.assign(model=entry), units[units.model == REF]], ignore_index=True)
+            b = bootstrap_difference(both, entry, REF)
+            row |= dict(diff=b["mean_difference"], ci_low=b["ci_low"], ci_high=b["ci_high"])
+        rows.append(row)
+    return rows
+
+
+def _print(rows: list[dict]) -> None:
+    head = (f"{'data set':18s} {'entry':40s} {'MASE':>7s} {'[seed range]':>17s} {'vs Combination [95% CI]':>27s} "
+            f"{'CPU s':>7s} {'wall s':>7s} {'gain/kCPU-s':>11s}")
+    print("\n" + head + "\n" + "-" * len(head))
+    for r in rows:
+        rng = f"[{r['mase_low']:.4f}, {r['mase_high']:.4f}]" if r["seeds"] > 1 else ""
+        diff = f"{r['diff']:+.4f} [{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]" if "diff" in r else "(reference)"
+        gain = "n/a" if r["gain_per_kcpu_s"] is None else f"{r['gain_per_kcpu_s']:.3f}"
+        print(f"{r['dataset']:18s} {r['entry']:40s} {r['mase']:7.4f} {rng:>17s} {diff:>27s} {r['cpu_s']:7.1f} "
+              f"{r['wall_s']:7.1f} {gain:>11s}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sets", default=",".join(SETS), help="comma-separated data sets (default: all five)")
+    ap.add_argument("--peers", action="store_true", help="add neuralforecast and mlforecast (the peers extra)")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads for every entry (default: 1)")
+    ap.add_argument("--series", type=int, default=None, help="a deterministic subset of N series (smoke run)")
+    ap.add_argument("--max-steps", type=int, default=None, help="every neural entry's steps (smoke run)")
+    ap.add_argument("--json", default=None, help="write the rows here, floats at full precision")
+    args = ap.parse_args(argv)
+    labels = [s.strip() for s in args.sets.split(",") if s.strip()]
+    unknown = [s for s in labels if s not in SETS]
+    if unknown or not labels:
+        ap.error(f"--sets takes names from {', '.join(SETS)}; got {', '.join(unknown) or 'none'}")
+    if args.peers:
+        _peers()
+        _quiet()
+    import torch
+
+    torch.set_num_threads(args.threads)
+    from seqlab.devices import native_bfloat16
+
+    t0, load0 = time.perf_counter(), os.getloadavg()
+    bf16 = native_bfloat16("cpu")
+    smoke = args.series is not None or args.max_steps is not None
+    print(f"torch {torch.__version__}, {args.threads} torch thread(s), {os.cpu_count()} CPUs, load average "
+          f"{load0[0]:.2f}; bfloat16: {bf16[1]}" + (" (SMOKE RUN: not the benchmark)" if smoke else ""), flush=True)
+    rows = [r for label in labels for r in one_set(label, args)]
+    _print(rows)
+    load1 = os.getloadavg()
+    print(f"\nload average {load0[0]:.2f} at start, {load1[0]:.2f} at end; whole run {time.perf_counter() - t0:.0f} s")
+    if args.json:
+        out = dict(rows=rows, threads=args.threads, cpus=os.cpu_count(), bfloat16=bf16[1], smoke=smoke,
+                   load_average=[load0[0], load1[0]], torch=torch.__version__)
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(out, f, indent=1, allow_nan=False)
+
+
+if __name__ == "__main__":
+    main()
