@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_forecast_peers import Clock, _neural, _peers, _quiet, _subset  # noqa: E402
+from bench_forecast_peers import Clock, _neural, _peers, _quiet, _subset
 
 SETS = {"M3 monthly": ("M3", "monthly"), "M1 quarterly": ("M1", "quarterly"), "M1 monthly": ("M1", "monthly"),
         "Tourism quarterly": ("Tourism", "quarterly"), "Tourism monthly": ("Tourism", "monthly")}
