@@ -21,7 +21,7 @@ forecasting; a hybrid counts both parts; a seeded entry's are the mean over its 
 seeds with the lowest and highest; its interval against Combination is the paired cluster bootstrap of its
 seed-averaged per-series MASE. "gain/kCPU-s" is Naive2's MASE minus the entry's, per 1,000 CPU-seconds.
 
-    python benchmarks/bench_forecast_cost.py [--sets "M3 monthly,M1 monthly"] [--peers] [--json PATH]
+    python benchmarks/bench_forecast_cost.py [--sets "M3 monthly,M1 monthly"] [--peers] [--json PATH] [--forecasts DIR]
                                              [--series N] [--max-steps N]   # the last two: smoke runs only
 """
 from __future__ import annotations
@@ -115,6 +115,9 @@ def one_set(label: str, args) -> list[dict]:
         pred, c = _lightgbm(train, h, season)
         column(pred, "LightGBM", c, "mlforecast LightGBM")
 
+    if args.forecasts:  # every entry's forecasts beside the actual values, so the table can be recomputed
+        Path(args.forecasts).mkdir(parents=True, exist_ok=True)
+        cv.to_csv(Path(args.forecasts) / f"{label.replace(' ', '_')}.csv.gz", index=False, float_format="%.17g")
     entries = [m for m in cv.columns if m not in ("unique_id", "ds", "cutoff", "y")]
     err = evaluate(cv, pd.concat([train, test]), season, entries, level=[])
     units = unit_mase(err)
@@ -158,6 +161,8 @@ def main(argv=None):
     ap.add_argument("--series", type=int, default=None, help="a deterministic subset of N series (smoke run)")
     ap.add_argument("--max-steps", type=int, default=None, help="every neural entry's steps (smoke run)")
     ap.add_argument("--json", default=None, help="write the rows here, floats at full precision")
+    ap.add_argument("--forecasts", default=None, metavar="DIR",
+                    help="write each set's forecasts of every entry (and the actual values) to DIR/<set>.csv.gz")
     args = ap.parse_args(argv)
     labels = [s.strip() for s in args.sets.split(",") if s.strip()]
     unknown = [s for s in labels if s not in SETS]

@@ -13,7 +13,7 @@ SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_forecast_co
 def test_smoke_run_scores_every_entry_and_writes_exact_json(tmp_path):
     out = tmp_path / "cost.json"
     p = subprocess.run([sys.executable, str(SCRIPT), "--sets", "M1 quarterly", "--series", "12", "--max-steps", "3",
-                        "--json", str(out)], capture_output=True, text=True, timeout=patient(300), cwd=tmp_path)
+                        "--json", str(out), "--forecasts", str(tmp_path / "f")], capture_output=True, text=True, timeout=patient(300), cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert "SMOKE RUN" in p.stdout
     doc = json.loads(out.read_text())
@@ -26,6 +26,10 @@ def test_smoke_run_scores_every_entry_and_writes_exact_json(tmp_path):
         assert r["mase_low"] <= r["mase"] <= r["mase_high"]
         assert name == "Combination" or r["ci_low"] <= r["diff"] <= r["ci_high"]
     assert rows["N-BEATS (seqlab default)"]["seeds"] == 3
+    import pandas as pd
+
+    cv = pd.read_csv(tmp_path / "f" / "M1_quarterly.csv.gz")
+    assert cv.unique_id.nunique() == 12 and {"y", "Combination", "N-BEATS s1", "N-BEATS s3"} <= set(cv.columns)
     # Combination's seconds are its three members' together, and a hybrid's its two parts'
     assert abs(rows["Combination"]["cpu_s"] - sum(rows[m]["cpu_s"] for m in ("AutoETS", "AutoTheta", "Theta"))) < 1e-9
     hybrid, nb = rows["N-BEATS (seqlab default) + Combination"], rows["N-BEATS (seqlab default)"]
