@@ -94,4 +94,4 @@ def test_n_beats_options_reach_the_hybrids_n_beats(tmp_path, capsys):
     (hybrid,) = _models(Args, ["N-BEATS + Combination"], "cpu")
     nb = hybrid.members[0]
     assert isinstance(nb, NBeatsForecaster) and hybrid.members[1].name == "Combination"
-    assert all(c.max_steps == 7 for c in nb.configs) and nb.size == 1
+    assert all(c.max_steps == 7 for c in nb.configs) and len(nb.member_configs()) == 1
