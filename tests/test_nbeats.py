@@ -243,8 +243,9 @@ def test_nbeats_by_name_is_the_default_preset():
             [replace(c, dtype=FAST_MEMBER.dtype) for c in configs] and {c.dtype for c in chosen} == {dtype}
     assert len(NBeatsForecaster.default(members=8).member_configs()) == 8
     assert NBeatsForecaster.default(max_steps=30).config.max_steps == 30
+    assert NBeatsForecaster.default(seed=2).seeds == (5, 6, 7, 8)  # the next four, none shared with seed 1
     for bad in (dict(max_steps=0), dict(max_steps=True), dict(members=0), dict(members=MAX_MEMBERS + 1),
-                dict(dtype="float16"), dict(dtype=None)):
+                dict(dtype="float16"), dict(dtype=None), dict(seed=0), dict(seed=1.5)):
         with pytest.raises(InvalidParameterError):
             NBeatsForecaster.default(**bad)
 

@@ -42,11 +42,10 @@ def _whole(value, default, name: str, most: int | None = None) -> int:
 
 
 def _dtype(dtype: str, device) -> str:
-    """``"auto"``: bfloat16 where ``device`` multiplies it natively, else float32; otherwise ``dtype`` itself."""
+    """``"auto"``: bfloat16 where ``device`` multiplies it natively, else float32; any other value as given
+    (:class:`NBeatsConfig` checks it)."""
     if dtype == "auto":
         return "bfloat16" if native_bfloat16(resolve_device(device).type)[0] else "float32"
-    if dtype not in ("float32", "bfloat16"):
-        raise InvalidParameterError(f"dtype must be auto, float32 or bfloat16, got {dtype!r}")
     return dtype
 
 
@@ -127,13 +126,13 @@ class NBeatsForecaster(NeuralForecaster):
         2,000 steps, combined by the median. ``dtype="auto"`` trains in bfloat16 where the device multiplies it
         natively (:func:`seqlab.devices.native_bfloat16`), else float32; ``"float32"`` or ``"bfloat16"`` choose.
         ``max_steps`` replaces the 2,000 steps, ``members`` the four (each one more seed); ``seed`` picks the
-        ensemble: seed ``s`` trains the members of seeds ``(s - 1) * members + 1 ...``, so no two share one; ``kw`` goes to the
-        constructor (``workers``, ``engine``, ``device``, ``name``). :meth:`ig_ensemble` is §14.63's larger
-        generic-and-interpretable ensemble.
+        ensemble: seed ``s`` trains the members of seeds ``(s - 1) * members + 1 ...``, so no two share one;
+        ``kw`` goes to the constructor (``workers``, ``engine``, ``device``, ``name``). :meth:`ig_ensemble` is
+        §14.63's larger generic-and-interpretable ensemble.
         """
         steps = _whole(max_steps, FAST_MEMBER.max_steps, "max_steps")
         size = _whole(members, DEFAULT_MEMBERS, "members", MAX_MEMBERS)
-        first = (_whole(seed, None, "seed", 2 ** 40) - 1) * size + 1
+        first = (_whole(seed, 1, "seed", 2 ** 40) - 1) * size + 1
         config = replace(FAST_MEMBER, max_steps=steps, dtype=_dtype(dtype, kw.get("device", "auto")))
         return cls(config, input_multiples=(2.0,), seeds=tuple(range(first, first + size)),
                    season_length=season_length, **kw)
@@ -150,8 +149,7 @@ class NBeatsForecaster(NeuralForecaster):
         the interpretable ones); ``kw`` goes to the constructor.
         """
         steps = _whole(max_steps, 2500, "max_steps")
-        if members is not None:
-            _whole(members, None, "members", MAX_MEMBERS)
+        _whole(members, None, "members", MAX_MEMBERS)
         configs = tuple(replace(c, max_steps=steps) for c in PRESET_MEMBERS)
         inputs = (2.0, 3.0, 4.0)
         if members is not None:  # members run architecture first, then seed: every seed's generic ones come first
