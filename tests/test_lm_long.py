@@ -7,8 +7,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from seqlab.experiments.lm_long import (CHECKPOINTS_S, DEFAULT_RECIPE, RECIPES, best_within, lever, long_config,
-                                        marks, run_long, split_loss)
+from seqlab.experiments.lm_long import (CHECKPOINTS_S, DEFAULT_RECIPE, FIVE_MINUTE_RECIPE, RECIPES, best_within,
+                                        five_minute_config, lever, long_config, marks, run_long, split_loss)
 from seqlab.nn import GPT, GPTConfig, LSTMConfig, LSTMLanguageModel
 
 
@@ -81,6 +81,15 @@ def test_the_stored_runs_config_names_its_recipe_and_loss():
     c = long_config()
     assert c["recipe"] == DEFAULT_RECIPE and c["seconds"] == 600.0 and len(c["seeds"]) == 3
     assert "whole validation split" in c["final_loss"]
+
+
+def test_the_five_minute_runs_config_records_its_changed_rate_and_budget():
+    five, ten = five_minute_config(), long_config()
+    assert five["recipe"] == FIVE_MINUTE_RECIPE and five["seconds"] == 300.0 and five["seeds"] == ten["seeds"]
+    assert (five["train"]["muon_lr"], ten["train"]["muon_lr"]) == (0.03, 0.02)
+    # the same model and every other setting: the rate and the budget are the only changes
+    assert five["shape"] == ten["shape"]
+    assert {k for k in five["train"] if five["train"][k] != ten["train"][k]} == {"muon_lr"}
 
 
 def test_a_short_run_fitted_to_seconds_ends_within_them():

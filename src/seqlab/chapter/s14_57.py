@@ -18,7 +18,7 @@ from ..threads import single_threaded
 from ._lm import followups, lm
 from ._util import machine_table, provenance
 from .base import section
-from .s14_57_ten_minutes import long_facts, long_results, marks_frame
+from .s14_57_ten_minutes import five_minute_facts, five_minute_results, long_facts, long_results, marks_frame
 
 #: steps of the chapter's own run (the ``lm`` set) and the budgets of the sweep (the chapter's among them)
 CHAPTER_ITERS = CHAPTER_TRAIN.max_iters
@@ -252,7 +252,7 @@ def sweep_figure(sweep: pd.DataFrame):
 def run(ctx):
     gpt, tok, curves, samples, _, manifest, mode = lm()
     summary = summary_frame(curves, tok.vocab_size)
-    step_ref, cpu = step_reference(), long_results()
+    step_ref, cpu, five = step_reference(), long_results(), five_minute_results()
     steps, ratio = step_summary(step_ref["steps"]), step_ratio(step_ref["steps"])
     ref = steps.set_index("model").median_seconds
     sweep_curves, _ = followups()["sweep"]
@@ -267,10 +267,11 @@ def run(ctx):
                                 max_iters=c.max_iters, batch_size=c.batch_size, block_size=c.block_size,
                                 grad_clip=c.grad_clip, trained_with_seqlab=manifest["seqlab_version"])])
     notes = [
-        provenance(["lm", "lm_sweep", "timing_lm_steps", "timing_lm_long"], mode),
+        provenance(["lm", "lm_sweep", "timing_lm_steps", "timing_lm_long", "timing_lm_five"], mode),
         *budget_claims(summary, steps, ratio),
         *sweep_claims(sweep, by_steps, by_time, s.val_loss_nats["GPT"], ratio),
         *long_facts(runs),
+        *five_minute_facts(five["runs"]),
     ]
     figs = []
     if ctx.figures:
@@ -279,8 +280,9 @@ def run(ctx):
     tables = {"lm_summary": summary, "loss_curves": curves, "compute_sweep": sweep, "equal_time": equal_time(sweep),
               "crossover": cross, "step_cost_reference": steps, "training_recipe": recipe,
               "samples": pd.DataFrame(dict(strategy=list(samples), text=list(samples.values()))),
-              "cpu_ten_minutes": marks_frame(runs),
-              "timing_machines": machine_table({"step cost": step_ref, "ten minutes on a CPU": cpu})}
+              "cpu_ten_minutes": marks_frame(runs), "cpu_five_minutes": five["runs"],
+              "timing_machines": machine_table({"step cost": step_ref, "ten minutes on a CPU": cpu,
+                                                "five minutes on a CPU": five})}
     return tables, figs, notes
 
 
