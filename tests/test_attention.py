@@ -3,6 +3,7 @@ import math
 import pytest
 import torch
 
+from seqlab.errors import ShapeError
 from seqlab.nn.attention import (
     AdditiveAttention,
     causal_mask,
@@ -126,3 +127,15 @@ def test_padding_mask_validates():
         padding_mask(torch.tensor([6]), 5)
     m = padding_mask(torch.tensor([2]), 4)
     assert m.shape == (1, 1, 1, 4) and m.sum() == 2
+
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_leading_dimensions_broadcast_as_in_torch(fused):
+    """Keys and values shared over a batch of queries give the attention of the expanded tensors."""
+    g = torch.Generator().manual_seed(3)
+    q, k, v = torch.randn(2, 3, 4, 8, generator=g), torch.randn(1, 3, 5, 8, generator=g), torch.randn(1, 3, 5, 6, generator=g)
+    out, _ = scaled_dot_product_attention(q, k, v, fused=fused)
+    ref, _ = scaled_dot_product_attention(q, k.expand(2, -1, -1, -1), v.expand(2, -1, -1, -1), fused=fused)
+    assert out.shape == (2, 3, 4, 6) and torch.allclose(out, ref, atol=1e-6)
+    with pytest.raises(ShapeError, match="do not broadcast"):
+        scaled_dot_product_attention(q, torch.randn(3, 3, 5, 8), torch.randn(3, 3, 5, 6), fused=fused)

@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 import torch
 import torch.nn as nn
@@ -63,3 +65,17 @@ def test_gpt_loss_and_limits():
         model(torch.zeros(1, 9, dtype=torch.long))
     with pytest.raises(ValueError):
         GPTConfig(vocab_size=5, positional="alibi")
+
+
+def test_dropout_acts_in_training_and_is_skipped_in_eval():
+    """The decoding speed-up skips dropout's module call in eval; training must still drop."""
+    torch.manual_seed(0)
+    cfg = GPTConfig(vocab_size=11, block_size=8, num_layers=2, num_heads=2, d_model=16, dropout=0.5)
+    model, idx = GPT(cfg), torch.randint(0, 11, (2, 8))
+    a, _ = model(idx)
+    b, _ = model(idx)
+    assert not torch.allclose(a, b)  # two training passes draw two masks
+    plain = GPT(dataclasses.replace(cfg, dropout=0.0))
+    plain.load_state_dict(model.state_dict())
+    model.eval(), plain.eval()
+    assert torch.equal(model(idx)[0], plain(idx)[0])

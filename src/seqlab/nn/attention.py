@@ -205,6 +205,8 @@ def _check_qkv(q, k, v) -> tuple[int, ...]:
         raise ShapeError(f"k and v must hold the same number of positions, got k {tuple(k.shape)}, v {tuple(v.shape)}")
     if k.size(-2) < 1:
         raise ShapeError(f"attention needs at least one key, got k {tuple(k.shape)}")
+    if q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:  # the usual case, and a decoding step's: no broadcast to work out
+        return (*q.shape[:-2], q.size(-2), k.size(-2))
     try:
         batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except RuntimeError:

@@ -201,7 +201,8 @@ class MultiHeadAttention(nn.Module):
         return ref
 
     def _check_inputs(self, query, key, value) -> None:
-        for name, x in (("query", query), ("key", key), ("value", value)):
+        inputs = (("query", query), ("key", key), ("value", value))
+        for name, x in inputs[:1] if key is query and value is query else inputs:
             check_float(name, x)
             if x.dim() != 3 or x.size(-1) != self.d_model:
                 raise ShapeError(f"{name} must be (B, T, {self.d_model}), got {tuple(x.shape)}")
