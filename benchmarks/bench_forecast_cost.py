@@ -23,6 +23,8 @@ seed-averaged per-series MASE. "gain/kCPU-s" is Naive2's MASE minus the entry's,
 
     python benchmarks/bench_forecast_cost.py [--sets "M3 monthly,M1 monthly"] [--peers] [--json PATH] [--forecasts DIR]
                                              [--series N] [--max-steps N]   # the last two: smoke runs only
+    python benchmarks/bench_forecast_cost.py --sets "M3 monthly" --peers --store   # the run §14.63 reads
+    python benchmarks/bench_forecast_cost.py --store-json PATH     # store an earlier run's --json instead
 """
 from __future__ import annotations
 
@@ -163,7 +165,13 @@ def main(argv=None):
     ap.add_argument("--json", default=None, help="write the rows here, floats at full precision")
     ap.add_argument("--forecasts", default=None, metavar="DIR",
                     help="write each set's forecasts of every entry (and the actual values) to DIR/<set>.csv.gz")
+    ap.add_argument("--store", action="store_true",
+                    help="store this run as the chapter's forecast_cost_side_by_side (M3 monthly, one thread, peers)")
+    ap.add_argument("--store-json", default=None, metavar="PATH",
+                    help="store an earlier run's --json output instead of running (no new measurement)")
     args = ap.parse_args(argv)
+    if args.store_json:
+        return _store_json(ap, args.store_json)
     labels = [s.strip() for s in args.sets.split(",") if s.strip()]
     unknown = [s for s in labels if s not in SETS]
     if unknown or not labels:
@@ -185,11 +193,35 @@ def main(argv=None):
     _print(rows)
     load1 = os.getloadavg()
     print(f"\nload average {load0[0]:.2f} at start, {load1[0]:.2f} at end; whole run {time.perf_counter() - t0:.0f} s")
+    from seqlab.machine import describe
+
+    out = dict(rows=rows, threads=args.threads, cpus=os.cpu_count(), bfloat16=bf16[1], smoke=smoke,
+               load_average=[load0[0], load1[0]], torch=torch.__version__, machine=describe())
     if args.json:
-        out = dict(rows=rows, threads=args.threads, cpus=os.cpu_count(), bfloat16=bf16[1], smoke=smoke,
-                   load_average=[load0[0], load1[0]], torch=torch.__version__)
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(out, f, indent=1, allow_nan=False)
+    if args.store:
+        from seqlab.experiments.forecast_cost_run import store_run
+        from seqlab.store import ArtifactError
+
+        try:
+            print(f"stored as {store_run(out, pd.Timestamp.now(tz='UTC').isoformat())}")
+        except ArtifactError as e:
+            ap.error(str(e))
+
+
+def _store_json(ap, path: str) -> None:
+    """Store the run a --json file holds, dated by the file's last change (when the run wrote it)."""
+    from seqlab.experiments.forecast_cost_run import store_run
+    from seqlab.store import ArtifactError
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            run = json.load(f)
+        when = pd.Timestamp(os.path.getmtime(path), unit="s", tz="UTC").isoformat()
+        print(f"stored as {store_run(run, when)} (measured {when})")
+    except (OSError, ValueError, ArtifactError) as e:
+        ap.error(f"cannot store {path}: {e}")
 
 
 if __name__ == "__main__":

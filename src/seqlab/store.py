@@ -77,10 +77,11 @@ def _manifest_files(manifest, mpath: Path, hint: str) -> dict[str, tuple[int, st
     return out
 
 
-def verify_artifacts(name: str, expected_config: dict | None = None, root: Path | None = None) -> dict:
-    """Check every file of artifact set ``name`` against its manifest; return the manifest."""
+def verify_artifacts(name: str, expected_config: dict | None = None, root: Path | None = None,
+                     hint: str = "run the section with HEAVY_EVAL=1 to regenerate it") -> dict:
+    """Check every file of artifact set ``name`` against its manifest; return the manifest. ``hint`` ends each
+    error: how to make the set again."""
     d = artifact_dir(name, root)
-    hint = "run the section with HEAVY_EVAL=1 to regenerate it"
     mpath = d / "manifest.json"
     if not mpath.is_file():
         raise ArtifactError(f"artifact set {name!r} is missing ({mpath} not found); {hint}")
