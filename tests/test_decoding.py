@@ -10,7 +10,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from seqlab.errors import InvalidParameterError
 from seqlab.nn import GPT, GPTConfig
+from seqlab.nn.decoding import GPTDecoder
 from seqlab.nn.linear import DECODE_ROWS, MIN_WEIGHTS, Linear
 from seqlab.nn.multihead import KVCache, MultiHeadAttention
 
@@ -136,3 +138,77 @@ def test_the_decoding_projection_of_queries_keys_values_is_the_training_ones():
         fast = attn(x)[0]
     assert attn._qkv_by_row is not None
     assert torch.allclose(fast, attn(x)[0].detach(), atol=1e-5)
+
+
+def _flat_and_modules(config: GPTConfig, batch: int, steps: int = 6):
+    """Logits of ``steps`` decoding steps after a 5-token prompt, by GPTDecoder and by the model's forward."""
+    torch.manual_seed(0)
+    model = GPT(config).eval()
+    ids = torch.randint(0, config.vocab_size, (batch, 5 + steps), generator=torch.Generator().manual_seed(2))
+    flat_cache, module_cache = model.new_cache(), model.new_cache()
+    with torch.no_grad():
+        model(ids[:, :5], cache=flat_cache)
+        model(ids[:, :5], cache=module_cache)
+        step = GPTDecoder.for_model(model, batch)
+        assert step is not None
+        flat = [step(ids[:, t:t + 1], flat_cache) for t in range(5, 5 + steps)]
+        modules = [model(ids[:, t:t + 1], cache=module_cache)[0] for t in range(5, 5 + steps)]
+    return flat, modules, flat_cache, module_cache
+
+
+@pytest.mark.parametrize("positional", ["learned", "sinusoidal", "rotary"])
+@pytest.mark.parametrize("width, batch", [(32, 1), (WIDE, 1), (WIDE, DECODE_ROWS + 1)])
+@pytest.mark.parametrize("bias, qk_norm, activation", [(True, False, "gelu"), (False, True, "relu2")])
+def test_flat_decoding_step_equals_the_modules_bit_for_bit(positional, width, batch, bias, qk_norm, activation):
+    # width 32 and more rows than a decoding step take F.linear; width 256 with one row the (in, out) copies
+    config = GPTConfig(vocab_size=23, block_size=16, num_layers=2, num_heads=4, d_model=width, bias=bias,
+                       positional=positional, qk_norm=qk_norm, activation=activation)
+    flat, modules, flat_cache, module_cache = _flat_and_modules(config, batch)
+    for a, b in zip(flat, modules):
+        assert a.shape == (batch, 1, 23) and torch.equal(a, b)
+    for layer in range(2):
+        assert torch.equal(flat_cache.keys[layer], module_cache.keys[layer])
+        assert torch.equal(flat_cache.values[layer], module_cache.values[layer])
+
+
+def test_flat_decoding_steps_aside_where_the_modules_must_run():
+    from seqlab.nn import LSTMConfig, LSTMLanguageModel
+
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=11, block_size=8, num_layers=1, num_heads=2, d_model=8)).eval()
+    with torch.no_grad():
+        assert GPTDecoder.for_model(model, 1) is not None
+        assert GPTDecoder.for_model(LSTMLanguageModel(LSTMConfig(vocab_size=11)), 1) is None
+        assert GPTDecoder.for_model(model.train(), 1) is None  # dropout may act
+        model.eval()
+        handle = model.blocks[0].ff.register_forward_hook(lambda *a: None)  # a hook a flat step would skip
+        assert GPTDecoder.for_model(model, 1) is None
+        handle.remove()
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            assert GPTDecoder.for_model(model, 1) is None
+    assert GPTDecoder.for_model(model, 1) is None  # gradients on
+
+
+def test_generation_calls_a_models_hooks_on_every_step():
+    from seqlab.text.generation import generate
+
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=11, block_size=32, num_layers=1, num_heads=2, d_model=8))
+    calls = []
+    model.register_forward_hook(lambda *a: calls.append(1))
+    out = generate(model, torch.tensor([[1, 2]]), 5, greedy=True)
+    assert out.shape == (1, 7) and len(calls) == 5  # the prompt, then four steps (the fifth token needs none)
+
+
+def test_flat_decoding_step_refuses_another_shape_and_a_full_window():
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=11, block_size=4, num_layers=1, num_heads=2, d_model=8)).eval()
+    cache = model.new_cache()
+    with torch.no_grad():
+        model(torch.tensor([[1, 2, 3, 4]]), cache=cache)
+        step = GPTDecoder.for_model(model, 1)
+        with pytest.raises(InvalidParameterError, match="block_size=4"):
+            step(torch.tensor([[1]]), cache)
+        with pytest.raises(InvalidParameterError, match=r"\(1, 1\) ids"):
+            step(torch.tensor([[1], [2]]), cache)
+    assert cache.length == 4  # nothing was appended

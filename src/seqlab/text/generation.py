@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 import torch
 
 from ..errors import InvalidParameterError
+from ..nn.decoding import GPTDecoder
 from .sampling import sample_next
 
 __all__ = ["stream", "generate", "StopOnStrings", "first_stop", "stop_holdback"]
@@ -120,7 +121,9 @@ def stream(model, idx: torch.Tensor, max_new_tokens: int, processors=(), *, gree
         seq = idx
         cache = model.new_cache() if use_cache else None
         logits, _ = model(crop(seq), cache=cache)
-        for _ in range(max_new_tokens):
+        # a GPT's steps run as one flat function with the model's arithmetic (None: through the modules)
+        step = GPTDecoder.for_model(model, idx.size(0)) if use_cache else None
+        for i in range(max_new_tokens):
             last = logits[:, -1].to(draw_on)
             nxt = sample_next(last, processors, input_ids=seq.to(draw_on), greedy=greedy,
                               generator=generator).to(idx.device)
@@ -128,15 +131,15 @@ def stream(model, idx: torch.Tensor, max_new_tokens: int, processors=(), *, gree
             yield nxt
             for criterion in stopping:
                 done |= criterion(seq, last).to(done.device)
-            if stopping and done.all():
-                return
+            if stopping and done.all() or i + 1 == max_new_tokens:
+                return  # the last token needs no forward pass after it
             if not use_cache:
                 logits, _ = model(crop(seq))
             elif limit and cache.length + 1 > limit:
                 cache = model.new_cache()  # window full: re-encode the last block_size tokens
                 logits, _ = model(crop(seq), cache=cache)
             else:
-                logits, _ = model(nxt, cache=cache)
+                logits = step(nxt, cache) if step is not None else model(nxt, cache=cache)[0]
     finally:
         model.train(was_training)
 
