@@ -120,6 +120,12 @@ def run(ctx):
 
     groups = interval_group_results()
     notes += [*fallback_claims(groups, iv), *step_claims(coverage_by_step(groups))]
+    from ..experiments.forecast_cost_run import stored_run
+    from . import s14_63_cost as cost
+
+    side, _ = stored_run()  # the benchmark's side-by-side run, and round 3's cost measured in rounds
+    efficiency = cost.efficiency(summary)
+    notes += [*cost.default_cost_claims(side), *cost.efficiency_claims(efficiency)]
     figs = []
     if ctx.figures:
         figs = ctx.save("neural_vs_classical_horizon", *horizon_figure(horizon, v))
@@ -134,4 +140,5 @@ def run(ctx):
             "nbeats_ablation": ablation(nb), "residual_check": series_bias(residual_check(nb, summary)),
             "intervals": iv, "interval_coverage": coverage_summary(iv), "round3_targets": goals,
             "averaging": avg, "m3_seed_sets": seeds, "m3_seed_verdicts": seed_v, "fresh_mase": fresh.fresh_table(),
-            "fresh_verdicts": fresh_v, "fresh_ranks": ranks}, figs, notes
+            "fresh_verdicts": fresh_v, "fresh_ranks": ranks, "cost_side_by_side": side,
+            "cost_per_cpu_second": efficiency}, figs, notes
