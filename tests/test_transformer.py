@@ -79,3 +79,11 @@ def test_dropout_acts_in_training_and_is_skipped_in_eval():
     plain.load_state_dict(model.state_dict())
     model.eval(), plain.eval()
     assert torch.equal(model(idx)[0], plain(idx)[0])
+
+
+def test_decoder_layer_drops_in_training_only():
+    torch.manual_seed(0)
+    layer, x, memory = DecoderLayer(16, 2, 32, dropout=0.5), torch.randn(2, 3, 16), torch.randn(2, 5, 16)
+    assert not torch.allclose(layer(x, memory), layer(x, memory))
+    layer.eval()
+    assert torch.equal(layer(x, memory), layer(x, memory))

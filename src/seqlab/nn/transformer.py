@@ -218,15 +218,15 @@ class DecoderLayer(nn.Module):
         _check_sequence("memory", memory, self.self_attn.d_model, self.self_attn.Wq.weight)
         if memory.size(0) != x.size(0):
             raise ShapeError(f"x and memory must share the batch size, got {x.size(0)} and {memory.size(0)}")
-        sa = lambda z: self.dropout(self.self_attn(z, is_causal=True)[0])
-        ca = lambda z: self.dropout(self.cross_attn(z, memory, memory, mask=memory_mask)[0])
+        sa = lambda z: _drop(self.dropout, self.self_attn(z, is_causal=True)[0])
+        ca = lambda z: _drop(self.dropout, self.cross_attn(z, memory, memory, mask=memory_mask)[0])
         if self.norm_first:
             x = x + sa(self.norm1(x))
             x = x + ca(self.norm2(x))
-            return x + self.dropout(self.ff(self.norm3(x)))
+            return x + _drop(self.dropout, self.ff(self.norm3(x)))
         x = self.norm1(x + sa(x))
         x = self.norm2(x + ca(x))
-        return self.norm3(x + self.dropout(self.ff(x)))
+        return self.norm3(x + _drop(self.dropout, self.ff(x)))
 
 
 @dataclass
