@@ -7,6 +7,8 @@ between two generations, and gradients flowing through the cache.
 import copy
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 import torch
 import torch.nn.functional as F
 
@@ -212,3 +214,22 @@ def test_flat_decoding_step_refuses_another_shape_and_a_full_window():
         with pytest.raises(InvalidParameterError, match=r"\(1, 1\) ids"):
             step(torch.tensor([[1], [2]]), cache)
     assert cache.length == 4  # nothing was appended
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(positional=st.sampled_from(["learned", "sinusoidal", "rotary"]), heads=st.sampled_from([1, 2, 4]),
+       head_width=st.sampled_from([2, 8, 64]), layers=st.integers(1, 2), batch=st.integers(1, DECODE_ROWS + 2),
+       prompt=st.integers(1, 6), bias=st.booleans(), qk_norm=st.booleans(), tie=st.booleans(),
+       activation=st.sampled_from(["relu", "gelu", "relu2"]), seed=st.integers(0, 2 ** 16))
+def test_generation_through_the_flat_step_gives_the_modules_tokens(positional, heads, head_width, layers, batch,
+                                                                     prompt, bias, qk_norm, tie, activation, seed):
+    from seqlab.text.generation import generate
+
+    torch.manual_seed(seed)
+    model = GPT(GPTConfig(vocab_size=13, block_size=8, num_layers=layers, num_heads=heads,
+                          d_model=heads * head_width, bias=bias, positional=positional, qk_norm=qk_norm,
+                          activation=activation, tie_weights=tie))
+    ids = torch.randint(0, 13, (batch, prompt), generator=torch.Generator().manual_seed(seed))
+    flat = generate(model, ids, 12, greedy=True)  # 12 tokens: the window of 8 fills and is re-encoded
+    model.register_forward_pre_hook(lambda *a: None)  # a hook sends every step through the modules
+    assert torch.equal(flat, generate(model, ids, 12, greedy=True))
