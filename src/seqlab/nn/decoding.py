@@ -1,10 +1,10 @@
 """A GPT's decoding step as one flat function: the arithmetic of ``GPT.forward`` on one new token per row.
 
-A decoding step at width 384 runs about 160 small operations. Through the modules, each one also pays a
-module call, its input checks and the choice of a product's layout, which together took about a third of a
-step's time on one thread (width 384, torch 2.13: 6.7 against 4.7 ms a token for the same operations written
-out). :class:`GPTDecoder` makes those choices once per generation and then runs the same operations, on the
-same tensors, in the same order, so its logits equal the model's bit for bit (the tests check it).
+A decoding step runs a few dozen small operations per layer. Through the modules, each one also pays for a
+module call, input checks and the choice of a product's layout; at width 384 on one thread (torch 2.13) the
+same operations took 6.7 ms a token that way and 4.7 ms written out. :class:`GPTDecoder` makes those choices
+once per generation and then runs the same operations, on the same tensors, in the same order, so its logits
+equal the model's bit for bit (the tests check it).
 """
 from __future__ import annotations
 
