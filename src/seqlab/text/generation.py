@@ -121,8 +121,9 @@ def stream(model, idx: torch.Tensor, max_new_tokens: int, processors=(), *, gree
         seq = idx
         cache = model.new_cache() if use_cache else None
         logits, _ = model(crop(seq), cache=cache)
-        # a GPT's steps run as one flat function with the model's arithmetic (None: through the modules)
-        step = GPTDecoder.for_model(model, idx.size(0)) if use_cache else None
+        # a GPT's steps run as one flat function with the model's arithmetic (None: through the modules); a
+        # single new token needs no step
+        step = GPTDecoder.for_model(model, idx.size(0)) if use_cache and max_new_tokens > 1 else None
         for i in range(max_new_tokens):
             last = logits[:, -1].to(draw_on)
             nxt = sample_next(last, processors, input_ids=seq.to(draw_on), greedy=greedy,
