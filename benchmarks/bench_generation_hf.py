@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import platform
 import string
 import tempfile
 import time
@@ -22,6 +21,7 @@ import time
 import torch
 
 from seqlab.experiments.lm import chapter_gpt_config
+from seqlab.machine import cpu_model
 from seqlab.nn import GPT
 from seqlab.text import CharTokenizer
 from seqlab.text.tokenizers import UNK
@@ -112,7 +112,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     import transformers
 
-    print(f"{platform.processor() or platform.machine()}, torch {torch.__version__}, "
+    cpu = f"{cpu_model()} ({torch.backends.cpu.get_cpu_capability()})"  # the model name alone can hide the kind
+    print(f"{cpu}, torch {torch.__version__}, "
           f"transformers {transformers.__version__}; prompt {PROMPT}, {NEW} new tokens, best of {args.repeats}")
     rows = []
     for shape, positional in [(s, p) for s in args.shapes for p in ("rotary", "learned")]:
@@ -126,7 +127,7 @@ def main(argv=None):
                   f"identical {r['identical']}  {'PASS' if ok else 'FAIL'}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"rows": rows, "torch": torch.__version__, "transformers": transformers.__version__}, f,
+            json.dump({"rows": rows, "cpu": cpu, "torch": torch.__version__, "transformers": transformers.__version__}, f,
                       indent=1)
     return rows
 
