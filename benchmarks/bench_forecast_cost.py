@@ -25,6 +25,11 @@ seed-averaged per-series MASE. "gain/kCPU-s" is Naive2's MASE minus the entry's,
                                              [--series N] [--max-steps N]   # the last two: smoke runs only
     python benchmarks/bench_forecast_cost.py --sets "M3 monthly" --peers --store   # the run §14.63 reads
     python benchmarks/bench_forecast_cost.py --store-json PATH     # store an earlier run's --json instead
+    python benchmarks/bench_forecast_cost.py --peers --json run.json --resume   # go on after an interruption
+
+With ``--json`` the file is rewritten after every set, marked unfinished until the last; ``--resume`` continues
+such a file with the same settings on the same machine (CPU, cores, torch, bfloat16), skipping its finished sets,
+and records each part's start, seconds and load. An unfinished run is never stored.
 """
 from __future__ import annotations
 
@@ -162,7 +167,12 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=1, help="torch threads for every entry (default: 1)")
     ap.add_argument("--series", type=int, default=None, help="a deterministic subset of N series (smoke run)")
     ap.add_argument("--max-steps", type=int, default=None, help="every neural entry's steps (smoke run)")
-    ap.add_argument("--json", default=None, help="write the rows here, floats at full precision")
+    ap.add_argument("--json", default=None,
+                    help="write the rows here, floats at full precision, after every set (an interrupted run keeps "
+                         "the sets it finished)")
+    ap.add_argument("--resume", action="store_true",
+                    help="go on with the unfinished run in --json PATH (same settings and machine), skipping the "
+                         "sets it finished")
     ap.add_argument("--forecasts", default=None, metavar="DIR",
                     help="write each set's forecasts of every entry (and the actual values) to DIR/<set>.csv.gz")
     ap.add_argument("--store", action="store_true",
@@ -176,6 +186,9 @@ def main(argv=None):
     unknown = [s for s in labels if s not in SETS]
     if unknown or not labels:
         ap.error(f"--sets takes names from {', '.join(SETS)}; got {', '.join(unknown) or 'none'}")
+    settings = dict(sets=labels, peers=args.peers, threads=args.threads, series=args.series,
+                    max_steps=args.max_steps)
+    earlier = _earlier_run(ap, args, settings) if args.resume else None
     if args.peers:
         _peers()
         _quiet()
@@ -183,23 +196,37 @@ def main(argv=None):
 
     torch.set_num_threads(args.threads)
     from seqlab.devices import native_bfloat16
+    from seqlab.machine import describe
 
     t0, load0 = time.perf_counter(), os.getloadavg()
     bf16 = native_bfloat16("cpu")
     smoke = args.series is not None or args.max_steps is not None
     print(f"torch {torch.__version__}, {args.threads} torch thread(s), {os.cpu_count()} CPUs, load average "
           f"{load0[0]:.2f}; bfloat16: {bf16[1]}" + (" (SMOKE RUN: not the benchmark)" if smoke else ""), flush=True)
-    rows = [r for label in labels for r in one_set(label, args)]
-    _print(rows)
-    load1 = os.getloadavg()
-    print(f"\nload average {load0[0]:.2f} at start, {load1[0]:.2f} at end; whole run {time.perf_counter() - t0:.0f} s")
-    from seqlab.machine import describe
-
-    out = dict(rows=rows, threads=args.threads, cpus=os.cpu_count(), bfloat16=bf16[1], smoke=smoke,
-               load_average=[load0[0], load1[0]], torch=torch.__version__, machine=describe())
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(out, f, indent=1, allow_nan=False)
+    out = dict(rows=[], threads=args.threads, cpus=os.cpu_count(), bfloat16=bf16[1], smoke=smoke,
+               load_average=[load0[0], load0[0]], torch=torch.__version__, machine=describe(), settings=settings,
+               sets_done=[], segments=[], complete=False)
+    if earlier is not None:
+        _same_machine(ap, earlier, out)
+        out |= {k: earlier[k] for k in ("rows", "sets_done", "segments", "load_average")}
+        print(f"resuming {args.json}: {', '.join(out['sets_done'])} done before", flush=True)
+    segment = dict(started=pd.Timestamp.now(tz="UTC").isoformat(), seconds=0.0, load_average=[load0[0], None])
+    out["segments"].append(segment)
+    for label in labels:
+        if label in out["sets_done"]:
+            continue
+        out["rows"] += one_set(label, args)
+        out["sets_done"].append(label)
+        load1 = os.getloadavg()
+        segment |= dict(seconds=time.perf_counter() - t0, load_average=[load0[0], load1[0]])
+        out["load_average"][1] = load1[0]
+        out["complete"] = len(out["sets_done"]) == len(labels)
+        if args.json:  # after every set, so an interrupted run keeps what it measured (--resume goes on from it)
+            _write_json(args.json, out)
+    _print(out["rows"])
+    total = sum(s["seconds"] for s in out["segments"])
+    print(f"\nload average {out['load_average'][0]:.2f} at start, {out['load_average'][1]:.2f} at end; whole run "
+          f"{total:.0f} s" + (f" in {len(out['segments'])} parts" if len(out["segments"]) > 1 else ""))
     if args.store:
         from seqlab.experiments.forecast_cost_run import store_run
         from seqlab.store import ArtifactError
@@ -209,6 +236,45 @@ def main(argv=None):
         except ArtifactError as e:
             ap.error(str(e))
 
+
+def _write_json(path: str, out: dict) -> None:
+    """Replace ``path`` in one step: an interruption leaves the earlier version or this one, never half of one."""
+    tmp = f"{path}.partial"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(out, f, indent=1, allow_nan=False)
+    os.replace(tmp, path)
+
+
+def _earlier_run(ap, args, settings: dict) -> dict:
+    """The unfinished run that ``--resume`` continues: the --json file of a run with these settings."""
+    if not args.json:
+        ap.error("--resume continues the run written to --json PATH; give that path")
+    try:
+        with open(args.json, encoding="utf-8") as f:
+            run = json.load(f)
+        done, earlier, rows = list(run["sets_done"]), dict(run["settings"]), list(run["rows"])
+        if not (run["machine"].get("cpu") and run["segments"]):
+            raise ValueError("it names no machine or no part of a run")
+        if {r["dataset"] for r in rows} != set(done) or not set(done) <= set(settings["sets"]):
+            raise ValueError(f"its rows cover {sorted({r['dataset'] for r in rows})}, its finished sets {done}")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        ap.error(f"cannot resume from {args.json}: {e.__class__.__name__}: {e} (not an unfinished run of this "
+                 "benchmark)")
+    if run.get("complete"):
+        ap.error(f"{args.json} holds a finished run; nothing to resume")
+    if earlier != settings:
+        changed = ", ".join(f"{k} {earlier.get(k)!r} -> {v!r}" for k, v in settings.items() if earlier.get(k) != v)
+        ap.error(f"cannot resume {args.json} with other settings ({changed}): one run has one set of settings")
+    return run
+
+
+def _same_machine(ap, earlier: dict, now: dict) -> None:
+    """A resumed run must continue on the machine (and torch) it started on: one run, one machine."""
+    keys = ("cpu", "cores", "torch")
+    was, is_ = ({k: run["machine"].get(k) for k in keys} for run in (earlier, now))
+    if was != is_ or earlier.get("bfloat16") != now["bfloat16"]:
+        ap.error(f"the run in --json started on {was} (bfloat16 {earlier.get('bfloat16')}); this machine is {is_} "
+                 f"(bfloat16 {now['bfloat16']}): one run, one machine")
 
 def _store_json(ap, path: str) -> None:
     """Store the run a --json file holds, dated by the file's last change (when the run wrote it)."""

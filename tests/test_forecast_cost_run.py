@@ -35,6 +35,7 @@ def test_a_run_is_stored_and_read_back_exactly(tmp_path):
 
 @pytest.mark.parametrize("run, match", [
     (_run(smoke=True), "smoke run"),
+    (_run(complete=False), "unfinished run"),
     (_run(threads=2), "2 thread"),
     (_run(rows=[r | {"dataset": "M1 monthly"} for r in _run()["rows"]]), "M1 monthly"),
     (_run(rows=[r for r in _run()["rows"] if not r["entry"].startswith("neural")]), "peers False"),

@@ -50,6 +50,8 @@ def store_run(run: dict, measured_at: str, root=None):
     missing = [c for c in COLUMNS if c not in rows.columns]
     if missing:
         raise ArtifactError(f"the run's rows lack {', '.join(missing)}: not a bench_forecast_cost.py --json")
+    if run.get("complete") is False:
+        raise ArtifactError("an unfinished run (interrupted; --resume finishes it) is not stored")
     if run.get("smoke"):
         raise ArtifactError("a smoke run (--series or --max-steps) is not the benchmark; it is not stored")
     sets = tuple(dict.fromkeys(rows["dataset"]))
@@ -58,7 +60,8 @@ def store_run(run: dict, measured_at: str, root=None):
     if sets != SETS or config["torch_threads"] != 1 or not peers:
         raise ArtifactError(f"the stored run is {', '.join(SETS)} with one thread and the peers; this run has "
                             f"{', '.join(sets)}, {config['torch_threads']} thread(s), peers {peers}")
-    meta = {k: run[k] for k in ("threads", "cpus", "bfloat16", "load_average", "torch", "machine") if k in run}
+    meta = {k: run[k] for k in ("threads", "cpus", "bfloat16", "load_average", "torch", "machine", "segments")
+            if k in run}
     meta["measured_at"] = measured_at
     files = {"rows.csv": rows.to_csv(index=False, float_format="%.17g").encode(),
              "run.json": json.dumps(meta, indent=1, sort_keys=True).encode()}
