@@ -410,3 +410,26 @@ def test_per_character_losses_and_old_field_names(data, tmp_path):
                     history=[dict(iter=2, val_loss=3.0, val_bpc=4.328, seconds=1.0)])
     assert load_checkpoint(tmp_path)[2]["history"] == [dict(iter=2, val_loss=3.0, val_bits_per_token=4.328,
                                                             seconds=1.0)]
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_an_lstm_trains_in_bfloat16_with_or_without_native_products(monkeypatch, native):
+    """On a CPU without native bfloat16, torch's LSTM raises under bfloat16 autocast; the recurrence runs in
+    float32 there (and gives float32's numbers), the rest of the model in bfloat16."""
+    import seqlab.nn.lstm_lm as lstm_lm
+
+    if native and not lstm_lm.native_bfloat16("cpu")[0]:
+        pytest.skip("this CPU has no native bfloat16 products")
+    monkeypatch.setattr(lstm_lm, "native_bfloat16", lambda device: (native, "as the test says"))
+    torch.manual_seed(0)
+    model = LSTMLanguageModel(LSTMConfig(vocab_size=11, d_model=8, hidden_size=16, num_layers=2))
+    x = torch.randn(2, 5, 8)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out, _ = model._recur(x, None)
+    assert out.dtype == (torch.bfloat16 if native else torch.float32)
+    if not native:
+        assert torch.equal(out, model.lstm(x)[0])
+    ids = torch.randint(0, 11, (400,), generator=torch.Generator().manual_seed(1))
+    config = TrainConfig(max_iters=2, batch_size=4, block_size=8, eval_interval=2, eval_iters=1, dtype="bfloat16")
+    result = train_lm(model, ids[:300], ids[300:], config)
+    assert result.history[-1]["iter"] == 2 and 0 < result.final_val_loss < 10

@@ -7,6 +7,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ..devices import native_bfloat16
 from ..errors import InvalidParameterError, InvalidTypeError, ShapeError
 from ._checks import check_lm_inputs
 from .recurrent import set_forget_bias
@@ -104,6 +105,17 @@ class LSTMLanguageModel(nn.Module):
         """An empty :class:`RecurrentState` for incremental decoding."""
         return RecurrentState()
 
+    def _recur(self, x: torch.Tensor, hc):
+        if x.device.type == "cpu" and torch.is_autocast_enabled("cpu") and (
+                torch.get_autocast_dtype("cpu") == torch.bfloat16 and not native_bfloat16("cpu")[0]):
+            # torch 2.13's CPU kernel has no bfloat16 LSTM under autocast on a CPU without native bfloat16
+            # products (it raises), and casting by hand ran some 40x slower than float32 there (width 512):
+            # the recurrence runs in float32; the rest of the model stays in autocast
+            with torch.autocast("cpu", enabled=False):
+                hc = None if hc is None else tuple(h.float() for h in hc)
+                return self.lstm(x.float(), hc)
+        return self.lstm(x, hc)
+
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None, *,
                 cache: RecurrentState | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """``idx`` (B, T) ids in ``[0, vocab_size)`` -> ``(logits (B, T, vocab), loss)``.
@@ -121,7 +133,7 @@ class LSTMLanguageModel(nn.Module):
             if cache.hc is not None and cache.hc[0].size(1) != idx.size(0):
                 raise ShapeError(f"the state holds a batch of {cache.hc[0].size(1)}, idx a batch of {idx.size(0)}")
         x = self.drop(self.embedding(idx))  # (B, T, d)
-        out, hc = self.lstm(x, cache.hc if cache is not None else None)  # (B, T, hidden)
+        out, hc = self._recur(x, cache.hc if cache is not None else None)  # (B, T, hidden)
         if cache is not None:
             cache.hc, cache.length = hc, cache.length + idx.size(1)
         logits = self.head(self.drop(out))  # (B, T, V)
