@@ -109,7 +109,8 @@ def fit_options(c) -> None:
     c.add_argument("--members", type=int_at_least(1, 60), default=None, metavar="N",
                    help="N-BEATS members, one seed each: interpretable, input 2h, short histories masked, bfloat16 "
                         "where the CPU or GPU multiplies it natively (default: 4; on M3 monthly's 1,428 series "
-                        "55-65 CPU-seconds on one thread with native bfloat16, about 2.2 times that in float32)")
+                        "55-65 CPU-seconds on one thread with native bfloat16, about 2.2 times that in float32; 183-196 in "
+                        "float32 on a slower CPU without native bfloat16, where Combination took 195)")
     c.add_argument("--device", choices=DEVICES, default=None,
                    help="where the neural models (GRU, LSTM, Transformer, N-BEATS) train: auto is CUDA when "
                         "present, then MPS, else the CPU (default: auto)")
