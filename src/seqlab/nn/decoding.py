@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from torch.nn.modules import module as _module
 
 from ..errors import InvalidParameterError
-from .linear import Linear, RowMajorCopy, is_decode_step, row_major_product
+from .linear import Linear, is_decode_step, row_major_copy, row_major_product
 from .multihead import KVCache, _head_norm
 from .positional import LearnedPositionalEncoding, SinusoidalPositionalEncoding
 from .transformer import GPT
@@ -33,10 +33,9 @@ class _Product:
         self.by_row = is_decode_step(probe, layers[0].weight, stacked=len(layers))
         self.w = self.b = None
         if self.by_row:
-            owner = layers[0] if owner is None else owner
-            if getattr(owner, slot) is None:  # the module's own copy, so a later forward reuses it
-                setattr(owner, slot, RowMajorCopy())
-            self.w, self.b = getattr(owner, slot).get([m.weight for m in layers], [m.bias for m in layers])
+            # the module's own copy, so a later forward reuses it
+            copy = row_major_copy(layers[0] if owner is None else owner, slot)
+            self.w, self.b = copy.get([m.weight for m in layers], [m.bias for m in layers])
 
     def __call__(self, x: torch.Tensor):
         if self.by_row:

@@ -5,7 +5,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-__all__ = ["Linear", "RowMajorCopy", "is_decode_step", "row_major_product", "DECODE_ROWS", "MIN_WEIGHTS"]
+__all__ = ["Linear", "RowMajorCopy", "is_decode_step", "row_major_copy", "row_major_product", "DECODE_ROWS", "MIN_WEIGHTS"]
 
 #: products of at most this many rows (a decoding step of a small batch) take the (in, out) copy
 DECODE_ROWS = 8
@@ -44,6 +44,15 @@ class RowMajorCopy:
         return self._value
 
 
+def row_major_copy(owner, slot: str) -> RowMajorCopy:
+    """``owner``'s :class:`RowMajorCopy` kept in its attribute ``slot``, made on first use."""
+    copy = getattr(owner, slot)
+    if copy is None:
+        copy = RowMajorCopy()
+        setattr(owner, slot, copy)
+    return copy
+
+
 def row_major_product(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None) -> torch.Tensor:
     """x W + b for W laid out (in, out)."""
     rows = x.reshape(-1, x.size(-1))  # (rows, in)
@@ -74,6 +83,4 @@ class Linear(nn.Linear):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not is_decode_step(x, self.weight):
             return F.linear(x, self.weight, self.bias)
-        if self._by_row is None:
-            self._by_row = RowMajorCopy()
-        return row_major_product(x, *self._by_row.get([self.weight], [self.bias]))
+        return row_major_product(x, *row_major_copy(self, "_by_row").get([self.weight], [self.bias]))

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from ..errors import InvalidParameterError, InvalidTypeError, ShapeError
 from ._checks import check_broadcast, check_float, check_tensor, check_weights_dtype
 from .attention import scaled_dot_product_attention
-from .linear import Linear, RowMajorCopy, is_decode_step, row_major_product
+from .linear import Linear, RowMajorCopy, is_decode_step, row_major_copy, row_major_product
 from .positional import RotaryEmbedding
 
 __all__ = ["KVCache", "MultiHeadAttention"]
@@ -223,9 +223,7 @@ class MultiHeadAttention(nn.Module):
     def _project_qkv(self, query, key, value):
         if key is query and value is query and is_decode_step(query, self.Wq.weight, stacked=3):
             # a decoding step streams the three weights as one stacked (in, 3 d_model) copy
-            if self._qkv_by_row is None:
-                self._qkv_by_row = RowMajorCopy()
-            w, b = self._qkv_by_row.get([self.Wq.weight, self.Wk.weight, self.Wv.weight],
+            w, b = row_major_copy(self, "_qkv_by_row").get([self.Wq.weight, self.Wk.weight, self.Wv.weight],
                                         [self.Wq.bias, self.Wk.bias, self.Wv.bias])
             return row_major_product(query, w, b).chunk(3, dim=-1)
         if key is query and value is query and torch.is_grad_enabled():
